@@ -108,7 +108,7 @@ def _framing(provider: str, body: dict[str, Any]) -> int:
     listed = body.get("messages") or body.get("contents") or body.get("input") or []
     if isinstance(listed, dict):  # (DashScope native: input.messages)
         listed = listed.get("messages") or []
-    hoisted = any(body.get(key) for key in ("system", "systemInstruction", "instructions"))
+    hoisted = any(key in body for key in ("system", "systemInstruction", "instructions"))
     return (tokens.per_message if tokens is not None else 3) * (len(listed) + hoisted)
 
 

@@ -853,6 +853,10 @@ def _odd_conversations() -> dict[str, list[Msg]]:
     signed = {"provider": "openai-responses", "signature": "ZW5j"}
     held = _msg("USER", TextBlock(text="next"))
     held.content.insert(0, result("c9"))  # (after construction: the schema refuses it)
+    answers = _msg("ASSISTANT", TextBlock(text="x"))
+    answers.content.append(result("c1"))  # (after construction too)
+    own = _msg("ASSISTANT", TextBlock(text="y"), call("c2"))
+    own.content.append(result("c2"))
     url = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
     return {
         "text, call, text": [
@@ -948,6 +952,28 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("ASSISTANT", TextBlock(text="b")),
             _msg("USER", TextBlock(text=" ")),
         ],
+        "results in an assistant message": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c1")),
+            answers,
+            own,
+            _msg("USER", TextBlock(text="r")),
+        ],
+        "orphan calls": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c1"), call("c2"), HintBlock(hint="be brief")),
+            _msg("TOOL", result("c1")),
+            _msg("USER", TextBlock(text="next")),
+            _msg("ASSISTANT", call("c3")),
+            _msg("TOOL", result("c9")),
+            _msg("SYSTEM", TextBlock(text="late")),
+            _msg("ASSISTANT", TextBlock(text="a"), call("c4"), HintBlock(hint="check")),
+        ],
+        "a system message with no text": [
+            _msg("SYSTEM"),
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", TextBlock(text="a")),
+        ],
     }
 
 
@@ -956,7 +982,7 @@ def _sent_items(body: dict[str, Any]) -> int:
     listed = body.get("messages") or body.get("contents") or body["input"]
     if isinstance(listed, dict):  # (DashScope native: input.messages)
         listed = listed["messages"]
-    hoisted = any(body.get(key) for key in ("system", "systemInstruction", "instructions"))
+    hoisted = any(key in body for key in ("system", "systemInstruction", "instructions"))
     return len(listed) + hoisted
 
 
@@ -978,7 +1004,10 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str) 
     request made of it: a run of one role that Anthropic and Gemini send as one turn, the system messages they and
     the Responses API send as one prompt, text sent ahead of a call in the call's message, an empty user message
     left out, each of DashScope's parallel results sent as a message; and Responses framed a hint inside a tool
-    result's output.)"""
+    result's output. Then the chat family and Responses framed an assistant message that holds results once more
+    than it is sent; the calls left open before a message that answers none were never closed, so the turn family
+    never sent the hints after them; the Responses API's instruction of leading system messages with no text was
+    not framed.)"""
     msgs = _odd_conversations()[case]
     real = get(provider)
     body = real.format_request(msgs).body
@@ -992,3 +1021,31 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str) 
     unnamed = [m.copy(name=None) if m.name else m for m in msgs]
     named = count_tokens(msgs, provider=provider).total - count_tokens(unnamed, provider=provider).total
     assert named == tokens.per_name * _names_sent(body)
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "dashscope", "dashscope-compatible"])
+def test_text_the_request_joins_to_text_before_it_counts_the_joining_newline(provider: str) -> None:
+    """Text between a call and its result joins the text of the call's message (a chat message's content, a
+    Responses message item) by a newline, as the Responses API joins its leading system messages into one
+    instruction: the request is the one of the conversation whose messages hold the joined texts already, and so is
+    the count, newline included (it counted none: 1 token short for each joining newline)."""
+    call = ToolUseBlock(id="c1", name="f", input={"a": 1})
+    answer = _msg("TOOL", ToolResultBlock(id="c1", name="f", output=[TextBlock(text="r")]))
+    check, wait = TextBlock(text="Let me check"), TextBlock(text="it may take a while")
+    cases = [
+        (
+            [_msg("USER", TextBlock(text="q")), _msg("ASSISTANT", check, call), _msg("ASSISTANT", wait), answer],
+            [_msg("USER", TextBlock(text="q")), _msg("ASSISTANT", check, wait, call), answer],
+        ),
+    ]
+    if provider == "openai-responses":
+        cases.append(
+            (
+                [_msg("SYSTEM", check), _msg("SYSTEM", wait), _msg("USER", TextBlock(text="q"))],
+                [_msg("SYSTEM", check, wait), _msg("USER", TextBlock(text="q"))],
+            )
+        )
+    for msgs, joined in cases:
+        real = get(provider)
+        assert real.format_request(msgs).body == real.format_request(joined).body
+        assert count_tokens(msgs, provider=provider).total == count_tokens(joined, provider=provider).total

@@ -44,6 +44,7 @@ from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.context import (
     MEDIA,
+    REPAIR_TEXT,
     TOOL_MEDIA_HEAD,
     block_label,
     current_turn,
@@ -53,7 +54,7 @@ from agentmsg.providers._request.context import (
     tool_turns,
 )
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
-from agentmsg.providers._request.walk import answered_after
+from agentmsg.providers._request.walk import answered_after, orphans_calls
 from agentmsg.providers.spec import TokenProfile
 
 if TYPE_CHECKING:
@@ -433,32 +434,49 @@ class _Frames:
     """How many messages, turns or items the request opens for each message (each framed once, ``per_message``), as
     the formatters shape the request across messages (``providers/_request/walk.py``): a user message with nothing
     to send is left out; assistant text between a tool call and its result goes ahead of the call, into the message
-    or turn that holds it (:func:`answered_after`; the Responses API puts a run of it in one message item); the
-    leading system messages are one instruction (``leading_system``); and in the turn family (``turns``) every
-    system message is in the one system prompt, and the messages that send parts of one role one after another are
-    one turn, hints sent as parts of a user turn once no call is open. Fed the messages in order (:meth:`of`)."""
+    or turn that holds it (:func:`answered_after`; the Responses API puts a run of it in one message item), joined
+    to the text there by a newline (the chat family, the Responses API: :attr:`newline`); the leading system
+    messages are one instruction (``leading_system``: every one of them, each joined to the one before by a
+    newline); in the turn family (``turns``) every system message is in the one system prompt, and the messages
+    that send parts of one role one after another are one turn, hints sent as parts of a user turn once no call is
+    open; each tool result is a message of its own (``result_messages``), the message that holds it one more when
+    it holds more than results; the calls still open before a message that answers none, or at the end, are
+    orphans (:meth:`Walk.orphans`): with the ``repair`` option each gets an error result (:attr:`repaired`: a tool
+    message or output item each, a part of a user turn in the turn family), and a result that answers no open call
+    is left out (:attr:`dropped`). Fed the messages in order (:meth:`of`), then :meth:`end`."""
 
     __slots__ = (
+        "apart",
         "calls",
         "drop",
+        "dropped",
+        "held",
         "hints",
         "items",
         "joined",
         "leading",
         "msgs",
+        "newline",
+        "own",
+        "repair",
+        "repaired",
+        "result_messages",
         "role",
         "speaker",
         "started",
         "system",
+        "tail",
         "turns",
         "until",
     )
 
-    def __init__(self, profile: TokenProfile, msgs: Sequence[Msg]) -> None:
+    def __init__(self, profile: TokenProfile, msgs: Sequence[Msg], repair: bool) -> None:
         self.msgs = msgs
         self.turns = profile.turns
         self.items = profile.items
         self.leading = profile.leading_system
+        self.result_messages = profile.result_messages
+        self.repair = repair
         #: which texts are left out: 0 none, 1 empty ones, 2 blank ones too (the turn family)
         self.drop = 2 if profile.turns else 1 if profile.drop_empty else 0
         self.calls: set[str] = set()  # the calls not answered yet
@@ -469,70 +487,191 @@ class _Frames:
         self.role = ""  # the role of the turn being built (the turn family)
         self.hints = False  # hints wait for no call to be open (the turn family)
         self.joined = False  # text between a call and its result has a message item to join (the Responses API)
+        #: what the item the request holds last is (the Responses API): 1 an assistant message item, 2 a call, 0 else
+        self.tail = 0
+        self.apart = False  # a message was sent after the one of the open calls
+        self.held = False  # the chat message of the open calls holds text, which text between joins (the chat family)
+        #: of the message :meth:`of` was given last: the error results the repair option sent before it (or, from
+        #: :meth:`end`, after the last), the newlines that join its text to text before it, the results of it left
+        #: out (repair), and whether it is sent as a message of its own (not merged, not only results)
+        self.repaired = 0
+        self.newline = 0
+        self.dropped: list[Any] = []
+        self.own = True
 
     def of(self, i: int, msg: Msg) -> int:
-        """The frames the request opens for message ``i``."""
+        """The frames the request opens for message ``i`` (and for the repair results sent before it)."""
         role = msg.role
         blocks: list[Any] = msg.content
         calls = self.calls
+        self.repaired = self.newline = 0
+        self.own = True
+        if self.dropped:
+            self.dropped = []
+        n = 0
+        if calls and orphans_calls(msg):
+            if (
+                role is MsgRole.ASSISTANT
+                and not self.apart
+                and (self.until > i or (_text_alone(msg) and self._answered(i)))
+            ):  # (text between a call and its result: merged ahead of the call, when the calls are what the request
+                # ends with)
+                self.own = False
+                return self._between(blocks)
+            n = self._orphans()
         if role is MsgRole.SYSTEM:
             if self.turns or (self.leading and not self.started):
-                if self.system or not self._texts(blocks):
-                    return 0
-                self.system = True
-            return 1
+                if self.system:
+                    self.own = False
+                    self.newline = 0 if self.turns else 1  # (the Responses API: each leading one, joined by newlines)
+                elif self.turns and not self._texts(blocks):
+                    self.own = False
+                else:
+                    self.system = True
+                    n += 1
+            elif self.drop and not self._texts(blocks):  # (nothing to send: left out)
+                self.own = False
+            else:
+                n += 1
+                self.tail = 0
+            return n + self._hints(False)
         self.started = True
-        if role is MsgRole.ASSISTANT and calls and not self.until > i and _text_alone(msg):  # (between a call and
-            # its result?)
-            self.until = answered_after(self.msgs, i, self.speaker, _text_alone)
-        if self.until > i and role is MsgRole.ASSISTANT:  # (merged: the Responses API puts the run in one item,
-            # the call's message item when it ends its texts, else one of its own, framed once)
-            if self.items and not self.joined and self._texts(blocks):
-                self.joined = True
-                return 1
-            return 0
-        n = 0
         sends = ""  # the role of the turn it opens or joins ("" none)
-        results = False
+        results = 0  # the results it sends
         hints = False
         last: Any = None  # the kind of the block before the run of calls
+        calls_of = False  # a call of it came
+        tail = self.tail if role is MsgRole.ASSISTANT else 0  # what the item it sends last is (:attr:`tail`)
         for b in blocks:
             kind = type(b)
             if kind is ToolUseBlock:
+                if not calls_of:  # (the chat message of its calls sends all its texts)
+                    calls_of = True
+                    self.held = self._joins(blocks)
                 calls.add(b.id)
                 self.speaker = msg.name
-                self.joined = bool(sends) and last is TextBlock  # (its texts right before its calls)
+                # (its texts right before its calls, else the item before the run of calls the request ends with)
+                if sends:
+                    self.joined = last is TextBlock
+                elif tail != 2:
+                    self.joined = tail == 1
+                tail = 2
                 sends = sends or "a"
             elif kind is ToolResultBlock:
                 if role is not MsgRole.USER:
-                    calls.discard(b.id)
-                    results = True
+                    if b.id in calls:
+                        calls.discard(b.id)
+                        results += 1
+                    elif self.repair:  # (an orphan result: left out)
+                        self.dropped.append(b)
+                        continue
+                    else:  # (an orphan result: sent)
+                        results += 1
+                    tail = 0
             elif kind is HintBlock:
                 hints = True
             elif kind is TextBlock:
                 if self._texts((b,)):
                     sends = sends or "a"
+                    tail = 1 if b.text or len(blocks) == 1 else tail  # (a text alone: an item, even empty)
             elif kind in MEDIA or (kind is ThinkingBlock and role is MsgRole.ASSISTANT):
                 sends = sends or "a"
+                tail = 0 if kind is ThinkingBlock else 1
             if kind is not ToolUseBlock:
                 last = kind
+        if sends or results:  # (sent after the open calls, which text between no longer joins, unless it made them)
+            self.apart = not calls_of
+        if sends or results or (hints and not calls):  # (results, hints: items after the message's own)
+            self.tail = tail if role is MsgRole.ASSISTANT and not results and not hints else 0
         if role is MsgRole.TOOL:
+            self.own = False
+            if not self.turns:
+                return n + results if self.result_messages else n + (results > 0)
             sends = "u" if results else ""
         elif role is MsgRole.USER:
             sends = "u" if sends else ""
+            if not self.turns:
+                self.own = bool(sends)
+                return n + self.own  # (left out when it has nothing to send)
+        elif not self.turns:
+            if self.result_messages and (results or self.dropped) and not self.items:
+                self.own = any(type(b) is not ToolResultBlock and type(b) is not HintBlock for b in blocks)
+                return n + results + self.own
+            if self.drop and not sends and not results:  # (nothing to send: left out, where empty text is)
+                self.own = False
+                return n
+            return n + 1
         elif results:  # (an assistant message's results: the user turn after it)
             n += self._open("a") if sends else 0
             sends = "u"
-        if not self.turns:
-            if role is MsgRole.USER and not sends:  # (left out: nothing to send)
-                return 0
-            return 1 + n
         n += self._open(sends) if sends else 0
+        return n + self._hints(hints)
+
+    def end(self) -> int:
+        """The frames the request opens after the last message: the repair results of the calls still open (said in
+        :attr:`repaired`), and the hints sent after them."""
+        self.repaired = self.newline = 0
+        if self.dropped:
+            self.dropped = []
+        n = self._orphans() if self.calls else 0
+        return n + self._hints(False)
+
+    def _hints(self, hints: bool) -> int:
+        """The user turn the hints waiting open once no call is (the turn family; else each is a message, framed as
+        the blocks are counted)."""
+        if not self.turns:
+            return 0
         self.hints = self.hints or hints
-        if self.hints and not calls:  # (sent as user text once no call is open)
+        if self.hints and not self.calls:  # (sent as user text once no call is open)
             self.hints = False
-            n += self._open("u")
-        return n
+            return self._open("u")
+        return 0
+
+    def _orphans(self) -> int:
+        """The calls still open are orphans: the frames of their repair results (none without the option)."""
+        k = len(self.calls)
+        self.calls.clear()
+        if not self.repair:
+            return 0
+        self.repaired += k
+        self.tail = 0
+        return self._open("u") if self.turns else k
+
+    def _answered(self, i: int) -> bool:
+        """Whether assistant message ``i`` (text alone) starts a run of text a result ends (:func:`answered_after`)."""
+        self.until = answered_after(self.msgs, i, self.speaker, _text_alone)
+        return self.until > i
+
+    def _between(self, blocks: Sequence[Any]) -> int:
+        """The frames of a message of text between a call and its result, merged ahead of the call; its texts are
+        joined to the text there by a newline (:attr:`newline`). A message of empty texts alone is left out."""
+        if not any(type(b) is TextBlock and b.text for b in blocks) or (self.drop and not self._texts(blocks)):
+            return 0
+        if self.turns:  # (text parts of the turn of the call)
+            return 0
+        if self.items:  # (the message item before the calls, else one of its own: framed once)
+            if not self.joined:
+                self.joined = True
+                return 1
+        elif not self.held:  # (the chat message of the calls had no text: this one is its content)
+            self.held = True
+            return 0
+        self.newline = 1
+        return 0
+
+    def _joins(self, blocks: Sequence[Any]) -> bool:
+        """Whether a chat message of calls sends text that text between a call and its result joins (its texts and
+        media placeholders, joined by newlines, make a text that is not empty)."""
+        kept = 0
+        for b in blocks:
+            kind = type(b)
+            if kind is TextBlock:
+                if b.text:
+                    return True
+                kept += not self.drop
+            elif kind in MEDIA:
+                return True
+        return kept > 1
 
     def _open(self, role: str) -> int:
         """1 when a part of ``role`` opens a turn, 0 when it joins the one being built (the turn family)."""
@@ -604,31 +743,42 @@ def count_tokens(
     per_message = profile.per_message
     per_name = profile.per_name
     counts = []
-    result_messages = profile.result_messages
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
-    frames = _Frames(profile, messages)
+    frames = _Frames(profile, messages, False)
+    repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
     for i, msg in enumerate(messages):
         role = msg.role
         framed = frames.of(i, msg)  # (the messages, turns or items the request opens for it: 0 when merged)
-        if items and role is MsgRole.ASSISTANT:  # (each item framed; no speaker name is sent)
-            counts.append(_items(t, msg.content, families) + (framed - 1) * per_message)
+        extra = 0  # what the request sends for it beyond its blocks, or leaves out of them
+        if frames.repaired:  # (the error results the repair option sent before it)
+            repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
+            extra += frames.repaired * repair
+        if frames.newline:
+            newline = newline if newline >= 0 else t.words("\n")
+            extra += newline
+        if frames.dropped:  # (results the repair option left out, as the blocks count them)
+            for b in frames.dropped:
+                extra -= _blocks(t, (b,), False) + (per_message if items and role is MsgRole.ASSISTANT else 0)
+        if items and role is MsgRole.ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
+            counts.append(_items(t, msg.content, families) + (framed - 1) * per_message + extra)
             continue
         thinking = mode == "all" or (recent and (i > current or i in called))
         user = role is MsgRole.USER
-        joined = result_text and (not user or text_only) and role is not MsgRole.TOOL
-        n = framed * per_message + _blocks(
-            t, msg.content, thinking and not user, role is MsgRole.ASSISTANT, joined, user
+        # (its texts sent as one: the chat family's assistant and system messages, the Responses API's system ones)
+        joined = (result_text and (not user or text_only) and role is not MsgRole.TOOL) or (
+            items and role is MsgRole.SYSTEM
         )
-        own = framed > 0  # (the message is sent as a message of its own, which a speaker name goes on)
-        if result_messages and not user:  # each tool result a message of its own, framed as one; the message itself
-            # is one only when it holds more than results (and hints, which count their own framing)
-            results = sum(type(b) is ToolResultBlock for b in msg.content)
-            if results:
-                own = any(type(b) is not ToolResultBlock and type(b) is not HintBlock for b in msg.content)
-                n += per_message * (results - 1 + own)
-        if per_name and msg.name and own:
+        n = (
+            framed * per_message
+            + extra
+            + _blocks(t, msg.content, thinking and not user, role is MsgRole.ASSISTANT, joined, user)
+        )
+        if per_name and msg.name and frames.own:  # (a speaker name goes on a message of its own)
             n += per_name
         counts.append(n)
+    framed = frames.end()  # (the repair results of the calls open at the end, and the hints after them)
+    if framed or frames.repaired:
+        counts[-1] += framed * per_message + frames.repaired * (t.words(REPAIR_TEXT) + profile.per_result)
     tool_tokens = _tool_defs(t, defs)
     overhead = profile.priming
     total = sum(counts) + tool_tokens + overhead

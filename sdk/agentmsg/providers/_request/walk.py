@@ -278,7 +278,7 @@ class Walk:
             if whole and i in whole:
                 begin = self.mark_begin()
             try:
-                if open_calls and role is not _TOOL and not F.has_result(msg):
+                if open_calls and orphans_calls(msg):
                     if role is _ASSISTANT and self._answered_after(msgs, i) and self.between(msg, i):
                         # (text between a call and its result: sent ahead of the call, said there)
                         if whole and i in whole:
@@ -420,3 +420,11 @@ def answered_after(msgs: Sequence[Msg], i: int, speaker: str | None, text_only: 
             return -1
         k += 1
     return -1
+
+
+def orphans_calls(msg: Msg) -> bool:
+    """Whether a message that comes while tool calls are open makes them orphans (reported, and with the repair option
+    given an error result, before it: :meth:`Walk.orphans`): it answers none (no TOOL message, no result in it), and is
+    not text between a call and its result (:func:`answered_after`, which the caller asks). Shared by the walk and
+    ``agentmsg.context.count_tokens``, which frames the repair results where the formatters send them."""
+    return msg.role is not _TOOL and not F.has_result(msg)
