@@ -994,7 +994,8 @@ def _names_sent(body: dict[str, Any]) -> int:
 
 @pytest.mark.parametrize("case", sorted(_odd_conversations()))
 @pytest.mark.parametrize("provider", sorted(NAMES))
-def test_the_counts_framing_is_the_requests_structure(provider: str, case: str) -> None:
+@pytest.mark.parametrize("repair", [False, True])
+def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, repair: bool) -> None:
     """For every provider and conversations its formatter reshapes, the count frames what the request sends: with a
     message's framing made 1,000,000 tokens (more than all else), the count holds one for each message, turn or item
     the body sends (and for a hoisted system prompt), and a speaker name costs the profile's figure for each name
@@ -1007,19 +1008,24 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str) 
     result's output. Then the chat family and Responses framed an assistant message that holds results once more
     than it is sent; the calls left open before a message that answers none were never closed, so the turn family
     never sent the hints after them; the Responses API's instruction of leading system messages with no text was
-    not framed.)"""
+    not framed; and with the ``repair`` option, which count_tokens did not take, the error results of unanswered
+    calls were not framed, nor were results that answer no call left out.)"""
     msgs = _odd_conversations()[case]
     real = get(provider)
-    body = real.format_request(msgs).body
+    options: dict[str, Any] = {"options": {"repair": True}} if repair else {}
+    body = real.format_request(msgs, **options).body
     big = 1_000_000
     tokens = real.spec.tokens
     assert tokens is not None
     scaled = SimpleNamespace(
         spec=attrs.evolve(real.spec, tokens=attrs.evolve(tokens, per_message=big)), format_request=real.format_request
     )
-    assert count_tokens(msgs, provider=scaled).total // big == _sent_items(body)  # type: ignore[arg-type]
+    assert count_tokens(msgs, provider=scaled, **options).total // big == _sent_items(body)  # type: ignore[arg-type]
     unnamed = [m.copy(name=None) if m.name else m for m in msgs]
-    named = count_tokens(msgs, provider=provider).total - count_tokens(unnamed, provider=provider).total
+    named = (
+        count_tokens(msgs, provider=provider, **options).total
+        - count_tokens(unnamed, provider=provider, **options).total
+    )
     assert named == tokens.per_name * _names_sent(body)
 
 
@@ -1049,3 +1055,38 @@ def test_text_the_request_joins_to_text_before_it_counts_the_joining_newline(pro
         real = get(provider)
         assert real.format_request(msgs).body == real.format_request(joined).body
         assert count_tokens(msgs, provider=provider).total == count_tokens(joined, provider=provider).total
+
+
+def test_options_that_are_not_the_formatters_are_refused_naming_them() -> None:
+    """count_tokens takes the formatter's options (for ``repair``), as format_request does: anything else is a
+    ValidationError at ``/options``, as format_request raises it."""
+    msgs = [_msg("USER", TextBlock(text="q"))]
+    for bad in ({"repiar": True}, 3):
+        with pytest.raises(ValidationError) as info:
+            count_tokens(msgs, provider="openai", options=bad)  # type: ignore[arg-type]
+        assert [p.pointer for p in info.value.problems] == ["/options"]
+    assert count_tokens(msgs, provider="openai", options={"repair": True}) == count_tokens(msgs, provider="openai")
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "dashscope", "dashscope-compatible"])
+def test_repair_results_count_as_the_results_the_formatter_adds(provider: str) -> None:
+    """With the ``repair`` option the formatter answers each unanswered call with an error result (before the message
+    that answers none, or at the end) and leaves out a result that answers no call: the request is the one of the
+    conversation that holds those results and not the stray one, and so is the count (count_tokens took no options:
+    neither was counted)."""
+    from agentmsg.providers._request.context import REPAIR_TEXT
+
+    def result(cid: str, text: str) -> Msg:
+        return _msg("TOOL", ToolResultBlock(id=cid, name="f", output=[TextBlock(text=text)]))
+
+    call = [_msg("ASSISTANT", ToolUseBlock(id=f"c{k}", name="f", input={"a": k})) for k in range(3)]
+    ask, stray = _msg("USER", TextBlock(text="next")), result("c9", "stray")
+    msgs = [_msg("USER", TextBlock(text="q")), call[0], ask, call[1], result("c1", "r"), stray, call[2]]
+    repaired = [msgs[0], call[0], result("c0", REPAIR_TEXT), ask, call[1], result("c1", "r"), call[2]]
+    repaired.append(result("c2", REPAIR_TEXT))
+    real = get(provider)
+    repair = {"repair": True}
+    assert real.format_request(msgs, options=repair).body == real.format_request(repaired).body
+    assert (
+        count_tokens(msgs, provider=provider, options=repair).total == count_tokens(repaired, provider=provider).total
+    )

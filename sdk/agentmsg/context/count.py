@@ -46,6 +46,8 @@ from agentmsg.providers._request.context import (
     MEDIA,
     REPAIR_TEXT,
     TOOL_MEDIA_HEAD,
+    FormatOptions,
+    as_options,
     block_label,
     current_turn,
     is_carrier,
@@ -714,6 +716,7 @@ def count_tokens(
     provider: str | Provider,
     model: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
+    options: FormatOptions | Mapping[str, Any] | None = None,
 ) -> TokenCount:
     """The input tokens of a conversation for a provider (a registry name: ``openai``, ``anthropic``, ``gemini``,
     ``dashscope``, ``deepseek``, ``dashscope-compatible``; or a Provider, as ``get`` gives), offline, in one pass
@@ -721,9 +724,15 @@ def count_tokens(
 
     ``model`` picks the vocabulary and image method where the provider has several (the profile's ``vocabs`` and
     ``models``; OpenAI: cl100k for gpt-4 and gpt-3.5, the patch method for gpt-4.1-mini/-nano). ``tools``: the tool
-    definitions, as ``format_request`` takes them. Returns a :class:`TokenCount` (per message, tools, framing, the
-    method and its stated error). Raises KeyError for an unknown provider and :class:`~agentmsg.ValidationError` for
-    tools that are not definitions, and for a provider or model of the wrong type (naming it)."""
+    definitions, as ``format_request`` takes them. ``options``: the formatter's options, as ``format_request`` takes
+    them (:class:`~agentmsg.providers.FormatOptions` or a mapping): with ``repair`` the error result of each call left
+    unanswered is counted (framed, on the message before which the formatter sends it, or on the last), and a result
+    that answers no call is not. The request counted is the single-agent one: ``count_tokens`` takes no
+    ``multi_agent``, so ``multi_agent_layout`` changes nothing here, as in ``format_request`` without it; nor is
+    reasoning that ``reasoning="text"`` sends as text counted as text. Returns a :class:`TokenCount` (per message,
+    tools, framing, the method and its stated error). Raises KeyError for an unknown provider and
+    :class:`~agentmsg.ValidationError` for tools that are not definitions, for options that are not the formatter's
+    (``/options``), and for a provider or model of the wrong type (naming it)."""
     spec = provider_of(provider, model).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(profile.vocab_for(model))
@@ -744,7 +753,7 @@ def count_tokens(
     per_name = profile.per_name
     counts = []
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
-    frames = _Frames(profile, messages, False)
+    frames = _Frames(profile, messages, as_options(options).repair)
     repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
     for i, msg in enumerate(messages):
         role = msg.role
