@@ -5,6 +5,7 @@ Each test counts the bytes the client read (a counting transport), never the tim
 from __future__ import annotations
 
 import asyncio
+import gzip
 import socket
 import tracemalloc
 import zlib
@@ -16,7 +17,7 @@ import pytest
 
 import agentmsg
 from agentmsg import UserMessage
-from agentmsg.clients import AsyncClient, BrokenStreamError, Client, ReplyTooLargeError
+from agentmsg.clients import AsyncClient, BrokenStreamError, Client, ReplyTooLargeError, ServerError
 from agentmsg.testing import ReplayServer, Reply
 from tests._support.providers import FIX, run_cli
 from tests._support.raw_server import chunk
@@ -42,12 +43,12 @@ def delta(text: bytes) -> bytes:
 EVENT = delta(b"x" * 4000)
 
 
-def forever(head: bytes, piece: bytes, total: int = 1 << 30) -> Callable[[socket.socket], None]:
-    """A chunked 200 body: ``piece`` again and again, up to ``total`` bytes (far beyond any limit here: a
-    client that does not stop makes the test fail, not hang)."""
+def forever(head: bytes, piece: bytes, total: int = 1 << 30, status: int = 200) -> Callable[[socket.socket], None]:
+    """A chunked body (status 200 unless told): ``piece`` again and again, up to ``total`` bytes (far beyond any
+    limit here: a client that does not stop makes the test fail, not hang)."""
 
     def handler(conn: socket.socket) -> None:
-        conn.sendall(b"HTTP/1.1 200 OK\r\n" + head + b"Transfer-Encoding: chunked\r\n\r\n")
+        conn.sendall(b"HTTP/1.1 %d X\r\n" % status + head + b"Transfer-Encoding: chunked\r\n\r\n")
         framed = chunk(piece)
         for _ in range(total // len(piece)):
             conn.sendall(framed)
@@ -258,6 +259,53 @@ def test_a_gzip_bomb_whole_reply_stops_at_the_limit(raw: Any, cap: int) -> None:
         tracemalloc.stop()
     assert info.value.limit == cap and info.value.partial is None
     assert peak < PEAK, peak
+
+
+@pytest.mark.parametrize("filler", ["empty-members", "zero-padding"])
+@pytest.mark.parametrize("how", ["stream", "call", "error"])
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_a_compressed_body_that_inflates_to_nothing_stops_at_the_limit(
+    raw: Any, cap: int, shell: str, how: str, filler: str
+) -> None:
+    """A gzip body of empty members, or of one member then zero bytes (which gzip readers skip), sent without
+    end: each network read inflates to nothing, so the limit on the bytes inflated was never checked, and the
+    client read all the server sent, streamed, whole or as an error body (64 MiB under a limit of 1 MiB; a
+    server that never stops kept it reading for ever). Now the bytes received count too, as for a stream's
+    gzip bomb: read no further than the limit (the error body's, as large), ReplyTooLargeError for a reply."""
+    empty = gzip.compress(b"")
+    piece = empty * 2048 if filler == "empty-members" else empty + bytes(1 << 16)
+    status = 500 if how == "error" else 200
+    head = b"Content-Type: %s\r\nContent-Encoding: gzip\r\n" % (
+        b"text/event-stream" if how == "stream" else b"application/json"
+    )
+    server = raw(forever(head, piece, total=64 << 20, status=status))
+    if shell == "sync":
+        counting: Counting | AsyncCounting = Counting()
+        c = sync_client(server.url, counting)
+        try:
+            got: Any = c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
+        except agentmsg.AgentmsgError as exc:
+            got = exc
+    else:
+        counting = AsyncCounting()
+
+        async def run() -> Any:
+            async with async_client(server.url, counting) as c:
+                try:
+                    return await (c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO))
+                except agentmsg.AgentmsgError as exc:
+                    return exc
+                finally:
+                    await c.http.aclose()
+
+        got = asyncio.run(run())
+    if how == "error":
+        assert isinstance(got, ServerError) and got.status_code == 500 and got.message == "(empty body)", got
+    else:
+        assert isinstance(got, ReplyTooLargeError) and got.limit == cap, got
+        assert f"exceeds limits.max_bytes ({cap} bytes)" in str(got)
+    assert cap < counting.read <= cap + SLACK + (1 << 16)  # (+ what an async stream's reading task read ahead)
+    assert server.broken.wait(60) and not server.finished.is_set()
 
 
 # ---- the limit at exactly N and N + 1 bytes ------------------------------------------------------------------

@@ -37,7 +37,7 @@ from agentmsg.clients._errors import (
     too_big,
     unsendable,
 )
-from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks, araw_chunks, with_request
+from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks, araw_chunks, past_limit, with_request
 from agentmsg.clients._whole import read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
@@ -161,14 +161,14 @@ async def _collect(response: httpx.Response, cap: int, into: bytearray | None) -
     body = bytearray() if into is None else into
     async for chunk in abody_chunks(response):
         body += chunk
-        if len(body) > cap:
+        if past_limit(response, len(body), cap):
             break
     return bytes(body)
 
 
 async def read_body(response: httpx.Response, cap: int, into: bytearray | None = None) -> bytes:
-    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
-    bytes or more. ``into``: where the bytes go as they come (what arrived stays there when the read fails)."""
+    """The body (content-decoded), read no further than ``cap`` bytes and one chunk, decoded or received: longer
+    is :func:`~agentmsg.clients._stream.past_limit`. ``into``: where the bytes go as they come (what arrived stays there when the read fails)."""
     return await _once(_collect(response, cap, into))
 
 
@@ -458,7 +458,7 @@ class AsyncClient(BaseClient):
             raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
         finally:
             await _release(response)
-        if len(body) > cap:
+        if past_limit(response, len(body), cap):
             raise too_big(self.provider, cap, response.status_code, response.headers)
         return read_whole(self, request, body, started, response)
 

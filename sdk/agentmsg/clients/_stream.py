@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from agentmsg.clients._config import BaseClient
     from agentmsg.providers._response.parser import StreamParser
 
-__all__ = ["StreamState", "abody_chunks", "araw_chunks", "body_chunks", "raw_chunks", "with_request"]
+__all__ = [
+    "StreamState",
+    "abody_chunks",
+    "araw_chunks",
+    "body_chunks",
+    "past_limit",
+    "raw_chunks",
+    "with_request",
+]
 
 _BODY_HEAD = 120  # bytes of a body that was no stream shown in the error
 
@@ -178,17 +186,36 @@ def _decoder(response: httpx.Response) -> _Inflater | _Chain | Iterator[bytes] |
 
 
 def _inflated(raw: Iterator[bytes], inflater: _Inflater | _Chain) -> Iterator[bytes]:
+    """The pieces inflated from each network read; an empty one for a read that inflates to nothing (empty gzip
+    members, zero padding): its reader sees each read, and may stop at a limit on the bytes received
+    (:func:`past_limit`), where a body that inflated to nothing was read for as long as the server sent it."""
     for data in raw:
-        yield from inflater.pieces(data)
+        made = False
+        for piece in inflater.pieces(data):
+            made = True
+            yield piece
+        if not made:
+            yield b""
     yield from inflater.end()
 
 
 async def _ainflated(raw: AsyncIterator[bytes], inflater: _Inflater | _Chain) -> AsyncIterator[bytes]:
     async for data in raw:
+        made = False
         for piece in inflater.pieces(data):
+            made = True
             yield piece
+        if not made:
+            yield b""
     for piece in inflater.end():
         yield piece
+
+
+def past_limit(response: httpx.Response, size: int, cap: int) -> bool:
+    """Whether a body read through :func:`body_chunks` (``size`` bytes of it so far, content-decoded) is past
+    ``cap`` bytes: the bytes decoded, or the bytes received (a compressed body that inflates to little or
+    nothing is bounded by what came over the wire, as a stream's is)."""
+    return size > cap or response.num_bytes_downloaded > cap
 
 
 async def _arefused(refused: Iterator[bytes]) -> AsyncIterator[bytes]:

@@ -29,7 +29,7 @@ from agentmsg.clients._errors import (
     too_big,
     unsendable,
 )
-from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks, raw_chunks, with_request
+from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks, past_limit, raw_chunks, with_request
 from agentmsg.clients._whole import read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
@@ -278,12 +278,13 @@ def _shut(net: Any) -> None:
 
 def read_body(response: httpx.Response, cap: int, into: bytearray | None = None) -> bytes:
     """The body (content-decoded), read no further than ``cap`` bytes and one chunk (a compressed body's:
-    :data:`~agentmsg.clients._stream.INFLATE_PIECE` bytes at most): longer is ``cap + 1`` bytes or more.
-    ``into``: where the bytes go as they come (what arrived stays there when the read fails)."""
+    :data:`~agentmsg.clients._stream.INFLATE_PIECE` bytes at most), decoded or received: longer is
+    :func:`~agentmsg.clients._stream.past_limit`. ``into``: where the bytes go as they come (what arrived stays
+    there when the read fails)."""
     body = bytearray() if into is None else into
     for chunk in body_chunks(response):
         body += chunk
-        if len(body) > cap:
+        if past_limit(response, len(body), cap):
             break
     return bytes(body)
 
@@ -433,7 +434,7 @@ class Client(BaseClient):
             raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
         finally:
             response.close()
-        if len(body) > cap:
+        if past_limit(response, len(body), cap):
             raise too_big(self.provider, cap, response.status_code, response.headers)
         return read_whole(self, request, body, started, response)
 
