@@ -9,6 +9,7 @@ import gzip
 import json
 import random
 import socket
+import sys
 import threading
 import zlib
 from collections.abc import Callable
@@ -434,6 +435,78 @@ def test_a_stream_ended_before_any_reply_is_done(raw: Any) -> None:
         with pytest.raises(ServerError):
             list(sync)
         assert sync.done and sync.message is None
+
+
+def _request_read(conn: socket.socket) -> None:
+    """Read one request off a kept-alive connection (its headers, then its Content-Length bytes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = conn.recv(65536)
+        if not got:
+            raise OSError("the client closed the connection")
+        data += got
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = next(int(line[15:]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    while len(rest) < length:
+        rest += conn.recv(65536)
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_close_from_another_thread_cuts_an_error_body_read_on_a_kept_alive_connection(raw: Any, shell: str) -> None:
+    """A 429 (Retry-After: 0) kept its connection alive; the retry went out on it and was answered with a 500
+    whose page trickled in. ``close()`` from another thread, which cuts an error body's read on a new connection
+    (the socket shut down), could not here: nothing told the stream which network stream it read, so close()
+    waited its ``wait`` out and returned with the stream still running, read to the page's end. Now the
+    response's network stream is the one shut, wherever it came from; ``aclose()`` from another task cuts it too."""
+    trickling, over = threading.Event(), threading.Event()
+
+    def handler(conn: socket.socket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 429 X\r\nRetry-After: 0\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        )
+        _request_read(conn)  # (the retry, on the same connection)
+        conn.sendall(b"HTTP/1.1 500 X\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n")
+        trickling.set()
+        while not over.wait(0.05):
+            conn.sendall(chunk(b"<p>busy</p>"))
+
+    server = raw(handler)
+    options: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 2}
+    try:
+        if shell == "sync":
+            stream = Client("openai", **options, timeout=60.0).stream(CONVO)
+            outcome: list[Any] = []
+
+            def consume() -> None:
+                try:
+                    outcome.append(list(stream))
+                except BaseException as exc:  # (what the consuming thread raised)
+                    outcome.append(exc)
+
+            reader = threading.Thread(target=consume, daemon=True)
+            reader.start()
+            assert trickling.wait(60)
+            stream.close(wait=60)  # (from this thread, not the reader's)
+            reader.join(60)
+            assert stream.done and outcome == [[]]
+        else:
+
+            async def run() -> Any:
+                async with AsyncClient("openai", **options, timeout=60.0) as c:
+                    stream = c.stream(CONVO)
+                    task = asyncio.create_task(stream.until_done())
+                    assert await asyncio.to_thread(trickling.wait, 60)
+                    await asyncio.wait_for(stream.aclose(), 60)
+                    with pytest.raises(agentmsg.clients.APIConnectionError, match="closed before any reply"):
+                        await asyncio.wait_for(task, 60)
+                    return stream
+
+            if sys.version_info < (3, 11):  # (aclose()'s cancellation cannot be told from another there)
+                return
+            stream = asyncio.run(run())
+        assert stream.message is None and server.connections == 1
+    finally:
+        over.set()
 
 
 @pytest.mark.no_kernel

@@ -476,6 +476,8 @@ class Client(BaseClient):
                     stream._reading(None)
                 return response
             arrived, broke = bytearray(), None
+            if stream is not None:  # (a kept-alive connection's: no trace event named it)
+                stream._reading(response.extensions.get("network_stream"))
             try:
                 read_body(response, ERROR_BODY_MAX, arrived)
             except httpx.HTTPError as exc:  # (the bytes that arrived kept, the error saying the body broke off)
