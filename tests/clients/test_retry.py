@@ -12,7 +12,10 @@ import attrs
 import httpx
 import pytest
 
+from agentmsg import UserMessage
+from agentmsg.clients import Client, RateLimitError
 from agentmsg.clients._retry import MAX_BACKOFF, RetryPolicy, retry_after, seconds
+from agentmsg.testing import ReplayServer, Reply
 
 pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
 
@@ -200,3 +203,27 @@ def test_the_backoff_cap_is_reached_exactly_and_never_passed() -> None:
     assert policy(backoff=1.0, max_backoff=4.0, jitter=lambda: 0.75).backoff_delay(50) == 3.0
     assert RetryPolicy().max_backoff == MAX_BACKOFF == 8.0
     assert policy(backoff=7.0).backoff_delay(1) == 8.0  # the default cap: 14 s asked, 8 s waited
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"retry-after": "1" + "0" * 25},  # 1e25 s
+        {"retry-after-ms": "9" * 400},  # inf, read from digits
+        {"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"},  # 250 million s from NOW
+    ],
+)
+def test_a_wait_no_sleep_can_take_is_the_backoff_even_with_no_cap(headers: dict[str, str]) -> None:
+    """max_retry_after=inf (honour whatever the server asks): a Retry-After longer than any sleep can wait was
+    waited as asked, and the sync client's sleep raised a bare OverflowError ('timestamp out of range for
+    platform time_t'; the async one slept for ever). Such an ask is unreadable as a wait: the backoff then."""
+    p = policy(backoff=0.25, max_retry_after=float("inf"))
+    assert p.after_response(1, 429, headers) == 0.5
+    assert p.after_response(1, 429, {"retry-after": "86400"}) == 86400.0  # (a day: asked, waited)
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply.json({"error": {"message": "busy"}}, 429, headers=headers))
+        server.add("/chat/completions", Reply.json({"error": {"message": "busy"}}, 429, headers=headers))
+        c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=1, backoff=0.001)
+        c.max_retry_after = float("inf")
+        with pytest.raises(RateLimitError, match="busy"):
+            c.call([UserMessage("hi")])

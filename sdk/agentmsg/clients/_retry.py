@@ -21,17 +21,21 @@ import datetime
 import email.utils
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 
 import attrs
 
-__all__ = ["MAX_BACKOFF", "RETRY_STATUSES", "RetryPolicy", "header", "retry_after", "seconds"]
+__all__ = ["LONGEST_WAIT", "MAX_BACKOFF", "RETRY_STATUSES", "RetryPolicy", "header", "retry_after", "seconds"]
 
 #: Statuses below 500 that are worth retrying: timeout, conflict, too many requests
 RETRY_STATUSES = frozenset({408, 409, 429})
 #: Seconds the exponential backoff grows to, at most
 MAX_BACKOFF = 8.0
+#: Seconds a wait the server asks may last, whatever ``max_retry_after`` allows (``inf``: no cap): the longest a
+#: sleep can wait (a longer one raised OverflowError from the sync client's sleep; the async one slept for ever)
+LONGEST_WAIT = threading.TIMEOUT_MAX
 
 _SECONDS = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)\s*")
 
@@ -110,10 +114,10 @@ class RetryPolicy:
 
     def delay(self, attempt: int, headers: Mapping[str, str] | None = None) -> float:
         """The wait before the next attempt: the server's Retry-After when readable and at most
-        ``max_retry_after``, else :meth:`backoff_delay`."""
+        ``max_retry_after`` (and :data:`LONGEST_WAIT`), else :meth:`backoff_delay`."""
         if headers is not None:
             wait = retry_after(headers, self.clock())
-            if wait is not None and wait <= self.max_retry_after:
+            if wait is not None and wait <= self.max_retry_after and wait <= LONGEST_WAIT:
                 return wait
         return self.backoff_delay(attempt)
 
