@@ -12,8 +12,16 @@ from typing import Any
 import attrs
 import pytest
 
+import agentmsg
 from agentmsg import Msg, TextBlock, UserMessage
-from agentmsg.clients import AsyncClient, BadRequestError, BrokenStreamError, Client, ProviderError
+from agentmsg.clients import (
+    AsyncClient,
+    BadRequestError,
+    BrokenStreamError,
+    Client,
+    ProviderError,
+    ReplyTooLargeError,
+)
 from agentmsg.context import ProviderCount
 from agentmsg.providers import NAMES, get
 from agentmsg.testing import ReplayServer, Reply
@@ -108,6 +116,28 @@ def test_a_reply_without_a_count_is_said(server: ReplayServer) -> None:
     server.add("/v1/messages/count_tokens", Reply.json({"tokens": 3}))
     with _client(server, "anthropic") as client, pytest.raises(BrokenStreamError, match="no count at input_tokens"):
         client.count_tokens(CONVO)
+
+
+def test_a_count_reply_longer_than_max_bytes_is_refused(server: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """count_tokens read its reply as call() does, but never checked the limit: a reply past limits.max_bytes that
+    came in one read was parsed whole and its count returned (one read past it, cut: "no count at ...", as if
+    the provider had sent none). Now ReplyTooLargeError, as call() raises; sync and async."""
+    reply = {"input_tokens": 7, "padding": "x" * 4000}
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", 1000)
+    server.add("/v1/messages/count_tokens", Reply.json(reply))
+    with _client(server, "anthropic") as client, pytest.raises(ReplyTooLargeError, match=r"\(1000 bytes\)"):
+        client.count_tokens(CONVO)
+
+    async def run() -> ProviderCount:
+        async with AsyncClient("anthropic", base_url=server.url, api_key="k", model="m", max_retries=0) as client:
+            return await client.count_tokens(CONVO)
+
+    server.add("/v1/messages/count_tokens", Reply.json(reply))
+    with pytest.raises(ReplyTooLargeError):
+        asyncio.run(run())
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", 1 << 20)
+    server.add("/v1/messages/count_tokens", Reply.json(reply))
+    assert asyncio.run(run()).total == 7
 
 
 @pytest.mark.parametrize("provider", ["openai", "deepseek", "dashscope-compatible"])

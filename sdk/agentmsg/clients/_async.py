@@ -429,12 +429,7 @@ class AsyncClient(BaseClient):
         request = counting_request(self.spec, self.format(messages, stream=False, tools=tools, **params))
         try:
             response = await self._send(request)
-            try:
-                body = await read_body(response, limits.max_bytes)
-            except httpx.HTTPError as exc:
-                raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
-            finally:
-                await _release(response)
+            body = await self._reply_body(response)
             return read_count(self.spec, request.model, body, response.status_code, response.headers)
         except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
             self._scrub(exc)
@@ -451,6 +446,12 @@ class AsyncClient(BaseClient):
     async def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
         response = await self._send(request)
+        return read_whole(self, request, await self._reply_body(response), started, response)
+
+    async def _reply_body(self, response: httpx.Response) -> bytes:
+        """A 2xx response's whole body (a call's reply, a count), the response closed: raises
+        :class:`ReplyTooLargeError` past ``limits.max_bytes`` (decoded or received), :class:`APIConnectionError`
+        (:class:`APITimeoutError`) when it broke off."""
         cap = limits.max_bytes
         try:
             body = await read_body(response, cap)
@@ -460,7 +461,7 @@ class AsyncClient(BaseClient):
             await _release(response)
         if past_limit(response, len(body), cap):
             raise too_big(self.provider, cap, response.status_code, response.headers)
-        return read_whole(self, request, body, started, response)
+        return body
 
     async def _send(self, request: FormattedRequest) -> httpx.Response:
         """The response (2xx) after retries."""

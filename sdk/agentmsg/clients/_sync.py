@@ -405,12 +405,7 @@ class Client(BaseClient):
         request = counting_request(self.spec, self.format(messages, stream=False, tools=tools, **params))
         try:
             response = self._send(request)
-            try:
-                body = read_body(response, limits.max_bytes)
-            except httpx.HTTPError as exc:
-                raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
-            finally:
-                response.close()
+            body = self._reply_body(response)
             return read_count(self.spec, request.model, body, response.status_code, response.headers)
         except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
             self._scrub(exc)
@@ -427,6 +422,12 @@ class Client(BaseClient):
     def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
         response = self._send(request)
+        return read_whole(self, request, self._reply_body(response), started, response)
+
+    def _reply_body(self, response: httpx.Response) -> bytes:
+        """A 2xx response's whole body (a call's reply, a count), the response closed: raises
+        :class:`ReplyTooLargeError` past ``limits.max_bytes`` (decoded or received), :class:`APIConnectionError`
+        (:class:`APITimeoutError`) when it broke off."""
         cap = limits.max_bytes
         try:
             body = read_body(response, cap)
@@ -436,7 +437,7 @@ class Client(BaseClient):
             response.close()
         if past_limit(response, len(body), cap):
             raise too_big(self.provider, cap, response.status_code, response.headers)
-        return read_whole(self, request, body, started, response)
+        return body
 
     def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
         """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
