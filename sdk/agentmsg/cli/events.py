@@ -288,7 +288,9 @@ def add_parser(sub: Any) -> None:
             interrupt=False,
         ),
     )
-    p.add_argument("file", metavar="FILE", help="events as JSON lines, a JSON array or text/event-stream; '-' for stdin")
+    p.add_argument(
+        "file", metavar="FILE", help="events as JSON lines, a JSON array or text/event-stream; '-' for stdin"
+    )
     p.add_argument("--sse", action="store_true", help="the input is SSE (default: detected)")
     p.add_argument(
         "--strict", action="store_true", help="stop at the first bad event instead of applying the tolerant rules"

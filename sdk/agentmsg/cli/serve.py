@@ -269,7 +269,9 @@ def add_parser(sub: Any) -> None:
             interrupt=False,
         ),
     )
-    p.add_argument("file", metavar="EVENTS_FILE", help="events as JSON lines, a JSON array or text/event-stream; '-' for stdin")
+    p.add_argument(
+        "file", metavar="EVENTS_FILE", help="events as JSON lines, a JSON array or text/event-stream; '-' for stdin"
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument(
         "--port", type=whole_number("--port", 65535, 0), default=8000, help="port (default 8000; 0 picks a free one)"
