@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -203,6 +203,15 @@ def edited_json_text(draw: Any, text: str) -> str | bytes:
 
 def mutate_payloads(raw: bytes, sse: bool, rng: random.Random, *, values: Sequence[Any] = ODD_VALUES) -> bytes:
     """A stream body (SSE, or JSON lines) with one or two of its JSON payloads mutated (``mutate_json``)."""
+    return _edit_payloads(
+        raw, sse, rng, lambda payload: json.dumps(mutate_json(payload, rng, values=values)).encode(), tolerant=False
+    )
+
+
+def _edit_payloads(raw: bytes, sse: bool, rng: random.Random, edit: Callable[[Any], bytes], *, tolerant: bool) -> bytes:
+    """``raw`` (SSE, or JSON lines) with one or two of its JSON payloads, picked by ``rng``, replaced by
+    ``edit(payload)``. ``tolerant``: a body of no payload is given back as it is, and a payload that no longer
+    reads as JSON (an earlier edit made it too deep) is passed over; otherwise both raise."""
     lines = raw.split(b"\n")
     if sse:
         candidates = [
@@ -211,9 +220,16 @@ def mutate_payloads(raw: bytes, sse: bool, rng: random.Random, *, values: Sequen
     else:
         candidates = [i for i, ln in enumerate(lines) if ln.strip()]
     for _ in range(rng.choice((1, 2))):
+        if tolerant and not candidates:
+            break
         i = rng.choice(candidates)
-        payload = json.loads(lines[i][5:] if sse else lines[i])
-        lines[i] = (b"data: " if sse else b"") + json.dumps(mutate_json(payload, rng, values=values)).encode()
+        try:
+            payload = json.loads(lines[i][5:] if sse else lines[i])
+        except (ValueError, RecursionError):
+            if not tolerant:
+                raise
+            continue
+        lines[i] = (b"data: " if sse else b"") + edit(payload)
     return b"\n".join(lines)
 
 
@@ -391,20 +407,4 @@ def hostile_json_text(value: Any, rng: random.Random) -> bytes:
 def hostile_payloads(raw: bytes, sse: bool, rng: random.Random) -> bytes:
     """A stream body (SSE, or JSON lines) with one or two of its JSON payloads given hostile edits
     (:func:`hostile_json_text`)."""
-    lines = raw.split(b"\n")
-    if sse:
-        candidates = [
-            i for i, ln in enumerate(lines) if ln.startswith(b"data:") and ln[5:].strip() not in (b"", b"[DONE]")
-        ]
-    else:
-        candidates = [i for i, ln in enumerate(lines) if ln.strip()]
-    for _ in range(rng.choice((1, 2))):
-        if not candidates:
-            break
-        i = rng.choice(candidates)
-        try:
-            payload = json.loads(lines[i][5:] if sse else lines[i])
-        except (ValueError, RecursionError):  # (a payload the first edit made too deep for json.loads)
-            continue
-        lines[i] = (b"data: " if sse else b"") + hostile_json_text(payload, rng)
-    return b"\n".join(lines)
+    return _edit_payloads(raw, sse, rng, lambda payload: hostile_json_text(payload, rng), tolerant=True)
