@@ -459,6 +459,48 @@ def entering_the_wait_sync(c: Client) -> threading.Event:
     return entered
 
 
+def _stop_setup(server: ReplayServer, phase: str) -> Silent:
+    silent = Silent()
+    if phase == "retry-wait":
+        server.add(OPENAI, Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "30"}))
+    else:
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
+    return silent
+
+
+async def _consume(stream: Any, seen: list[Any], reading: asyncio.Event) -> str:
+    """Read ``stream`` to its end into ``seen``, ``reading`` set at its first text delta."""
+    async for e in stream:
+        seen.append(e)
+        if e["type"] == "TEXT_BLOCK_DELTA":
+            reading.set()
+    return "ended"
+
+
+async def _aclosed_in(
+    phase: str, silent: Silent, server: ReplayServer
+) -> tuple[httpx.AsyncClient, Any, asyncio.Task[str], list[Any]]:
+    """A stream (of an AsyncClient on a pool of one connection) read by a task of its own and closed with
+    ``aclose()`` from this task in ``phase`` (as :func:`_stop_setup` made the servers for it); the client's
+    ``http``, the stream, the reading task and the events it saw."""
+    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    url = silent.url if phase == "waiting-for-headers" else server.url
+    c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+    waiting = entering_the_wait(c)
+    stream = c.stream(CONVO)
+    seen: list[Any] = []
+    reading = asyncio.Event()
+    task = asyncio.create_task(_consume(stream, seen, reading))
+    if phase == "waiting-for-headers":
+        assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
+    elif phase == "retry-wait":
+        await waiting.wait()
+    else:
+        await reading.wait()
+    await asyncio.wait_for(stream.aclose(), 5)
+    return http, stream, task, seen
+
+
 @pytest.mark.parametrize("phase", ["waiting-for-headers", "retry-wait", "mid-stream"])
 def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: str) -> None:
     """``aclose()`` called from another task (a stop button's handler) while the stream's loop waited for the
@@ -466,36 +508,10 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
     to its end. Now the loop ends there without error, the message INTERRUPTED with what arrived (none before
     any reply: ``until_done`` says so), the connection given back; a cancellation of the loop's own task still
     goes on."""
-    silent = Silent()
-    if phase == "retry-wait":
-        server.add(OPENAI, Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "30"}))
-    else:
-        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
+    silent = _stop_setup(server, phase)
 
     async def main() -> None:
-        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
-        url = silent.url if phase == "waiting-for-headers" else server.url
-        c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
-        waiting = entering_the_wait(c)
-        stream = c.stream(CONVO)
-        seen: list[Any] = []
-        reading = asyncio.Event()
-
-        async def consume() -> str:
-            async for e in stream:
-                seen.append(e)
-                if e["type"] == "TEXT_BLOCK_DELTA":
-                    reading.set()
-            return "ended"
-
-        task = asyncio.create_task(consume())
-        if phase == "waiting-for-headers":
-            assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
-        elif phase == "retry-wait":
-            await waiting.wait()
-        else:
-            await reading.wait()
-        await asyncio.wait_for(stream.aclose(), 5)
+        http, stream, task, seen = await _aclosed_in(phase, silent, server)
         if sys.version_info < (3, 11):  # (no Task.uncancel: aclose's cancellation cannot be told from another)
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -515,8 +531,8 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         # the loop's own task cancelled as aclose() stops it: the CancelledError goes on
         stream = other.stream(CONVO)
         server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
-        reading.clear()
-        task = asyncio.create_task(consume())
+        reading = asyncio.Event()
+        task = asyncio.create_task(_consume(stream, [], reading))
         await reading.wait()
         task.cancel()
         await stream.aclose()
@@ -529,15 +545,6 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         asyncio.run(main())
     finally:
         silent.close()
-
-
-def _stop_setup(server: ReplayServer, phase: str) -> Silent:
-    silent = Silent()
-    if phase == "retry-wait":
-        server.add(OPENAI, Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "30"}))
-    else:
-        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
-    return silent
 
 
 def _stop_outcome(stream: Any, seen: list[Any], until_done: BaseException | None) -> dict[str, Any]:
@@ -621,29 +628,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
     silent = _stop_setup(server, phase)
 
     async def main() -> dict[str, Any]:
-        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
-        url = silent.url if phase == "waiting-for-headers" else server.url
-        c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
-        waiting = entering_the_wait(c)
-        stream = c.stream(CONVO)
-        seen: list[Any] = []
-        reading = asyncio.Event()
-
-        async def consume() -> str:
-            async for e in stream:
-                seen.append(e)
-                if e["type"] == "TEXT_BLOCK_DELTA":
-                    reading.set()
-            return "ended"
-
-        task = asyncio.create_task(consume())
-        if phase == "waiting-for-headers":
-            assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
-        elif phase == "retry-wait":
-            await waiting.wait()
-        else:
-            await reading.wait()
-        await asyncio.wait_for(stream.aclose(), 5)
+        http, stream, task, seen = await _aclosed_in(phase, silent, server)
         assert await asyncio.wait_for(task, 5) == "ended"
         until_done: BaseException | None = None
         try:
