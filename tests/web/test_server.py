@@ -13,8 +13,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
+from typing import IO, Any
 
 import orjson
 import pytest
@@ -51,23 +51,32 @@ def test_serve_warns_when_listening_beyond_loopback() -> None:
         stop(proc)
 
 
-def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> None:
-    """stdin (a pipe) was read in the event loop, 128 kB at a time: while a live producer wrote nothing more the
-    whole server hung (the page did not load) and even the events already written were not sent."""
+@contextlib.contextmanager
+def _serving_a_pipe(head: bytes) -> Iterator[tuple[subprocess.Popen[bytes], IO[bytes], int]]:
+    """``agentmsg serve -`` on a free port, fed ``head`` through a pipe left open; the process, its stdin and the
+    port it said it listens on. Stopped at the end."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentmsg", "serve", "-", "--port", "0"],
         stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
     )
-    lines = [orjson.dumps(e) + b"\n" for e in events(3)]
     try:
         assert proc.stdin is not None and proc.stderr is not None
-        proc.stdin.write(b"".join(lines[:3]))
+        proc.stdin.write(head)
         proc.stdin.flush()
         found = re.search(rb"http://127\.0\.0\.1:(\d+)/", proc.stderr.readline())
         assert found
-        port = int(found.group(1))
+        yield proc, proc.stdin, int(found.group(1))
+    finally:
+        stop(proc)
+
+
+def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> None:
+    """stdin (a pipe) was read in the event loop, 128 kB at a time: while a live producer wrote nothing more the
+    whole server hung (the page did not load) and even the events already written were not sent."""
+    lines = [orjson.dumps(e) + b"\n" for e in events(3)]
+    with _serving_a_pipe(b"".join(lines[:3])) as (_, stdin, port):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         conn.request("GET", "/events")
         resp = conn.getresponse()
@@ -75,13 +84,11 @@ def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> N
         while len(got) < 3:  # the events written so far arrive while the producer is still open
             got += decoder.feed(resp.read1(65536))
         assert get(port, "/", limit=5).status == 200  # and the page is served meanwhile
-        proc.stdin.write(b"".join(lines[3:]))
-        proc.stdin.close()
+        stdin.write(b"".join(lines[3:]))
+        stdin.close()
         got += decoder.feed(resp.read())
         conn.close()
         assert [e.json() for e in got if e.event != "end"] == events(3) and got[-1].event == "end"
-    finally:
-        stop(proc)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -91,21 +98,11 @@ def test_serve_stopped_ends_each_open_stream_with_its_end(sig: signal.Signals) -
     an end, and the page's client took that for a drop and reconnected to a server going away. agentmsg serve
     closes the viewer first: the open stream gets its end, the process exits (0 on Ctrl-C) without uvicorn
     cancelling anything. Each step waits on the output (60 s bounds), no sleep."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentmsg", "serve", "-", "--port", "0"],
-        stdin=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-    )
     lines = [orjson.dumps(e) + b"\n" for e in events(3)]
     cut: Exception | None = None
-    try:
-        assert proc.stdin is not None and proc.stderr is not None
-        proc.stdin.write(b"".join(lines[:3]))  # and no more: the producer stays open, quiet
-        proc.stdin.flush()
-        found = re.search(rb"http://127\.0\.0\.1:(\d+)/", proc.stderr.readline())
-        assert found
-        conn = http.client.HTTPConnection("127.0.0.1", int(found.group(1)), timeout=60)
+    # the first three events and no more: the producer stays open, quiet
+    with _serving_a_pipe(b"".join(lines[:3])) as (proc, _, port):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         conn.request("GET", "/events")
         resp = conn.getresponse()
         decoder, got = SSEDecoder(), list[SSEEvent]()
@@ -119,8 +116,6 @@ def test_serve_stopped_ends_each_open_stream_with_its_end(sig: signal.Signals) -
         got += decoder.feed(rest)
         conn.close()
         _, err = proc.communicate(timeout=60)
-    finally:
-        stop(proc)
     assert cut is None, f"the stream was cut: {cut!r}"
     assert [e.json() for e in got if e.event != "end"] == events(3)[:3] and got[-1].event == "end"
     assert b"timeout graceful shutdown exceeded" not in err and b"Traceback" not in err, err.decode()
