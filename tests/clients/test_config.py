@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agentmsg import providers
+from agentmsg import ValidationError, providers
 from agentmsg.clients import (
     AuthenticationError,
     BadRequestError,
@@ -142,3 +142,64 @@ def test_an_at_sign_in_the_base_urls_query_is_no_user_password() -> None:
     with pytest.raises(AuthenticationError):
         client.call([UserMessage("hi")])
     assert seen[0]["authorization"] == "Bearer sk-key-1"
+
+
+# ---- the numeric settings, checked whenever set ------------------------------------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+@pytest.mark.parametrize(
+    ("setting", "value", "pointer", "rule"),
+    [
+        ("backoff", -1, "/backoff", "minimum"),  # (time.sleep of it: a bare ValueError at the first retry)
+        ("backoff", NAN, "/backoff", "type"),
+        ("backoff", INF, "/backoff", "maximum"),
+        ("backoff", "1", "/backoff", "type"),  # (a bare TypeError at the first retry)
+        ("max_retry_after", -0.5, "/max_retry_after", "minimum"),
+        ("max_retry_after", NAN, "/max_retry_after", "type"),
+        ("max_retries", -1, "/max_retries", "minimum"),
+        ("max_retries", 1.5, "/max_retries", "type"),
+        ("max_retries", True, "/max_retries", "type"),
+        ("timeout", -1, "/timeout", "exclusiveMinimum"),  # (the socket's bare ValueError, taken for no connection)
+        ("timeout", 0, "/timeout", "exclusiveMinimum"),
+        ("timeout", NAN, "/timeout", "type"),
+        ("timeout", INF, "/timeout", "maximum"),  # (the socket's bare OverflowError)
+        ("timeout", httpx.Timeout(5.0, read=-1.0), "/timeout/read", "exclusiveMinimum"),
+        ("timeout", httpx.Timeout(5.0, pool=NAN), "/timeout/pool", "type"),
+    ],
+)
+def test_a_bad_numeric_setting_is_refused_at_construction_naming_it(
+    cls: str, setting: str, value: object, pointer: str, rule: str
+) -> None:
+    """A negative, nan or infinite backoff, max_retry_after, max_retries or timeout was taken as given: the call
+    then failed on a bare ValueError (time.sleep of a negative), a socket's, or retried for nothing. The
+    constructor refuses it, sync and async alike, with a ValidationError naming the setting and the rule."""
+    import agentmsg.clients
+
+    client_class = getattr(agentmsg.clients, cls)
+    with pytest.raises(ValidationError) as info:
+        client_class("openai", api_key="k", **{setting: value})
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == (pointer, rule)
+    assert info.value.kind == "client settings" and pointer[1:].replace("/", ".") + "=" in str(info.value)
+    client = client_class("openai", api_key="k")
+    before = getattr(client, setting)
+    with pytest.raises(ValidationError, match=pointer):  # set after: refused alike, the setting kept
+        setattr(client, setting, value)
+    assert getattr(client, setting) is before
+
+
+def test_the_edges_of_each_numeric_setting_are_taken() -> None:
+    """0 retries, 0 backoff (retry at once), 0 or inf max_retry_after (inf: no cap), a timeout in seconds (made an
+    httpx.Timeout) or None (the http_client's own), an httpx.Timeout with None parts (no limit): all taken."""
+    from agentmsg.clients import Client
+
+    c = Client("openai", api_key="k", max_retries=0, backoff=0, max_retry_after=INF, timeout=2)
+    assert (c.max_retries, c.backoff, c.max_retry_after, c.timeout) == (0, 0.0, INF, httpx.Timeout(2.0))
+    c.max_retry_after, c.timeout = 0, None
+    assert (c.max_retry_after, c.timeout, c._timeout) == (0.0, None, httpx.USE_CLIENT_DEFAULT)
+    c.timeout = httpx.Timeout(None, connect=3.0)
+    assert c.timeout == httpx.Timeout(None, connect=3.0)
+    assert c._retry_policy().max_retry_after == 0.0

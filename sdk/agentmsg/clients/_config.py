@@ -5,11 +5,13 @@ here."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import re
 import urllib.parse
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar, overload
 
 import attrs
 import httpx
@@ -29,6 +31,7 @@ from agentmsg.clients._errors import (
     redirected,
 )
 from agentmsg.clients._retry import RetryPolicy
+from agentmsg.errors import ValidationError
 from agentmsg.providers import FormatOptions, FormattedRequest, Spec
 from agentmsg.providers._response.think import THINK_TAG_MODES
 
@@ -154,6 +157,108 @@ def request_headers(
     return h
 
 
+_T = TypeVar("_T")
+
+#: The ``kind`` of the ValidationError a bad client setting raises
+SETTINGS = "client settings"
+
+
+def _refuse(name: str, rule: str, value: object, expected: str) -> ValidationError:
+    """The error of a bad setting: ``name`` its pointer without the ``/`` (``timeout/read``: a part of it)."""
+    shown = name.replace("/", ".")
+    return ValidationError.single(f"/{name}", rule, f"{shown}={value!r:.60}: expected {expected}", SETTINGS)
+
+
+def _number(name: str, value: object, expected: str) -> float:
+    """``value`` as a float when it is a real number (not a bool, not nan), else the error naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise _refuse(name, "type", value, expected)
+    return float(value)
+
+
+def retries_setting(name: str, value: object) -> int:
+    """``max_retries``: a whole number, 0 (never retry) or more."""
+    expected = "a whole number of retries, 0 or more"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise _refuse(name, "type", value, expected)
+    if value < 0:
+        raise _refuse(name, "minimum", value, expected)
+    return int(value)
+
+
+def backoff_setting(name: str, value: object) -> float:
+    """``backoff``: finite seconds, 0 (retry at once) or more."""
+    expected = "finite seconds, 0 or more"
+    seconds = _number(name, value, expected)
+    if seconds < 0:
+        raise _refuse(name, "minimum", value, expected)
+    if seconds == math.inf:
+        raise _refuse(name, "maximum", value, expected)
+    return seconds
+
+
+def retry_after_setting(name: str, value: object) -> float:
+    """``max_retry_after``: seconds, 0 (never wait as the server asks) or more; ``inf``: no cap."""
+    expected = "seconds, 0 or more (inf: no cap)"
+    seconds = _number(name, value, expected)
+    if seconds < 0:
+        raise _refuse(name, "minimum", value, expected)
+    return seconds
+
+
+def timeout_setting(name: str, value: object) -> httpx.Timeout | None:
+    """``timeout``: None (the http_client's own), finite seconds above 0, or an ``httpx.Timeout`` whose each
+    timeout (connect, read, write, pool) is None (no limit, httpx's meaning) or finite seconds above 0. (A socket
+    refused a negative or nan one, and inf, with a bare ValueError or OverflowError at the call; 0 made every
+    read fail at once.)"""
+    if value is None:
+        return None
+    if isinstance(value, httpx.Timeout):
+        for part in ("connect", "read", "write", "pool"):
+            each = getattr(value, part)
+            if each is not None:
+                _positive(f"{name}/{part}", each, "None or finite seconds above 0")
+        return value
+    _positive(name, value, "None, finite seconds above 0 or an httpx.Timeout")
+    return httpx.Timeout(value)  # type: ignore[arg-type]
+
+
+def _positive(name: str, value: object, expected: str) -> None:
+    seconds = _number(name, value, expected)
+    if seconds <= 0:
+        raise _refuse(name, "exclusiveMinimum", value, expected)
+    if seconds == math.inf:
+        raise _refuse(name, "maximum", value, expected)
+
+
+class Setting(Generic[_T]):
+    """A client setting: an attribute checked whenever it is set, at construction and after (each client's
+    settings may change between calls). A bad value raises :class:`~agentmsg.ValidationError` (kind
+    :data:`SETTINGS`) whose pointer names the setting (``/backoff``) and whose rule says what it broke:
+    ``type`` (no number, a bool, nan), ``minimum`` / ``exclusiveMinimum`` (too small), ``maximum`` (inf where
+    not allowed)."""
+
+    def __init__(self, check: Callable[[str, object], _T]) -> None:
+        self.check = check
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Setting[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> _T: ...
+    def __get__(self, obj: object, owner: type) -> Setting[_T] | _T:
+        if obj is None:
+            return self
+        value: _T = obj.__dict__[self.name]
+        return value
+
+    def __set__(self, obj: object, value: object) -> None:
+        obj.__dict__[self.name] = self.check(self.name, value)
+
+
 class BaseClient:
     """What :class:`~agentmsg.clients.Client` and :class:`~agentmsg.clients.AsyncClient` share: the settings (each
     an attribute, which may be changed between calls), the formatter, the stream parser, the request to send and
@@ -161,6 +266,17 @@ class BaseClient:
 
     #: the provider of a class made for one (the deprecated ``OpenAIClient``: ``openai``), else None
     _pinned_provider: ClassVar[str | None] = None
+
+    # The numeric settings, checked whenever set (:class:`Setting`):
+    #: retries after the first attempt: a whole number, 0 or more
+    max_retries = Setting(retries_setting)
+    #: the first retry's backoff, in seconds: finite, 0 or more (doubled at each attempt up to 8 s)
+    backoff = Setting(backoff_setting)
+    #: the longest wait a server's Retry-After is honoured for, in seconds: 0 or more, ``inf`` for no cap
+    max_retry_after = Setting(retry_after_setting)
+    #: None: the http_client's own timeout (DEFAULT_TIMEOUT for the client's own http_client); else an
+    #: httpx.Timeout (seconds given are made one), each of its timeouts None (no limit) or finite and above 0
+    timeout = Setting(timeout_setting)
 
     def __init__(
         self,
@@ -202,10 +318,7 @@ class BaseClient:
             raise ValueError(shown(f"base_url {shown_url(str(base_url))!r} is not a URL: {exc}")) from None
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"base_url {shown_url(str(base_url))!r} is not an http:// or https:// URL")
-        #: None: the http_client's own timeout (DEFAULT_TIMEOUT for the client's own http_client)
-        self.timeout: httpx.Timeout | None = (
-            timeout if isinstance(timeout, httpx.Timeout) or timeout is None else httpx.Timeout(timeout)
-        )
+        self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_retry_after = max_retry_after
