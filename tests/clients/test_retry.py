@@ -227,3 +227,41 @@ def test_a_wait_no_sleep_can_take_is_the_backoff_even_with_no_cap(headers: dict[
         c.max_retry_after = float("inf")
         with pytest.raises(RateLimitError, match="busy"):
             c.call([UserMessage("hi")])
+
+
+# ---- a Retry-After sent more than once -------------------------------------------------------------------------
+
+DATE_5 = email.utils.formatdate(NOW + 5, usegmt=True)
+DATE_9 = email.utils.formatdate(NOW + 9, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    ("headers", "wait"),
+    [
+        ([("Retry-After", "5"), ("retry-after", "5")], 5.0),  # (httpx joins them: "5, 5")
+        ([("retry-after", "2"), ("retry-after", "7")], 7.0),  # disagreeing: the largest
+        ([("retry-after-ms", "250"), ("retry-after-ms", "250"), ("retry-after", "9")], 0.25),
+        ([("retry-after", DATE_5), ("retry-after", DATE_5)], 5.0),  # (each date's own comma kept)
+        ([("retry-after", DATE_9), ("retry-after", "3")], 9.0),
+        ([("retry-after", "5"), ("retry-after", "garbage")], None),  # one unreadable: the header is
+        ([("retry-after", "5"), ("retry-after", "")], None),
+        ([("retry-after-ms", "250"), ("retry-after-ms", "nan"), ("retry-after", "4")], 4.0),
+    ],
+)
+def test_a_repeated_retry_after_asks_the_largest_of_its_values(headers: list[tuple[str, str]], wait: float) -> None:
+    """A Retry-After a proxy repeated reaches the policy joined by httpx ("5, 5"): it was unreadable, and the
+    backoff was waited in place of what the server asked. Each value is read; the largest is waited."""
+    assert retry_after(httpx.Headers(headers), NOW) == wait
+
+
+def test_the_sync_client_waits_a_repeated_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(Client, "_sleep", lambda self, delay, stream: waits.append(delay))
+    busy = Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "3", "retry-after": "3"})
+    with ReplayServer() as server:
+        server.add("/chat/completions", busy, busy)
+        c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=1, backoff=0.001)
+        with pytest.raises(RateLimitError, match="busy"):
+            c.call([UserMessage("hi")])
+        assert len(server.requests) == 2
+    assert waits == [3.0]  # (the backoff: 0.001 s)

@@ -8,7 +8,7 @@ The clients ask it after each attempt that got no reply and wait what it says; N
 * at most ``max_retries`` times; a stream is never retried once its reply has begun (the clients ask only
   before it);
 * the wait is the delay the server asks (``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP
-  date) when it is readable and at most ``max_retry_after`` seconds; otherwise the exponential backoff,
+  date; a header sent more than once, the largest of its values) when it is readable and at most ``max_retry_after`` seconds; otherwise the exponential backoff,
   ``backoff * 2**attempt`` seconds capped at ``max_backoff``, times a random factor in [0.75, 1] (jitter, so
   that clients refused together do not come back together).
 
@@ -58,18 +58,42 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """Seconds the server asks to wait: ``retry-after-ms``, else ``Retry-After`` as seconds or as an HTTP date
     (GMT; a date passed is 0). None when it asks nothing readable (a negative number, nan, garbage): the
-    backoff then. ``now``: the time an HTTP date is counted from (default ``time.time()``)."""
-    ms = seconds(header(headers, "retry-after-ms"))
+    backoff then. A header sent more than once (httpx joins its values: ``5, 5``) asks the largest of its
+    values, each read as one (they agree, the common case, or the longest wait honours them all); one
+    unreadable value makes the whole header unreadable. ``now``: the time an HTTP date is counted from
+    (default ``time.time()``)."""
+    ms = _largest(header(headers, "retry-after-ms"), seconds)
     if ms is not None:
         return ms / 1000
-    value = header(headers, "retry-after")
+    return _largest(header(headers, "retry-after"), lambda value: _wait(value, now))
+
+
+#: A day's name alone: the part of an HTTP date before its own comma (``Fri, 31 Dec 9999 ...``)
+_DAY = re.compile(r"\s*[A-Za-z]+\s*")
+
+
+def _largest(value: str | None, read: Callable[[str], float | None]) -> float | None:
+    """The largest of the values of a header (repeated: joined by commas, an HTTP date's own comma kept), each
+    ``read``; None when there is none or any is unreadable."""
     if value is None:
         return None
+    values: list[str] = []
+    for piece in value.split(","):
+        if values and _DAY.fullmatch(values[-1]):  # (the day's name and the rest of its date)
+            values[-1] += "," + piece
+        else:
+            values.append(piece)
+    waits = [read(v) for v in values]
+    return max(w for w in waits if w is not None) if None not in waits else None
+
+
+def _wait(value: str, now: float | None) -> float | None:
+    """A ``Retry-After`` value: seconds or an HTTP date (from ``now``); None when it is neither."""
     wait = seconds(value)
     if wait is not None:
         return wait
     try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = email.utils.parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:  # an HTTP date is GMT (parsedate_to_datetime leaves "-0000" and no zone naive)
