@@ -22,6 +22,7 @@ import pytest
 import agentmsg
 from agentmsg import UserMessage, reduce_events
 from agentmsg.clients import (
+    APIConnectionError,
     AsyncClient,
     AuthenticationError,
     BadRequestError,
@@ -267,6 +268,61 @@ def test_a_redirect_is_said_not_followed() -> None:
             asyncio.run(run())
         assert (info.value.status_code, info.value.body) == (301, "Moved")
         assert elsewhere.requests == [] and len(server.requests) == 3
+
+
+# ---- a response that is no valid HTTP: the server's protocol error, not retried ----------------------------------
+
+#: A response head h11 refuses, and what the error says of it
+_NOT_HTTP = {
+    "101": (
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+        "the server answered 101 Switching Protocols",
+    ),
+    "head-too-long": (
+        b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n",
+        "the response's headers are longer than the HTTP library reads",
+    ),
+    "status-line": (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "the response is not valid HTTP (illegal status line"),
+    "content-length": (b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", "not valid HTTP (bad Content-Length)"),
+}
+
+
+@pytest.mark.parametrize("how", ["call", "stream", "async call", "async stream"])
+@pytest.mark.parametrize("case", list(_NOT_HTTP))
+def test_a_response_that_is_no_valid_http_is_raised_at_once(raw: Any, case: str, how: str) -> None:
+    """A 101 Switching Protocols (a websocket endpoint), a response head longer than h11 reads (its 'headers too
+    large', 431), a status line that is none (an SSH port) came out as 'connection failed' with h11's words, after
+    every retry: the server's protocol error, which each retry met again. Now an APIConnectionError naming what
+    happened, at the first attempt, sync and async, call and stream."""
+    head, said = _NOT_HTTP[case]
+    server = raw(lambda conn: conn.sendall(head))
+    kw: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 2, "backoff": 0.01}
+
+    async def run() -> None:
+        async with AsyncClient("openai", **kw) as c:
+            if how == "async call":
+                await c.call(CONVO)
+            async for _ in c.stream(CONVO):
+                pass
+
+    with pytest.raises(APIConnectionError) as info:
+        if how == "call":
+            Client("openai", **kw).call(CONVO)
+        elif how == "stream":
+            list(Client("openai", **kw).stream(CONVO))
+        else:
+            asyncio.run(run())
+    assert said in str(info.value) and "not retried; check base_url" in str(info.value)
+    assert server.connections == 1
+
+
+def test_a_server_that_closes_before_any_response_is_still_retried(raw: Any) -> None:
+    """A connection the server closed before any response (a kept-alive one it dropped) is a network failure:
+    retried, then 'connection failed' (not a response that is no valid HTTP)."""
+    server = raw(lambda conn: None)
+    with pytest.raises(APIConnectionError, match="connection failed: Server disconnected"):
+        client(server.url, max_retries=2).call(CONVO)
+    assert server.connections == 3
 
 
 # ---- call() on a server that streams anyway --------------------------------------------------------------------

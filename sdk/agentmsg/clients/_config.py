@@ -28,6 +28,7 @@ from agentmsg.clients._errors import (
     credentials,
     error_for_status,
     no_response,
+    not_http,
     redirected,
 )
 from agentmsg.clients._retry import RetryPolicy
@@ -412,9 +413,12 @@ class BaseClient:
 
     def _failed(self, policy: RetryPolicy, attempt: int, exc: httpx.HTTPError) -> float:
         """Seconds to wait before retrying a request that got no response (connection failure or timeout);
-        raises when no retry is left. (A response a caller's event hook refused: :meth:`_hook_refused`.)"""
+        raises when no retry is left, and at once for a response that is no valid HTTP (:func:`not_http`). (A response a caller's event hook refused: :meth:`_hook_refused`.)"""
         if isinstance(exc, httpx.HTTPStatusError):
             return self._hook_refused(policy, attempt, exc)
+        broken = not_http(self.provider, exc)  # (the server's protocol error: never retried)
+        if broken is not None:
+            raise broken from exc
         delay = policy.after_failure(attempt)
         if delay is None:
             raise no_response(self.provider, exc) from exc

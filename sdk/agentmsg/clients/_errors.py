@@ -39,6 +39,7 @@ __all__ = [
     "ServerError",
     "credentials",
     "error_for_status",
+    "not_http",
     "provider_message",
     "reason",
     "request_id",
@@ -211,6 +212,37 @@ def no_response(provider: str, exc: Exception) -> APIConnectionError:
     if isinstance(exc, httpx.TimeoutException):
         return APITimeoutError(f"no response: {reason(exc)}", provider=provider)
     return APIConnectionError(f"connection failed: {reason(exc)}", provider=provider)
+
+
+#: Characters of the HTTP parser's message an error of a response that is no valid HTTP quotes, at most
+_NOT_HTTP_SHOWN = 200
+#: The packages whose error says a response is no valid HTTP (httpcore's HTTP/1.1 and HTTP/2 parsers)
+_HTTP_PARSERS = frozenset({"h11", "h2"})
+
+
+def not_http(provider: str, exc: Exception) -> APIConnectionError | None:
+    """The error of a response that is no valid HTTP: the HTTP parser's own error (h11's) behind httpx's
+    RemoteProtocolError, such as a 101 Switching Protocols no request asked for, a head longer than the parser
+    reads, a status line that is none, a bad Content-Length. That is the server's protocol error, not a network
+    failure: a retry meets it again, so it is raised at once, saying what happened. None for any other failure
+    (httpcore's own "Server disconnected without sending a response": a kept-alive connection the server closed,
+    retried)."""
+    if not isinstance(exc, httpx.RemoteProtocolError):
+        return None
+    # The parser's error, behind httpcore's (its pool re-raises that ``from None``: the context, not the cause)
+    root: BaseException | None = exc
+    while root is not None and type(root).__module__.partition(".")[0] not in _HTTP_PARSERS:
+        root = root.__cause__ or root.__context__
+    if root is None:
+        return None
+    text = str(root)[:_NOT_HTTP_SHOWN]
+    if "_SWITCH_UPGRADE" in text:  # (h11's words for a 101 no request proposed)
+        said = "the server answered 101 Switching Protocols (to a websocket, say), which the request did not ask for"
+    elif getattr(root, "error_status_hint", None) == 431:  # (h11: "Receive buffer too long")
+        said = f"the response's headers are longer than the HTTP library reads ({text})"
+    else:
+        said = f"the response is not valid HTTP ({text})"
+    return APIConnectionError(f"{said}: not retried; check base_url", provider=provider)
 
 
 def body_broke(provider: str, exc: Exception, status: int, headers: Mapping[str, str]) -> APIConnectionError:

@@ -4,7 +4,8 @@ The clients ask it after each attempt that got no reply and wait what it says; N
 
 * an error status is retried when the server's ``x-should-retry`` header says ``true`` (``false``: never,
   whatever the status), else for 408, 409, 429 and 5xx;
-* a request that got no response at all (the connection failed or timed out) is retried;
+* a request that got no response at all (the connection failed or timed out) is retried (the clients raise at
+  once for a response that is no valid HTTP: a 101 Switching Protocols, a head too long, a bad status line);
 * at most ``max_retries`` times; a stream is never retried once its reply has begun (the clients ask only
   before it);
 * the wait is the delay the server asks (``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP
