@@ -976,7 +976,44 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("USER", TextBlock(text="q")),
             _msg("ASSISTANT", TextBlock(text="a")),
         ],
+        "speakers": [
+            _msg("SYSTEM", TextBlock(text="You are Me."), name="Me"),
+            _msg("USER", TextBlock(text="hi all"), name="Bob"),
+            _msg("ASSISTANT", TextBlock(text="I think so"), name="Alice"),
+            _msg("ASSISTANT", TextBlock(text="let me look"), call("c1"), name="Alice"),
+            _msg("TOOL", result("c1")),
+            _msg("ASSISTANT", TextBlock(text="ok"), name="Me"),
+            _msg("USER", TextBlock(text=""), name="Bob"),
+            _msg("ASSISTANT", url, TextBlock(text="see"), name="Carol"),
+            _msg("ASSISTANT", ThinkingBlock(thinking="hm"), name="Alice"),
+            _msg("ASSISTANT", HintBlock(hint="be brief"), name="Bob"),
+            _msg("ASSISTANT", TextBlock(text="a"), call("c2"), name="Me"),
+            _msg("ASSISTANT", TextBlock(text="meanwhile"), name="Alice"),
+            _msg("ASSISTANT", TextBlock(text="wait"), name="Me"),
+            _msg("TOOL", result("c2")),
+            _msg("USER", url, TextBlock(text="this?")),
+            _msg("ASSISTANT", TextBlock(text="yes"), name="Me"),
+        ],
     }
+
+
+#: the multi-agent modes the structure tests run each conversation in: the format_request arguments (``options``
+#: merged with the test's own)
+_MODES: dict[str, dict[str, Any]] = {
+    "single": {},
+    "prefix": {"multi_agent": True, "agent_name": "Me", "options": {"multi_agent_layout": "prefix"}},
+    "history": {"multi_agent": True, "agent_name": "Me", "options": {"multi_agent_layout": "history"}},
+    "history, no agent": {"multi_agent": True, "options": {"multi_agent_layout": "history"}},
+}
+
+
+def _mode(mode: str, repair: bool) -> dict[str, Any]:
+    """The format_request (and count_tokens) arguments of a multi-agent mode, with the repair option or not."""
+    args = dict(_MODES[mode])
+    options = {**args.get("options", {}), **({"repair": True} if repair else {})}
+    if options:
+        args["options"] = options
+    return args
 
 
 def _sent_items(body: dict[str, Any]) -> int:
@@ -997,7 +1034,8 @@ def _names_sent(body: dict[str, Any]) -> int:
 @pytest.mark.parametrize("case", sorted(_odd_conversations()))
 @pytest.mark.parametrize("provider", sorted(NAMES))
 @pytest.mark.parametrize("repair", [False, True])
-def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, repair: bool) -> None:
+@pytest.mark.parametrize("mode", sorted(_MODES))
+def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, repair: bool, mode: str) -> None:
     """For every provider and conversations its formatter reshapes, the count frames what the request sends: with a
     message's framing made 1,000,000 tokens (more than all else), the count holds one for each message, turn or item
     the body sends (and for a hoisted system prompt), and a speaker name costs the profile's figure for each name
@@ -1011,10 +1049,12 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, 
     than it is sent; the calls left open before a message that answers none were never closed, so the turn family
     never sent the hints after them; the Responses API's instruction of leading system messages with no text was
     not framed; and with the ``repair`` option, which count_tokens did not take, the error results of unanswered
-    calls were not framed, nor were results that answer no call left out.)"""
+    calls were not framed, nor were results that answer no call left out. And count_tokens took no ``multi_agent``:
+    the multi-agent request, which sends other speakers' turns as user turns, runs of them folded into one in the
+    ``history`` layout, was counted as the single-agent one.)"""
     msgs = _odd_conversations()[case]
     real = get(provider)
-    options: dict[str, Any] = {"options": {"repair": True}} if repair else {}
+    options = _mode(mode, repair)
     body = real.format_request(msgs, **options).body
     big = 1_000_000
     tokens = real.spec.tokens
@@ -1023,6 +1063,8 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, 
         spec=attrs.evolve(real.spec, tokens=attrs.evolve(tokens, per_message=big)), format_request=real.format_request
     )
     assert count_tokens(msgs, provider=scaled, **options).total // big == _sent_items(body)  # type: ignore[arg-type]
+    if mode != "single" or case == "speakers":  # (a name is also a label, who speaks, whose text goes ahead of a call)
+        return
     unnamed = [m.copy(name=None) if m.name else m for m in msgs]
     named = (
         count_tokens(msgs, provider=provider, **options).total
@@ -1067,11 +1109,15 @@ def _merging_conversation(rng: random.Random) -> list[Msg]:
 @pytest.mark.fuzz
 @pytest.mark.parametrize("provider", sorted(NAMES))
 @pytest.mark.parametrize("repair", [False, True])
-def test_the_counts_framing_is_the_requests_structure_for_random_conversations(provider: str, repair: bool) -> None:
+@pytest.mark.parametrize("mode", sorted(_MODES))
+def test_the_counts_framing_is_the_requests_structure_for_random_conversations(
+    provider: str, repair: bool, mode: str
+) -> None:
     """The structure test above, over seeded random conversations of the shapes the formatters merge, split or leave
     out across messages: the count's framing (``_Frames``, which restates the formatters' rules to stay one cheap
     pass) must open exactly the messages, turns or items each formatted body sends. (A run of 3,000 conversations a
-    provider found the Responses API's merge cases the written ones missed.)"""
+    provider found the Responses API's merge cases the written ones missed.) In the multi-agent modes each user and
+    assistant message is given a speaker (the current agent's, another's, or none), at random."""
     real = get(provider)
     tokens = real.spec.tokens
     assert tokens is not None
@@ -1079,11 +1125,15 @@ def test_the_counts_framing_is_the_requests_structure_for_random_conversations(p
     scaled = SimpleNamespace(
         spec=attrs.evolve(real.spec, tokens=attrs.evolve(tokens, per_message=big)), format_request=real.format_request
     )
-    options: dict[str, Any] = {"options": {"repair": True}} if repair else {}
-    rng = random.Random(f"{SEED}-{provider}-{repair}")
+    options = _mode(mode, repair)
+    rng = random.Random(f"{SEED}-{provider}-{repair}" + ("" if mode == "single" else f"-{mode}"))
     checked = 0
     for _ in rounds(150):
         msgs = _merging_conversation(rng)
+        if mode != "single":
+            msgs = [
+                m.copy(name=rng.choice(["Me", "Alice", None])) if m.role in ("USER", "ASSISTANT") else m for m in msgs
+            ]
         try:
             body = real.format_request(msgs, **options).body
         except ValidationError:
@@ -1092,6 +1142,48 @@ def test_the_counts_framing_is_the_requests_structure_for_random_conversations(p
         assert got == _sent_items(body), [(m.role, [b.type for b in m.content]) for m in msgs]
         checked += 1
     assert checked > 0
+
+
+@pytest.mark.parametrize("layout", ["prefix", "history"])
+@pytest.mark.parametrize("agent", ["Me", None])
+def test_the_multi_agent_text_counts_as_the_tokens_of_the_text_sent(layout: str, agent: str | None) -> None:
+    """For a provider whose tokenizer is its own (OpenAI, o200k), the multi-agent count of a conversation of texts is
+    the tokens of the text the body sends (each content encoded with the same tokenizer), plus the framing of each
+    message sent and of each name: in the prefix layout ``[Name]: text``; in the history layout each run of other
+    speakers' turns one user turn (the prompt, ``<history>``, one line ``Name: text`` for each text, ``</history>``).
+    (count_tokens took no ``multi_agent``: it counted the single-agent request, which sends neither labels nor the
+    history turn; 57 tokens the body sends were not counted for the history layout here, 13 for the prefix one.)"""
+    msgs = [
+        _msg("SYSTEM", TextBlock(text="You are Me, one of three agents.")),
+        _msg("USER", TextBlock(text="Plan the trip to Lisbon."), TextBlock(text="Budget: 900 EUR."), name="Bob"),
+        _msg("ASSISTANT", TextBlock(text="Flights first; I found one at 240 EUR."), name="Alice"),
+        _msg("ASSISTANT", TextBlock(text="Hotels near Alfama run 90 EUR a night."), name="Carol"),
+        _msg("ASSISTANT", TextBlock(text="Then 240 + 5 x 90 = 690 EUR, within budget."), name="Me"),
+        _msg("USER", TextBlock(text="And food?"), name="Bob"),
+        _msg("ASSISTANT", TextBlock(text="About 40 EUR a day."), name="Alice"),
+        _msg("ASSISTANT", TextBlock(text="So 890 EUR in all."), name="Me"),
+    ]
+    args: dict[str, Any] = {"multi_agent": True, "agent_name": agent, "options": {"multi_agent_layout": layout}}
+    real = get("openai")
+    tokens = real.spec.tokens
+    assert tokens is not None
+    body = real.format_request(msgs, **args).body
+    sent = body["messages"]
+    enc = _tokenizers.counter("o200k_base")
+
+    def encoded(content: str | list[dict[str, Any]]) -> int:  # (a string, or text parts: each sent as a text)
+        return enc.count(content) if isinstance(content, str) else sum(enc.count(p["text"]) for p in content)
+
+    text = sum(encoded(m["content"]) for m in sent)
+    framing = tokens.per_message * len(sent) + tokens.per_name * _names_sent(body)
+    n = count_tokens(msgs, provider="openai", **args)
+    assert n.method == "tokenizer:o200k_base"
+    assert sum(n.messages) == text + framing
+    if layout == "history":  # (the history turns' text, on the messages folded into them)
+        folded = [i for i, m in enumerate(msgs) if m.role.value != "SYSTEM" and m.name != agent]
+        turns = [m["content"] for m in sent if "<history>" in m["content"]]
+        assert len(turns) == (2 if agent else 1)
+        assert sum(n.messages[i] for i in folded) == sum(map(encoded, turns)) + tokens.per_message * len(turns)
 
 
 @pytest.mark.parametrize("provider", ["openai", "openai-responses", "dashscope", "dashscope-compatible"])

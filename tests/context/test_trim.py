@@ -515,3 +515,33 @@ def test_the_signature_chain_rule_is_the_specs_not_a_vendor_list() -> None:
     with pytest.raises(TrimBudgetError):  # the chain cannot be cut
         trim(msgs, budget, provider=_own_provider(signature_chain=True), counter=Counter())
     assert trim(msgs, budget, provider=_own_provider(), counter=Counter()).removed == (2, 3)
+
+
+@pytest.mark.parametrize("fn", ["trim", "atrim"])
+def test_trim_counts_the_request_the_format_arguments_make(fn: str) -> None:
+    """``trim`` and ``atrim`` take the request's ``options``, ``multi_agent`` and ``agent_name`` (as ``format_request``
+    and ``count_tokens`` do) and count that request: the multi-agent history layout sends more than the single-agent
+    request (the history prompt and tags), so a budget the single-agent count fits is too small for it. (They took
+    none: every conversation was counted as the single-agent request, and trimmed to a budget it overruns.)"""
+    from agentmsg.context import count_tokens
+
+    msgs = [
+        Msg(role="USER", content=[TextBlock(text="Plan the trip.")], name="Bob"),
+        Msg(role="ASSISTANT", content=[TextBlock(text="Flights first.")], name="Alice"),
+        Msg(role="USER", content=[TextBlock(text="And hotels?")], name="Bob"),
+        Msg(role="ASSISTANT", content=[TextBlock(text="Near Alfama.")], name="Me"),
+        Msg(role="USER", content=[TextBlock(text="Thanks.")], name="Bob"),
+    ]
+    args: dict[str, Any] = {"multi_agent": True, "agent_name": "Me", "options": {"multi_agent_layout": "history"}}
+    budget = count_tokens(msgs, provider="openai").total
+    assert count_tokens(msgs, provider="openai", **args).total > budget
+
+    def run(**kwargs: Any) -> Trimmed:
+        if fn == "trim":
+            return trim(msgs, budget, provider="openai", **kwargs)
+        return asyncio.run(atrim(msgs, budget, provider="openai", **kwargs))
+
+    assert run().removed == ()
+    cut = run(**args)
+    assert cut.removed and cut.fits
+    assert cut.tokens == count_tokens(list(cut.messages), provider="openai", **args).total

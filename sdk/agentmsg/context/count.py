@@ -50,9 +50,14 @@ from agentmsg.providers._request.context import (
     as_options,
     block_label,
     current_turn,
+    has_result,
+    has_tool_use,
     is_carrier,
+    is_current_agent,
+    is_history_message,
     json_text,
     reasoning_item,
+    speaker_label,
     tool_turns,
 )
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
@@ -224,18 +229,28 @@ def _blocks(
     joined: bool = False,
     user: bool = False,
     output: bool = False,
+    label: str = "",
 ) -> int:
     """The tokens of a message's blocks; ``joined``: its texts (and placeholders) are sent as one text, joined by
     newlines (the chat family's assistant and system messages); ``user``: a user message, whose turn sends texts,
     media and hints only (every formatter leaves out a tool call, a tool result or reasoning there, said
     ``block-dropped`` or ``thinking-dropped``: ``Walk.user_parts``); ``output``: a tool result's output, whose hints
-    are text of it, not framed."""
+    are text of it, not framed; ``label``: the speaker's ``[Name]: `` the multi-agent prefix layout puts before the
+    first text (of the joined text; in a user turn before the first medium too, as a text of its own:
+    ``Walk.user_parts``)."""
     p = t.profile
     placeholders = p.text_only or (assistant and not p.assistant_media)
     texts: list[str] | None = [] if joined else None
     n = 0
     for b in blocks:
         kind = type(b)
+        if label and texts is None and (kind is TextBlock or (user and kind in MEDIA)):
+            if kind is TextBlock:  # (the speaker's label starts the first text)
+                n += t.words(label + b.text)
+                label = ""
+                continue
+            n += t.words(label.rstrip())  # (a text of its own before a medium)
+            label = ""
         if placeholders and kind in MEDIA:  # (sent as the text naming it, not the medium)
             if texts is not None:
                 texts.append(block_label(b))
@@ -270,19 +285,22 @@ def _blocks(
         elif isinstance(b, str):
             n += t.words(b)
     if texts:
-        n += t.words(texts[0] if len(texts) == 1 else "\n".join(texts))
+        n += t.words(label + (texts[0] if len(texts) == 1 else "\n".join(texts)))
     return n
 
 
-def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
+def _items(t: _Tally, blocks: Sequence[Any], families: Container[str], label: str = "", multi: bool = False) -> int:
     """The tokens of an assistant message sent as items (``TokenProfile.items``: the Responses API), as its formatter
     sends them: an item for each run of texts (non-empty ones, joined by newlines; a medium's placeholder among them),
     each call, each reasoning item sent back (its parts from consecutive blocks of one item id, :func:`reasoning_item`;
     one without its encrypted content is not sent), each tool result; a call, a reasoning item or a carrier ends the
-    run of texts before it. Each item is framed as a message, and so is each hint (sent after the turn)."""
+    run of texts before it. Each item is framed as a message, and so is each hint (sent after the turn). ``label``:
+    another agent's message in the multi-agent prefix layout, its ``[Name]: `` before its first text that is sent,
+    and none of its reasoning sent; ``multi``: a multi-agent request, where a message of one empty text is left out
+    as any empty text (no short way for the usual message: ``Walk.run``)."""
     p = t.profile
     per_message = p.per_message
-    if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # (the usual message: one item, sent even when empty)
+    if len(blocks) == 1 and type(blocks[0]) is TextBlock and not multi:  # (the usual message: one item, even empty)
         return per_message + t.words(blocks[0].text)
     n = 0
     texts: list[str] = []  # the run of texts of the message item not sent yet
@@ -295,13 +313,15 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
         texts.clear()
         return tokens
 
+    other = bool(label)  # (another agent's reasoning: not sent)
     items: list[list[Any]] = []  # each reasoning item: [item id, tokens of its parts, whether it is encrypted]
     after_item = False  # the item sent last is the last of ``items`` (a thinking block of its id joins it)
     for b in blocks:
         kind = type(b)
         if kind is TextBlock:
             if b.text:
-                texts.append(b.text)
+                texts.append(label + b.text if label else b.text)
+                label = ""
             continue
         if kind is ThinkingBlock:
             if is_carrier(b.metadata):  # (back on the message item before it, which it ends)
@@ -309,7 +329,7 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
                     n += flush()
                     after_item = False
                 continue
-            part = reasoning_item(b, families)
+            part = None if other else reasoning_item(b, families)
             if part is None:  # (not sent: the formatter says why)
                 continue
             if not after_item or items[-1][0] != part[0]:
@@ -445,21 +465,33 @@ class _Frames:
     it holds more than results; the calls still open before a message that answers none, or at the end, are
     orphans (:meth:`Walk.orphans`): with the ``repair`` option each gets an error result (:attr:`repaired`: a tool
     message or output item each, a part of a user turn in the turn family), and a result that answers no open call
-    is left out (:attr:`dropped`). Fed the messages in order (:meth:`of`), then :meth:`end`."""
+    is left out (:attr:`dropped`). In multi-agent mode (``multi``, the current agent ``agent``) another speaker's
+    turn (a user message, another agent's assistant message of no call and no result) is a user turn
+    (:attr:`prefixed`: ``[Name]: `` before its first text, so a text is sent even when empty), text between a call and
+    its result goes ahead of the call only when the current agent's; in the ``history`` layout a run of other
+    speakers' turns (:func:`is_history_message`) is one user turn, opened by the first of them that sends a line or a
+    medium (:attr:`folding`). Fed the messages in order (:meth:`of`), then :meth:`end`."""
 
     __slots__ = (
+        "agent",
         "apart",
         "calls",
         "drop",
         "dropped",
+        "folded",
+        "folding",
         "held",
         "hints",
+        "history",
         "items",
         "joined",
         "leading",
         "msgs",
+        "multi",
         "newline",
+        "other",
         "own",
+        "prefixed",
         "repair",
         "repaired",
         "result_messages",
@@ -472,8 +504,20 @@ class _Frames:
         "until",
     )
 
-    def __init__(self, profile: TokenProfile, msgs: Sequence[Msg], repair: bool) -> None:
+    def __init__(
+        self,
+        profile: TokenProfile,
+        msgs: Sequence[Msg],
+        repair: bool,
+        multi: bool = False,
+        agent: str | None = None,
+        history: bool = False,
+    ) -> None:
         self.msgs = msgs
+        self.multi = multi
+        self.agent = agent
+        self.history = history  # (multi-agent ``history`` layout)
+        self.folding = False  # a folded run of other speakers' turns sends a user turn (the history layout)
         self.turns = profile.turns
         self.items = profile.items
         self.leading = profile.leading_system
@@ -500,6 +544,11 @@ class _Frames:
         self.newline = 0
         self.dropped: list[Any] = []
         self.own = True
+        #: of the message :meth:`of` was given last, in multi-agent mode: folded into the history turn; sent as another
+        #: speaker's user turn (``[Name]: text``); another agent's assistant message (its reasoning not sent)
+        self.folded = False
+        self.prefixed = False
+        self.other = False
 
     def of(self, i: int, msg: Msg) -> int:
         """The frames the request opens for message ``i`` (and for the repair results sent before it)."""
@@ -511,11 +560,17 @@ class _Frames:
         if self.dropped:
             self.dropped = []
         n = 0
+        if self.multi:
+            if self.history and is_history_message(msg, self.agent):
+                return self._fold(blocks)
+            self.folding = self.folded = False
+            self.other = other = role is MsgRole.ASSISTANT and not is_current_agent(msg, self.agent)
+            self.prefixed = role is MsgRole.USER or (other and not has_tool_use(msg) and not has_result(msg))
         if calls and orphans_calls(msg):
             if (
                 role is MsgRole.ASSISTANT
                 and not self.apart
-                and (self.until > i or (_text_alone(msg) and self._answered(i)))
+                and (self.until > i or (self._alone(msg) and self._answered(i)))
             ):  # (text between a call and its result: merged ahead of the call, when the calls are what the request
                 # ends with)
                 self.own = False
@@ -538,6 +593,10 @@ class _Frames:
                 self.tail = 0
             return n + self._hints(False)
         self.started = True
+        if self.prefixed:
+            role = MsgRole.USER  # (another speaker's turn: a user turn)
+        # (its first text carries the speaker's label, sent even when empty: a user turn's, the turn family's)
+        labelled = self.multi and (self.prefixed or (self.other and self.turns))
         sends = ""  # the role of the turn it opens or joins ("" none)
         results = 0  # the results it sends
         hints = False
@@ -573,12 +632,15 @@ class _Frames:
             elif kind is HintBlock:
                 hints = True
             elif kind is TextBlock:
-                if self._texts((b,)):
+                if labelled or self._texts((b,)):
                     sends = sends or "a"
-                    tail = 1 if b.text or len(blocks) == 1 else tail  # (a text alone: an item, even empty)
-            elif kind in MEDIA or (kind is ThinkingBlock and role is MsgRole.ASSISTANT):
+                    # (a text alone: an item, even empty, but in multi-agent mode, which sends none the short way)
+                    tail = 1 if b.text or (len(blocks) == 1 and not self.multi) else tail
+                labelled = False
+            elif kind in MEDIA or (kind is ThinkingBlock and role is MsgRole.ASSISTANT and not self.other):
                 sends = sends or "a"
                 tail = 0 if kind is ThinkingBlock else 1
+                labelled = labelled and kind is ThinkingBlock
             if kind is not ToolUseBlock:
                 last = kind
         if sends or results:  # (sent after the open calls, which text between no longer joins, unless it made them)
@@ -613,10 +675,35 @@ class _Frames:
         """The frames the request opens after the last message: the repair results of the calls still open (said in
         :attr:`repaired`), and the hints sent after them."""
         self.repaired = self.newline = 0
+        self.folding = self.folded = False
         if self.dropped:
             self.dropped = []
         n = self._orphans() if self.calls else 0
         return n + self._hints(False)
+
+    def _fold(self, blocks: Sequence[Any]) -> int:
+        """The frames of another speaker's turn in the history layout: the repair results of the calls it makes
+        orphans, and the one user turn of the run it is folded into, on the first of the run that sends a line (a text)
+        or a medium (``history_parts``: a run that sends none sends no turn); its hints are placed as anywhere."""
+        self.own = False
+        self.folded = True
+        self.prefixed = self.other = False
+        self.started = True
+        n = self._orphans() if self.calls else 0
+        hints = False
+        sends = False
+        for b in blocks:
+            kind = type(b)
+            if kind is TextBlock or kind in MEDIA:
+                sends = True
+            elif kind is HintBlock:
+                hints = True
+        if sends and not self.folding:
+            self.folding = True
+            self.apart = True
+            self.tail = 0
+            n += self._open("u") if self.turns else 1
+        return n + self._hints(hints)
 
     def _hints(self, hints: bool) -> int:
         """The user turn the hints waiting open once no call is (the turn family; else each is a message, framed as
@@ -639,9 +726,14 @@ class _Frames:
         self.tail = 0
         return self._open("u") if self.turns else k
 
+    def _alone(self, msg: Msg) -> bool:
+        """Whether a message holds text alone that can go ahead of a call (:meth:`Walk.text_only`: in multi-agent mode,
+        the current agent's)."""
+        return _text_alone(msg) and (not self.multi or is_current_agent(msg, self.agent))
+
     def _answered(self, i: int) -> bool:
         """Whether assistant message ``i`` (text alone) starts a run of text a result ends (:func:`answered_after`)."""
-        self.until = answered_after(self.msgs, i, self.speaker, _text_alone)
+        self.until = answered_after(self.msgs, i, self.speaker, self._alone)
         return self.until > i
 
     def _between(self, blocks: Sequence[Any]) -> int:
@@ -693,6 +785,65 @@ class _Frames:
         return False
 
 
+class _Fold:
+    """The text of the folded runs of other speakers' turns (multi-agent ``history`` layout) as ``history_parts``
+    sends it: ``[prompt]<history>``, one line ``Name: text`` per text block, a line ``Name:`` before each medium (the
+    text so far one part, the medium the next), ``</history>``; the prompt in the first run that sends a line alone.
+    Each message is given the tokens of its own lines (:meth:`add`); what the parts' text costs beyond them (the
+    prompt, the tags, the joining newlines) goes to the first message of the run that sends one (:meth:`close`), so
+    the run's count is the tokens of the text it sends, exactly where the tokenizer is the provider's."""
+
+    __slots__ = ("first", "lined", "lines", "prompt", "sent", "t")
+
+    def __init__(self, t: _Tally, prompt: str) -> None:
+        self.t = t
+        self.prompt = prompt
+        self.first = -1  # the message whose count carries the run's text beyond its lines (-1: no line yet)
+        self.lines: list[str] = []  # the lines of the text part being built
+        self.lined = 0  # the tokens of the run's lines, as given to their messages
+        self.sent = 0  # the tokens of the run's text parts made so far
+
+    def add(self, i: int, blocks: Sequence[Any], name: str) -> int:
+        """The tokens of message ``i`` of the run (``name``: its speaker label): its lines, media and hints."""
+        t = self.t
+        n = 0
+        for b in blocks:
+            kind = type(b)
+            if kind is TextBlock:
+                line = f"{name}: {b.text}"
+            elif kind in MEDIA:
+                line = f"{name}:"
+            else:
+                if kind is HintBlock:
+                    n += _blocks(t, (b,), False)
+                continue
+            if self.first < 0:
+                self.first = i
+                self.lines.append(self.prompt + "<history>")
+            self.lines.append(line)
+            k = t.words(line)
+            self.lined += k
+            n += k
+            if kind is not TextBlock:  # (the text so far is a part, the medium the next)
+                self.sent += t.words("\n".join(self.lines))
+                self.lines = []
+                n += _blocks(t, (b,), False, user=True)
+        return n
+
+    def close(self, counts: list[int]) -> None:
+        """The run is over: its last text part (up to ``</history>``) made, what its parts cost beyond its lines
+        added to the count of its first message that sent one. A run that sent no line sends nothing."""
+        if self.first < 0:
+            return
+        self.lines.append("</history>")
+        self.sent += self.t.words("\n".join(self.lines))
+        counts[self.first] += self.sent - self.lined
+        self.first = -1
+        self.lines = []
+        self.lined = self.sent = 0
+        self.prompt = ""  # (only the first run that sends a line has it)
+
+
 def _text_alone(msg: Msg) -> bool:
     """Whether a message holds text alone (:meth:`Walk.text_only`, one speaker)."""
     blocks: list[Any] = msg.content
@@ -717,6 +868,8 @@ def count_tokens(
     model: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
 ) -> TokenCount:
     """The input tokens of a conversation for a provider (a registry name: ``openai``, ``anthropic``, ``gemini``,
     ``dashscope``, ``deepseek``, ``dashscope-compatible``; or a Provider, as ``get`` gives), offline, in one pass
@@ -727,9 +880,12 @@ def count_tokens(
     definitions, as ``format_request`` takes them. ``options``: the formatter's options, as ``format_request`` takes
     them (:class:`~agentmsg.providers.FormatOptions` or a mapping): with ``repair`` the error result of each call left
     unanswered is counted (framed, on the message before which the formatter sends it, or on the last), and a result
-    that answers no call is not. The request counted is the single-agent one: ``count_tokens`` takes no
-    ``multi_agent``, so ``multi_agent_layout`` changes nothing here, as in ``format_request`` without it; nor is
-    reasoning that ``reasoning="text"`` sends as text counted as text. Returns a :class:`TokenCount` (per message,
+    that answers no call is not. ``multi_agent`` and ``agent_name``: the multi-agent request, as ``format_request``
+    takes them, in the layout the options say (``multi_agent_layout``): ``prefix``, each other speaker's turn a user
+    turn whose first text starts ``[Name]: `` (another agent's calls and results sent as its own, its reasoning not);
+    ``history``, each run of other speakers' turns one user turn, ``history_prompt`` (the first) and ``<history>``,
+    a line ``Name: text`` per text and ``</history>``, counted on its messages (the prompt, tags and newlines on the
+    first). Reasoning that ``reasoning="text"`` sends as text is not counted as text. Returns a :class:`TokenCount` (per message,
     tools, framing, the method and its stated error). Raises KeyError for an unknown provider and
     :class:`~agentmsg.ValidationError` for tools that are not definitions, for options that are not the formatter's
     (``/options``), and for a provider or model of the wrong type (naming it)."""
@@ -753,7 +909,11 @@ def count_tokens(
     per_name = profile.per_name
     counts = []
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
-    frames = _Frames(profile, messages, as_options(options).repair)
+    opts = as_options(options)
+    multi = bool(multi_agent)
+    history = multi and opts.multi_agent_layout == "history"
+    frames = _Frames(profile, messages, opts.repair, multi, agent_name, history)
+    fold = _Fold(t, opts.history_prompt) if history else None
     repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
     for i, msg in enumerate(messages):
         role = msg.role
@@ -768,8 +928,18 @@ def count_tokens(
         if frames.dropped:  # (results the repair option left out, as the blocks count them)
             for b in frames.dropped:
                 extra -= _blocks(t, (b,), False) + (per_message if items and role is MsgRole.ASSISTANT else 0)
+        label = ""
+        if multi:
+            if fold is not None:
+                if frames.folded:  # (another speaker's turn, folded into the history turn)
+                    counts.append(framed * per_message + extra + fold.add(i, msg.content, speaker_label(msg)))
+                    continue
+                fold.close(counts)
+            if frames.prefixed or frames.other:
+                label = f"[{speaker_label(msg)}]: "
+                role = MsgRole.USER if frames.prefixed else role
         if items and role is MsgRole.ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
-            counts.append(_items(t, msg.content, families) + (framed - 1) * per_message + extra)
+            counts.append(_items(t, msg.content, families, label, multi) + (framed - 1) * per_message + extra)
             continue
         thinking = mode == "all" or (recent and (i > current or i in called))
         user = role is MsgRole.USER
@@ -780,11 +950,15 @@ def count_tokens(
         n = (
             framed * per_message
             + extra
-            + _blocks(t, msg.content, thinking and not user, role is MsgRole.ASSISTANT, joined, user)
+            + _blocks(
+                t, msg.content, thinking and not (user or label), role is MsgRole.ASSISTANT, joined, user, label=label
+            )
         )
         if per_name and msg.name and frames.own:  # (a speaker name goes on a message of its own)
             n += per_name
         counts.append(n)
+    if fold is not None:
+        fold.close(counts)
     framed = frames.end()  # (the repair results of the calls open at the end, and the hints after them)
     if framed or frames.repaired:
         counts[-1] += framed * per_message + frames.repaired * (t.words(REPAIR_TEXT) + profile.per_result)

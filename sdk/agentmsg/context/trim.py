@@ -42,7 +42,7 @@ from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg, MsgRole, members
 
 if TYPE_CHECKING:
-    from agentmsg.providers import Provider
+    from agentmsg.providers import FormatOptions, Provider
 
 __all__ = [
     "SUMMARY_TRIES",
@@ -349,6 +349,7 @@ class _Trim:
         tools: Sequence[Mapping[str, Any]] | None,
         counter: Counter | None,
         keep_last: int,
+        request: Mapping[str, Any],
     ) -> None:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise ValueError(f"budget is a number of tokens (an int >= 0), not {budget!r}")
@@ -364,7 +365,7 @@ class _Trim:
         if counter is None:
             from agentmsg.context.count import count_tokens
 
-            counter = functools.partial(count_tokens, provider=provider, model=model, tools=tools)
+            counter = functools.partial(count_tokens, provider=provider, model=model, tools=tools, **request)
             self.beyond = "the request's framing and the tool definitions" if tools else "the request's framing"
         #: the messages, each role a MsgRole member, each block of an agentmsg class (members, which refuses what is no
         #: list of messages): what the plan tells roles apart in; the result keeps the caller's own messages (msgs)
@@ -511,6 +512,9 @@ def trim(
     summarize: Summarize | None = None,
     counter: Counter | None = None,
     keep_last: int = 1,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
 ) -> Trimmed:
     """The conversation cut to ``budget`` tokens for ``provider`` (a registry name or a Provider), as the module
     says: system messages and the latest ``keep_last`` units (with their turn's opener) kept, whole units removed
@@ -518,10 +522,12 @@ def trim(
     ``"summarize"``: ``summarize(removed_messages)`` returns a Msg (USER or SYSTEM) or a text (made a SYSTEM message)
     inserted after the leading system messages. ``counter``: ``messages -> counts`` (an object with ``messages``
     and ``total``, or per-message counts); default :func:`agentmsg.context.count_tokens` with ``provider``,
-    ``model`` and ``tools``. Raises :class:`TrimBudgetError` when the kept part alone exceeds the budget, and
+    ``model``, ``tools`` and the request's ``options``, ``multi_agent`` and ``agent_name`` (as ``format_request``
+    takes them: the request the trimmed conversation is sent in). Raises :class:`TrimBudgetError` when the kept part alone exceeds the budget, and
     ``ValueError`` for arguments of the wrong kind."""
     wants_summary = _strategy(strategy, summarize)
-    t = _Trim(messages, budget, provider, model, tools, counter, keep_last)
+    request = {"options": options, "multi_agent": multi_agent, "agent_name": agent_name}
+    t = _Trim(messages, budget, provider, model, tools, counter, keep_last, request)
     t.fit(0)
     if wants_summary and summarize is not None and t.plan.removed_steps:
         for _ in range(SUMMARY_TRIES):
@@ -541,11 +547,15 @@ async def atrim(
     summarize: ASummarize | None = None,
     counter: Counter | None = None,
     keep_last: int = 1,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
 ) -> Trimmed:
     """:func:`trim` with a ``summarize`` function that may be async (a coroutine function, or one returning an
     awaitable): an LLM call that writes the summary."""
     wants_summary = _strategy(strategy, summarize)
-    t = _Trim(messages, budget, provider, model, tools, counter, keep_last)
+    request = {"options": options, "multi_agent": multi_agent, "agent_name": agent_name}
+    t = _Trim(messages, budget, provider, model, tools, counter, keep_last, request)
     t.fit(0)
     if wants_summary and summarize is not None and t.plan.removed_steps:
         for _ in range(SUMMARY_TRIES):
