@@ -1247,3 +1247,26 @@ def test_repair_results_count_as_the_results_the_formatter_adds(provider: str) -
     assert (
         count_tokens(msgs, provider=provider, options=repair).total == count_tokens(repaired, provider=provider).total
     )
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+def test_reasoning_sent_as_text_counts_as_that_text(provider: str) -> None:
+    """With the option ``reasoning="text"`` a formatter sends reasoning from another provider as text in its place
+    (a chat message's joined content, a text part, a Responses message item's text): the request is the one of the
+    conversation holding that text as text blocks, and so is the count. (It was not counted: 21 o200k tokens short
+    for openai here.) Without the option it is left out, and not counted (Gemini's count, which counts all reasoning,
+    counted it)."""
+    thought = "The user wants a short answer; the capital of France is Paris, so say that plainly and stop."
+    foreign = ThinkingBlock(thinking=thought, metadata={"provider": "some-other-provider"})
+    question, thanks = _msg("USER", TextBlock(text="Capital of France?")), _msg("USER", TextBlock(text="thanks"))
+    msgs = [question, _msg("ASSISTANT", foreign, TextBlock(text="Paris.")), thanks]
+    as_text = [question, _msg("ASSISTANT", TextBlock(text=thought), TextBlock(text="Paris.")), thanks]
+    options = {"reasoning": "text"}
+    real = get(provider)
+    assert real.format_request(msgs, options=options).body == real.format_request(as_text).body
+    counted = count_tokens(msgs, provider=provider, options=options)
+    assert counted == count_tokens(as_text, provider=provider)
+    # (without the option it is left out, and not counted: Gemini's count, which counts all reasoning, counted it)
+    dropped = [question, _msg("ASSISTANT", TextBlock(text="Paris.")), thanks]
+    assert real.format_request(msgs).body == real.format_request(dropped).body
+    assert count_tokens(msgs, provider=provider) == count_tokens(dropped, provider=provider)

@@ -57,6 +57,7 @@ from agentmsg.providers._request.context import (
     is_history_message,
     json_text,
     reasoning_item,
+    reasoning_origin,
     speaker_label,
     tool_turns,
 )
@@ -230,6 +231,8 @@ def _blocks(
     user: bool = False,
     output: bool = False,
     label: str = "",
+    families: Container[str] = (),
+    demote: bool | None = None,
 ) -> int:
     """The tokens of a message's blocks; ``joined``: its texts (and placeholders) are sent as one text, joined by
     newlines (the chat family's assistant and system messages); ``user``: a user message, whose turn sends texts,
@@ -237,7 +240,9 @@ def _blocks(
     ``block-dropped`` or ``thinking-dropped``: ``Walk.user_parts``); ``output``: a tool result's output, whose hints
     are text of it, not framed; ``label``: the speaker's ``[Name]: `` the multi-agent prefix layout puts before the
     first text (of the joined text; in a user turn before the first medium too, as a text of its own:
-    ``Walk.user_parts``)."""
+    ``Walk.user_parts``); ``families``: the target provider's (reasoning from another provider, :func:`_foreign`, is
+    not sent as reasoning); ``demote``: the option ``reasoning="text"``, which sends such reasoning (not empty) as text
+    in its place (None: neither; the blocks of no assistant message)."""
     p = t.profile
     placeholders = p.text_only or (assistant and not p.assistant_media)
     texts: list[str] | None = [] if joined else None
@@ -262,7 +267,14 @@ def _blocks(
             else:
                 n += t.words(b.text)
         elif kind is ThinkingBlock:
-            if thinking:
+            meta = b.metadata
+            if meta and "provider" in meta and _foreign(b, families):  # (as text with reasoning="text", else left out)
+                if demote and b.thinking:
+                    if texts is not None:
+                        texts.append(b.thinking)
+                    else:
+                        n += t.words(b.thinking)
+            elif thinking:
                 n += t.words(b.thinking)
         elif kind is ToolUseBlock:
             if not user:
@@ -289,7 +301,14 @@ def _blocks(
     return n
 
 
-def _items(t: _Tally, blocks: Sequence[Any], families: Container[str], label: str = "", multi: bool = False) -> int:
+def _items(
+    t: _Tally,
+    blocks: Sequence[Any],
+    families: Container[str],
+    label: str = "",
+    multi: bool = False,
+    demote: bool = False,
+) -> int:
     """The tokens of an assistant message sent as items (``TokenProfile.items``: the Responses API), as its formatter
     sends them: an item for each run of texts (non-empty ones, joined by newlines; a medium's placeholder among them),
     each call, each reasoning item sent back (its parts from consecutive blocks of one item id, :func:`reasoning_item`;
@@ -297,7 +316,8 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str], label: st
     run of texts before it. Each item is framed as a message, and so is each hint (sent after the turn). ``label``:
     another agent's message in the multi-agent prefix layout, its ``[Name]: `` before its first text that is sent,
     and none of its reasoning sent; ``multi``: a multi-agent request, where a message of one empty text is left out
-    as any empty text (no short way for the usual message: ``Walk.run``)."""
+    as any empty text (no short way for the usual message: ``Walk.run``); ``demote``: the option ``reasoning="text"``,
+    reasoning from another provider is text of the run of texts (:func:`_demoted`)."""
     p = t.profile
     per_message = p.per_message
     if len(blocks) == 1 and type(blocks[0]) is TextBlock and not multi:  # (the usual message: one item, even empty)
@@ -330,7 +350,9 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str], label: st
                     after_item = False
                 continue
             part = None if other else reasoning_item(b, families)
-            if part is None:  # (not sent: the formatter says why)
+            if part is None:  # (not sent: the formatter says why; demoted to text with reasoning="text")
+                if demote and not other and b.thinking and _foreign(b, families):
+                    texts.append(b.thinking)
                 continue
             if not after_item or items[-1][0] != part[0]:
                 n += flush()
@@ -844,6 +866,16 @@ class _Fold:
         self.prompt = ""  # (only the first run that sends a line has it)
 
 
+def _foreign(block: ThinkingBlock, families: Container[str]) -> bool:
+    """Whether a thinking block is reasoning from a provider not of ``families`` (not a carrier of provider data),
+    which every formatter sends as no reasoning (``foreign_reasoning``): left out, or with the option
+    ``reasoning="text"`` sent as text in its place when it is not empty. (Reasoning of the provider's own that a
+    formatter sends as text, OpenAI chat's, Anthropic's unsigned, the Responses API's of no item, is counted as the
+    profile says.)"""
+    origin = reasoning_origin(block)
+    return origin is not None and origin not in families and not is_carrier(block.metadata)
+
+
 def _text_alone(msg: Msg) -> bool:
     """Whether a message holds text alone (:meth:`Walk.text_only`, one speaker)."""
     blocks: list[Any] = msg.content
@@ -885,7 +917,8 @@ def count_tokens(
     turn whose first text starts ``[Name]: `` (another agent's calls and results sent as its own, its reasoning not);
     ``history``, each run of other speakers' turns one user turn, ``history_prompt`` (the first) and ``<history>``,
     a line ``Name: text`` per text and ``</history>``, counted on its messages (the prompt, tags and newlines on the
-    first). Reasoning that ``reasoning="text"`` sends as text is not counted as text. Returns a :class:`TokenCount` (per message,
+    first). Reasoning from another provider is not counted as reasoning (no formatter sends it so); with
+    ``reasoning="text"`` it is counted as the text sent in its place. Returns a :class:`TokenCount` (per message,
     tools, framing, the method and its stated error). Raises KeyError for an unknown provider and
     :class:`~agentmsg.ValidationError` for tools that are not definitions, for options that are not the formatter's
     (``/options``), and for a provider or model of the wrong type (naming it)."""
@@ -914,6 +947,7 @@ def count_tokens(
     history = multi and opts.multi_agent_layout == "history"
     frames = _Frames(profile, messages, opts.repair, multi, agent_name, history)
     fold = _Fold(t, opts.history_prompt) if history else None
+    demote = opts.reasoning == "text"  # (reasoning from another provider sent as text)
     repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
     for i, msg in enumerate(messages):
         role = msg.role
@@ -939,7 +973,7 @@ def count_tokens(
                 label = f"[{speaker_label(msg)}]: "
                 role = MsgRole.USER if frames.prefixed else role
         if items and role is MsgRole.ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
-            counts.append(_items(t, msg.content, families, label, multi) + (framed - 1) * per_message + extra)
+            counts.append(_items(t, msg.content, families, label, multi, demote) + (framed - 1) * per_message + extra)
             continue
         thinking = mode == "all" or (recent and (i > current or i in called))
         user = role is MsgRole.USER
@@ -951,7 +985,15 @@ def count_tokens(
             framed * per_message
             + extra
             + _blocks(
-                t, msg.content, thinking and not (user or label), role is MsgRole.ASSISTANT, joined, user, label=label
+                t,
+                msg.content,
+                thinking and not (user or label),
+                role is MsgRole.ASSISTANT,
+                joined,
+                user,
+                label=label,
+                families=families,
+                demote=None if user or label else demote,
             )
         )
         if per_name and msg.name and frames.own:  # (a speaker name goes on a message of its own)
