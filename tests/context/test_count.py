@@ -1114,10 +1114,10 @@ def test_the_counts_framing_is_the_requests_structure_for_random_conversations(
     provider: str, repair: bool, mode: str
 ) -> None:
     """The structure test above, over seeded random conversations of the shapes the formatters merge, split or leave
-    out across messages: the count's framing (``_Frames``, which restates the formatters' rules to stay one cheap
-    pass) must open exactly the messages, turns or items each formatted body sends. (A run of 3,000 conversations a
-    provider found the Responses API's merge cases the written ones missed.) In the multi-agent modes each user and
-    assistant message is given a speaker (the current agent's, another's, or none), at random."""
+    out across messages: the count's framing (``_frames.Frames``, which restates the formatters' rules to stay one
+    cheap pass) must open exactly the messages, turns or items each formatted body sends. (A run of 3,000
+    conversations a provider found the Responses API's merge cases the written ones missed.) In the multi-agent modes
+    each user and assistant message is given a speaker (the current agent's, another's, or none), at random."""
     real = get(provider)
     tokens = real.spec.tokens
     assert tokens is not None

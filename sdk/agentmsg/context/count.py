@@ -38,6 +38,7 @@ from agentmsg.blocks import (
     VideoBlock,
 )
 from agentmsg.context import _media
+from agentmsg.context._frames import Frames
 from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
@@ -50,11 +51,7 @@ from agentmsg.providers._request.context import (
     as_options,
     block_label,
     current_turn,
-    has_result,
-    has_tool_use,
     is_carrier,
-    is_current_agent,
-    is_history_message,
     json_text,
     reasoning_item,
     reasoning_origin,
@@ -62,7 +59,6 @@ from agentmsg.providers._request.context import (
     tool_turns,
 )
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
-from agentmsg.providers._request.walk import answered_after, orphans_calls
 from agentmsg.providers.spec import TokenProfile
 
 if TYPE_CHECKING:
@@ -474,339 +470,6 @@ def _last_user_turn(messages: Sequence[Msg]) -> int:
     return -1
 
 
-class _Frames:
-    """How many messages, turns or items the request opens for each message (each framed once, ``per_message``), as
-    the formatters shape the request across messages (``providers/_request/walk.py``): a user message with nothing
-    to send is left out; assistant text between a tool call and its result goes ahead of the call, into the message
-    or turn that holds it (:func:`answered_after`; the Responses API puts a run of it in one message item), joined
-    to the text there by a newline (the chat family, the Responses API: :attr:`newline`); the leading system
-    messages are one instruction (``leading_system``: every one of them, each joined to the one before by a
-    newline); in the turn family (``turns``) every system message is in the one system prompt, and the messages
-    that send parts of one role one after another are one turn, hints sent as parts of a user turn once no call is
-    open; each tool result is a message of its own (``result_messages``), the message that holds it one more when
-    it holds more than results; the calls still open before a message that answers none, or at the end, are
-    orphans (:meth:`Walk.orphans`): with the ``repair`` option each gets an error result (:attr:`repaired`: a tool
-    message or output item each, a part of a user turn in the turn family), and a result that answers no open call
-    is left out (:attr:`dropped`). In multi-agent mode (``multi``, the current agent ``agent``) another speaker's
-    turn (a user message, another agent's assistant message of no call and no result) is a user turn
-    (:attr:`prefixed`: ``[Name]: `` before its first text, so a text is sent even when empty), text between a call and
-    its result goes ahead of the call only when the current agent's; in the ``history`` layout a run of other
-    speakers' turns (:func:`is_history_message`) is one user turn, opened by the first of them that sends a line or a
-    medium (:attr:`folding`). Fed the messages in order (:meth:`of`), then :meth:`end`."""
-
-    __slots__ = (
-        "agent",
-        "apart",
-        "calls",
-        "drop",
-        "dropped",
-        "folded",
-        "folding",
-        "held",
-        "hints",
-        "history",
-        "items",
-        "joined",
-        "leading",
-        "msgs",
-        "multi",
-        "newline",
-        "other",
-        "own",
-        "prefixed",
-        "repair",
-        "repaired",
-        "result_messages",
-        "role",
-        "speaker",
-        "started",
-        "system",
-        "tail",
-        "turns",
-        "until",
-    )
-
-    def __init__(
-        self,
-        profile: TokenProfile,
-        msgs: Sequence[Msg],
-        repair: bool,
-        multi: bool = False,
-        agent: str | None = None,
-        history: bool = False,
-    ) -> None:
-        self.msgs = msgs
-        self.multi = multi
-        self.agent = agent
-        self.history = history  # (multi-agent ``history`` layout)
-        self.folding = False  # a folded run of other speakers' turns sends a user turn (the history layout)
-        self.turns = profile.turns
-        self.items = profile.items
-        self.leading = profile.leading_system
-        self.result_messages = profile.result_messages
-        self.repair = repair
-        #: which texts are left out: 0 none, 1 empty ones, 2 blank ones too (the turn family)
-        self.drop = 2 if profile.turns else 1 if profile.drop_empty else 0
-        self.calls: set[str] = set()  # the calls not answered yet
-        self.speaker: str | None = None  # the name on the message of the last call
-        self.until = -1  # the result that ends the run of text between a call and it (-1: none)
-        self.system = False  # the system prompt or instruction is framed already
-        self.started = False  # a message other than a system message came (the leading ones are over)
-        self.role = ""  # the role of the turn being built (the turn family)
-        self.hints = False  # hints wait for no call to be open (the turn family)
-        self.joined = False  # text between a call and its result has a message item to join (the Responses API)
-        #: what the item the request holds last is (the Responses API): 1 an assistant message item, 2 a call, 0 else
-        self.tail = 0
-        self.apart = False  # a message was sent after the one of the open calls
-        self.held = False  # the chat message of the open calls holds text, which text between joins (the chat family)
-        #: of the message :meth:`of` was given last: the error results the repair option sent before it (or, from
-        #: :meth:`end`, after the last), the newlines that join its text to text before it, the results of it left
-        #: out (repair), and whether it is sent as a message of its own (not merged, not only results)
-        self.repaired = 0
-        self.newline = 0
-        self.dropped: list[Any] = []
-        self.own = True
-        #: of the message :meth:`of` was given last, in multi-agent mode: folded into the history turn; sent as another
-        #: speaker's user turn (``[Name]: text``); another agent's assistant message (its reasoning not sent)
-        self.folded = False
-        self.prefixed = False
-        self.other = False
-
-    def of(self, i: int, msg: Msg) -> int:
-        """The frames the request opens for message ``i`` (and for the repair results sent before it)."""
-        role = msg.role
-        blocks: list[Any] = msg.content
-        calls = self.calls
-        self.repaired = self.newline = 0
-        self.own = True
-        if self.dropped:
-            self.dropped = []
-        n = 0
-        if self.multi:
-            if self.history and is_history_message(msg, self.agent):
-                return self._fold(blocks)
-            self.folding = self.folded = False
-            self.other = other = role is MsgRole.ASSISTANT and not is_current_agent(msg, self.agent)
-            self.prefixed = role is MsgRole.USER or (other and not has_tool_use(msg) and not has_result(msg))
-        if calls and orphans_calls(msg):
-            if (
-                role is MsgRole.ASSISTANT
-                and not self.apart
-                and (self.until > i or (self._alone(msg) and self._answered(i)))
-            ):  # (text between a call and its result: merged ahead of the call, when the calls are what the request
-                # ends with)
-                self.own = False
-                return self._between(blocks)
-            n = self._orphans()
-        if role is MsgRole.SYSTEM:
-            if self.turns or (self.leading and not self.started):
-                if self.system:
-                    self.own = False
-                    self.newline = 0 if self.turns else 1  # (the Responses API: each leading one, joined by newlines)
-                elif self.turns and not self._texts(blocks):
-                    self.own = False
-                else:
-                    self.system = True
-                    n += 1
-            elif self.drop and not self._texts(blocks):  # (nothing to send: left out)
-                self.own = False
-            else:
-                n += 1
-                self.tail = 0
-            return n + self._hints(False)
-        self.started = True
-        if self.prefixed:
-            role = MsgRole.USER  # (another speaker's turn: a user turn)
-        # (its first text carries the speaker's label, sent even when empty: a user turn's, the turn family's)
-        labelled = self.multi and (self.prefixed or (self.other and self.turns))
-        sends = ""  # the role of the turn it opens or joins ("" none)
-        results = 0  # the results it sends
-        hints = False
-        last: Any = None  # the kind of the block before the run of calls
-        calls_of = False  # a call of it came
-        tail = self.tail if role is MsgRole.ASSISTANT else 0  # what the item it sends last is (:attr:`tail`)
-        for b in blocks:
-            kind = type(b)
-            if kind is ToolUseBlock:
-                if not calls_of:  # (the chat message of its calls sends all its texts)
-                    calls_of = True
-                    self.held = self._joins(blocks)
-                calls.add(b.id)
-                self.speaker = msg.name
-                # (its texts right before its calls, else the item before the run of calls the request ends with)
-                if sends:
-                    self.joined = last is TextBlock
-                elif tail != 2:
-                    self.joined = tail == 1
-                tail = 2
-                sends = sends or "a"
-            elif kind is ToolResultBlock:
-                if role is not MsgRole.USER:
-                    if b.id in calls:
-                        calls.discard(b.id)
-                        results += 1
-                    elif self.repair:  # (an orphan result: left out)
-                        self.dropped.append(b)
-                        continue
-                    else:  # (an orphan result: sent)
-                        results += 1
-                    tail = 0
-            elif kind is HintBlock:
-                hints = True
-            elif kind is TextBlock:
-                if labelled or self._texts((b,)):
-                    sends = sends or "a"
-                    # (a text alone: an item, even empty, but in multi-agent mode, which sends none the short way)
-                    tail = 1 if b.text or (len(blocks) == 1 and not self.multi) else tail
-                labelled = False
-            elif kind in MEDIA or (kind is ThinkingBlock and role is MsgRole.ASSISTANT and not self.other):
-                sends = sends or "a"
-                tail = 0 if kind is ThinkingBlock else 1
-                labelled = labelled and kind is ThinkingBlock
-            if kind is not ToolUseBlock:
-                last = kind
-        if sends or results:  # (sent after the open calls, which text between no longer joins, unless it made them)
-            self.apart = not calls_of
-        if sends or results or (hints and not calls):  # (results, hints: items after the message's own)
-            self.tail = tail if role is MsgRole.ASSISTANT and not results and not hints else 0
-        if role is MsgRole.TOOL:
-            self.own = False
-            if not self.turns:
-                return n + results if self.result_messages else n + (results > 0)
-            sends = "u" if results else ""
-        elif role is MsgRole.USER:
-            sends = "u" if sends else ""
-            if not self.turns:
-                self.own = bool(sends)
-                return n + self.own  # (left out when it has nothing to send)
-        elif not self.turns:
-            if self.result_messages and (results or self.dropped) and not self.items:
-                self.own = any(type(b) is not ToolResultBlock and type(b) is not HintBlock for b in blocks)
-                return n + results + self.own
-            if self.drop and not sends and not results:  # (nothing to send: left out, where empty text is)
-                self.own = False
-                return n
-            return n + 1
-        elif results:  # (an assistant message's results: the user turn after it)
-            n += self._open("a") if sends else 0
-            sends = "u"
-        n += self._open(sends) if sends else 0
-        return n + self._hints(hints)
-
-    def end(self) -> int:
-        """The frames the request opens after the last message: the repair results of the calls still open (said in
-        :attr:`repaired`), and the hints sent after them."""
-        self.repaired = self.newline = 0
-        self.folding = self.folded = False
-        if self.dropped:
-            self.dropped = []
-        n = self._orphans() if self.calls else 0
-        return n + self._hints(False)
-
-    def _fold(self, blocks: Sequence[Any]) -> int:
-        """The frames of another speaker's turn in the history layout: the repair results of the calls it makes
-        orphans, and the one user turn of the run it is folded into, on the first of the run that sends a line (a text)
-        or a medium (``history_parts``: a run that sends none sends no turn); its hints are placed as anywhere."""
-        self.own = False
-        self.folded = True
-        self.prefixed = self.other = False
-        self.started = True
-        n = self._orphans() if self.calls else 0
-        hints = False
-        sends = False
-        for b in blocks:
-            kind = type(b)
-            if kind is TextBlock or kind in MEDIA:
-                sends = True
-            elif kind is HintBlock:
-                hints = True
-        if sends and not self.folding:
-            self.folding = True
-            self.apart = True
-            self.tail = 0
-            n += self._open("u") if self.turns else 1
-        return n + self._hints(hints)
-
-    def _hints(self, hints: bool) -> int:
-        """The user turn the hints waiting open once no call is (the turn family; else each is a message, framed as
-        the blocks are counted)."""
-        if not self.turns:
-            return 0
-        self.hints = self.hints or hints
-        if self.hints and not self.calls:  # (sent as user text once no call is open)
-            self.hints = False
-            return self._open("u")
-        return 0
-
-    def _orphans(self) -> int:
-        """The calls still open are orphans: the frames of their repair results (none without the option)."""
-        k = len(self.calls)
-        self.calls.clear()
-        if not self.repair:
-            return 0
-        self.repaired += k
-        self.tail = 0
-        return self._open("u") if self.turns else k
-
-    def _alone(self, msg: Msg) -> bool:
-        """Whether a message holds text alone that can go ahead of a call (:meth:`Walk.text_only`: in multi-agent mode,
-        the current agent's)."""
-        return _text_alone(msg) and (not self.multi or is_current_agent(msg, self.agent))
-
-    def _answered(self, i: int) -> bool:
-        """Whether assistant message ``i`` (text alone) starts a run of text a result ends (:func:`answered_after`)."""
-        self.until = answered_after(self.msgs, i, self.speaker, self._alone)
-        return self.until > i
-
-    def _between(self, blocks: Sequence[Any]) -> int:
-        """The frames of a message of text between a call and its result, merged ahead of the call; its texts are
-        joined to the text there by a newline (:attr:`newline`). A message of empty texts alone is left out."""
-        if not any(type(b) is TextBlock and b.text for b in blocks) or (self.drop and not self._texts(blocks)):
-            return 0
-        if self.turns:  # (text parts of the turn of the call)
-            return 0
-        if self.items:  # (the message item before the calls, else one of its own: framed once)
-            if not self.joined:
-                self.joined = True
-                return 1
-        elif not self.held:  # (the chat message of the calls had no text: this one is its content)
-            self.held = True
-            return 0
-        self.newline = 1
-        return 0
-
-    def _joins(self, blocks: Sequence[Any]) -> bool:
-        """Whether a chat message of calls sends text that text between a call and its result joins (its texts and
-        media placeholders, joined by newlines, make a text that is not empty)."""
-        kept = 0
-        for b in blocks:
-            kind = type(b)
-            if kind is TextBlock:
-                if b.text:
-                    return True
-                kept += not self.drop
-            elif kind in MEDIA:
-                return True
-        return kept > 1
-
-    def _open(self, role: str) -> int:
-        """1 when a part of ``role`` opens a turn, 0 when it joins the one being built (the turn family)."""
-        if role == self.role:
-            return 0
-        self.role = role
-        return 1
-
-    def _texts(self, blocks: Sequence[Any]) -> bool:
-        """Whether any of ``blocks`` is a text the request sends."""
-        drop = self.drop
-        for b in blocks:
-            if type(b) is TextBlock:
-                text = b.text
-                if not drop or (text and (drop == 1 or not text.isspace())):
-                    return True
-        return False
-
-
 class _Fold:
     """The text of the folded runs of other speakers' turns (multi-agent ``history`` layout) as ``history_parts``
     sends it: ``[prompt]<history>``, one line ``Name: text`` per text block, a line ``Name:`` before each medium (the
@@ -876,12 +539,6 @@ def _foreign(block: ThinkingBlock, families: Container[str]) -> bool:
     return origin is not None and origin not in families and not is_carrier(block.metadata)
 
 
-def _text_alone(msg: Msg) -> bool:
-    """Whether a message holds text alone (:meth:`Walk.text_only`, one speaker)."""
-    blocks: list[Any] = msg.content
-    return bool(blocks) and all(type(b) is TextBlock for b in blocks)
-
-
 def provider_of(provider: Any, model: Any = None) -> Provider:
     """The Provider of ``provider`` (a registry name or a Provider: KeyError for an unknown name), with ``model``
     checked: a bad argument of the context functions is refused naming it (a ValidationError, rule ``type``),
@@ -945,7 +602,7 @@ def count_tokens(
     opts = as_options(options)
     multi = bool(multi_agent)
     history = multi and opts.multi_agent_layout == "history"
-    frames = _Frames(profile, messages, opts.repair, multi, agent_name, history)
+    frames = Frames(profile, messages, opts.repair, multi, agent_name, history)
     fold = _Fold(t, opts.history_prompt) if history else None
     demote = opts.reasoning == "text"  # (reasoning from another provider sent as text)
     repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
