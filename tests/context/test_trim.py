@@ -190,6 +190,33 @@ def test_another_providers_thinking_makes_no_chain() -> None:
     assert out.removed == (2, 3)
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_run_of_assistant_messages_is_not_cut_where_its_thinking_would_move(provider: str) -> None:
+    # Anthropic sends 2-5 as one turn that starts with thinking, so 4's thinking stays in its place; kept from 3 on,
+    # the turn would start with text and 4's thinking would be moved to its start (a rewrite the untrimmed
+    # conversation did not need): 3 goes with 2, and the kept turn starts with 4's thinking
+    msgs = [
+        SYSTEM,
+        user("q"),
+        assistant(thinking(), TextBlock(text="first " * 10)),
+        assistant(TextBlock(text="second")),
+        assistant(thinking(), TextBlock(text="third")),
+        assistant(TextBlock(text="fourth")),
+    ]
+    out = run(msgs, total(msgs) - tokens(msgs[2]), provider)
+    assert out.removed == (2, 3)
+    assert kept_indexes(msgs, out) == [0, 1, 4, 5]
+    from agentmsg.providers import get
+
+    rules = {p.rule for p in get("anthropic").format_request(list(out.messages)).diagnostics}
+    assert "thinking-moved" not in rules
+    # a message that starts with thinking, or after which the run holds none, can be the first kept
+    out = run(msgs, total(msgs) - sum(map(tokens, msgs[2:4])), provider)
+    assert out.removed == (2, 3)
+    out = run(msgs, total(msgs) - sum(map(tokens, msgs[2:5])), provider)
+    assert out.removed == (2, 3, 4)
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "gemini"])
 def test_an_assistant_turn_first_goes_where_the_provider_refuses_it(provider: str) -> None:
     msgs = [SYSTEM, assistant(TextBlock(text="Hello, how can I help?")), user("q"), assistant()]

@@ -7,6 +7,9 @@ The conversation is cut into **units**, the smallest pieces that can go without 
 - a **turn** starts at a USER message (its *opener*) and runs to the next; what answers an opener is kept with it:
   the opener goes only with the last unit of its turn, so a kept answer always follows its question, and the
   result never starts with an assistant turn where the conversation did not;
+- in a run of assistant messages (one turn in the turn family, whose thinking moves to its start unless it starts
+  with thinking), a message that does not start with thinking goes with the unit before it when it or a later
+  message of the run holds thinking, so the kept part of the run is rewritten no more than the whole run was;
 - where the provider checks a thinking-signature chain (its spec's ``signature_chain``; Anthropic: the thinking
   that opens the current turn's tool loop must come back unchanged before its ``tool_use``), the current turn is
   one unit when it holds its reasoning and a tool call;
@@ -201,6 +204,35 @@ def _has_chain(msgs: Sequence[Msg], indexes: Sequence[int], families: tuple[str,
     return thinking and calls
 
 
+def _glued(msgs: Sequence[Msg], units: list[list[int]]) -> list[list[int]]:
+    """The units, each that starts a cut inside a run of assistant messages where the kept turn would start otherwise
+    than the run did glued to the unit before it. The turn family sends such a run as one turn, whose thinking stays
+    in its place when the turn starts with thinking and else goes to its start (``thinking-moved``): kept from a
+    message that does not start with thinking, with thinking in it or after it in the run, the turn would be
+    rewritten where the untrimmed one was not. A message that starts with thinking, or after which the run holds none,
+    can be the first kept. (For every provider: the trimmed conversation formats for each as the untrimmed one.)"""
+    # ahead[i]: assistant message i, or one after it in its run (system messages aside), holds thinking
+    ahead = [False] * len(msgs)
+    later = False
+    for i in range(len(msgs) - 1, -1, -1):
+        role = msgs[i].role
+        if role is _SYSTEM:
+            continue
+        blocks: list[Any] = msgs[i].content
+        later = role is _ASSISTANT and (later or any(type(b) is ThinkingBlock for b in blocks))
+        ahead[i] = later
+    out: list[list[int]] = []
+    for u in units:
+        first = u[0]
+        if out and ahead[first] and msgs[out[-1][-1]].role is _ASSISTANT:
+            blocks = msgs[first].content
+            if not blocks or type(blocks[0]) is not ThinkingBlock:
+                out[-1].extend(u)  # (in place: a long run glued stays linear)
+                continue
+        out.append(u)
+    return out
+
+
 class _Plan:
     """The units, the kept tail and the removal order of one conversation (built once, linear)."""
 
@@ -241,6 +273,7 @@ class _Plan:
             if unit:
                 units.append(unit)
             i = end + 1
+        units = _glued(msgs, units)
         # turns: each unit that is one USER message opens one
         openers = [len(u) == 1 and msgs[u[0]].role is _USER for u in units]
         user_first, signature_chain = rules
