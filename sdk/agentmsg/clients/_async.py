@@ -168,7 +168,8 @@ async def _collect(response: httpx.Response, cap: int, into: bytearray | None) -
 
 async def read_body(response: httpx.Response, cap: int, into: bytearray | None = None) -> bytes:
     """The body (content-decoded), read no further than ``cap`` bytes and one chunk, decoded or received: longer
-    is :func:`~agentmsg.clients._stream.past_limit`. ``into``: where the bytes go as they come (what arrived stays there when the read fails)."""
+    is :func:`~agentmsg.clients._stream.past_limit`. ``into``: where the bytes go as they come (what arrived stays
+    there when the read fails)."""
     return await _once(_collect(response, cap, into))
 
 

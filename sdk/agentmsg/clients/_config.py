@@ -413,7 +413,8 @@ class BaseClient:
 
     def _failed(self, policy: RetryPolicy, attempt: int, exc: httpx.HTTPError) -> float:
         """Seconds to wait before retrying a request that got no response (connection failure or timeout);
-        raises when no retry is left, and at once for a response that is no valid HTTP (:func:`not_http`). (A response a caller's event hook refused: :meth:`_hook_refused`.)"""
+        raises when no retry is left, and at once for a response that is no valid HTTP (:func:`not_http`). (A
+        response a caller's event hook refused: :meth:`_hook_refused`.)"""
         if isinstance(exc, httpx.HTTPStatusError):
             return self._hook_refused(policy, attempt, exc)
         broken = not_http(self.provider, exc)  # (the server's protocol error: never retried)

@@ -9,7 +9,8 @@ The clients ask it after each attempt that got no reply and wait what it says; N
 * at most ``max_retries`` times; a stream is never retried once its reply has begun (the clients ask only
   before it);
 * the wait is the delay the server asks (``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP
-  date; a header sent more than once, the largest of its values) when it is readable and at most ``max_retry_after`` seconds; otherwise the exponential backoff,
+  date; a header sent more than once, the largest of its values) when it is readable and at most
+  ``max_retry_after`` seconds; otherwise the exponential backoff,
   ``backoff * 2**attempt`` seconds capped at ``max_backoff``, times a random factor in [0.75, 1] (jitter, so
   that clients refused together do not come back together).
 

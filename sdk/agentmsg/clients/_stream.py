@@ -185,28 +185,28 @@ def _decoder(response: httpx.Response) -> _Inflater | _Chain | Iterator[bytes] |
     return stages[0] if len(stages) == 1 else _Chain(stages)
 
 
-def _inflated(raw: Iterator[bytes], inflater: _Inflater | _Chain) -> Iterator[bytes]:
-    """The pieces inflated from each network read; an empty one for a read that inflates to nothing (empty gzip
+def _read(inflater: _Inflater | _Chain, data: bytes) -> Iterator[bytes]:
+    """The pieces inflated from one network read; an empty one for a read that inflates to nothing (empty gzip
     members, zero padding): its reader sees each read, and may stop at a limit on the bytes received
     (:func:`past_limit`), where a body that inflated to nothing was read for as long as the server sent it."""
+    made = False
+    for piece in inflater.pieces(data):
+        made = True
+        yield piece
+    if not made:
+        yield b""
+
+
+def _inflated(raw: Iterator[bytes], inflater: _Inflater | _Chain) -> Iterator[bytes]:
     for data in raw:
-        made = False
-        for piece in inflater.pieces(data):
-            made = True
-            yield piece
-        if not made:
-            yield b""
+        yield from _read(inflater, data)
     yield from inflater.end()
 
 
 async def _ainflated(raw: AsyncIterator[bytes], inflater: _Inflater | _Chain) -> AsyncIterator[bytes]:
     async for data in raw:
-        made = False
-        for piece in inflater.pieces(data):
-            made = True
+        for piece in _read(inflater, data):
             yield piece
-        if not made:
-            yield b""
     for piece in inflater.end():
         yield piece
 

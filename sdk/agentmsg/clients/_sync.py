@@ -299,9 +299,10 @@ class Client(BaseClient):
     ``max_retry_after`` seconds; each numeric setting is checked whenever set, a bad one refused with a
     :class:`~agentmsg.ValidationError` naming it: ``max_retries`` a whole number, 0 or more; ``backoff`` finite
     seconds, 0 or more; ``max_retry_after`` seconds, 0 or more, ``inf`` for no cap; ``timeout`` None or finite
-    seconds above 0, an ``httpx.Timeout``'s each None or so), ``name`` (the replies' agent name), ``headers`` (each replaces the client's
-    header of that name), ``think_tags`` (``True`` or ``"open"``: ``<think>`` text in the replies read as reasoning,
-    docs/streams.md), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
+    seconds above 0, an ``httpx.Timeout``'s each None or so), ``name`` (the replies' agent name), ``headers``
+    (each replaces the client's header of that name), ``think_tags`` (``True`` or ``"open"``: ``<think>`` text in
+    the replies read as reasoning, docs/streams.md), ``http_client`` (your own ``httpx.Client``, e.g. with a mock
+    transport)."""
 
     def __init__(
         self,

@@ -660,7 +660,8 @@ def count_tokens(
         fold.close(counts)
     framed = frames.end()  # (the repair results of the calls open at the end, and the hints after them)
     if framed or frames.repaired:
-        counts[-1] += framed * per_message + frames.repaired * (t.words(REPAIR_TEXT) + profile.per_result)
+        repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
+        counts[-1] += framed * per_message + frames.repaired * repair
     tool_tokens = _tool_defs(t, defs)
     overhead = profile.priming
     total = sum(counts) + tool_tokens + overhead

@@ -556,7 +556,8 @@ def trim(
     inserted after the leading system messages. ``counter``: ``messages -> counts`` (an object with ``messages``
     and ``total``, or per-message counts); default :func:`agentmsg.context.count_tokens` with ``provider``,
     ``model``, ``tools`` and the request's ``options``, ``multi_agent`` and ``agent_name`` (as ``format_request``
-    takes them: the request the trimmed conversation is sent in). Raises :class:`TrimBudgetError` when the kept part alone exceeds the budget, and
+    takes them: the request the trimmed conversation is sent in). Raises :class:`TrimBudgetError` when the kept part
+    alone exceeds the budget, and
     ``ValueError`` for arguments of the wrong kind."""
     wants_summary = _strategy(strategy, summarize)
     request = {"options": options, "multi_agent": multi_agent, "agent_name": agent_name}
