@@ -417,6 +417,7 @@ _RULE_FIX = {
     " the tags out of it before formatting, or use the prefix layout",
     "history-name-forges-line": "nothing is changed (as AgentScope Java); give the agents names of one line without"
     " `: ` or tags",
+    "prefix-name-forges-line": "nothing is changed; give the agents names of one line without `]:`",
 }
 for _rule, (_kind, _meaning) in PROVIDER_RULES.items():
     RULES[_rule] = (

@@ -444,8 +444,12 @@ class _Walk(ChatWalk):
                 if not b.text:
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
                     continue
-                texts.append(label + b.text if label else b.text)
-                label = ""
+                if label:
+                    texts.append(label + b.text)
+                    label = ""
+                    F.prefix_name(ctx, msg, i)
+                else:
+                    texts.append(b.text)
             elif t is ToolUseBlock:
                 flush()
                 cid = b.id

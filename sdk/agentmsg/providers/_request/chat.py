@@ -349,6 +349,7 @@ class ChatWalk(Walk):
                 texts.append(label)
         if other and texts:
             texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
+            F.prefix_name(ctx, msg, i)
         if texts:
             text = texts[0] if len(texts) == 1 else "\n".join(texts)
             content = text if self.plain else [{"text": text}]

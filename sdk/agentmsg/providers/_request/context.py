@@ -155,13 +155,19 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "name-dropped": (LOSSY, "a speaker name was not sent (the provider has no name field)"),
     "history-tag-in-text": (
         INFO,
-        "another speaker's text folded into a `<history>` turn holds `<history>` or `</history>`: sent as it is (as"
-        " AgentScope Java sends it), the model may read the history as ending there and what follows as outside it",
+        "another speaker's text folded into a `<history>` turn holds `<history>` or `</history>` (any case, whitespace"
+        " inside the brackets): sent as it is (as AgentScope Java sends it), the model may read the history as ending"
+        " there and what follows as outside it",
     ),
     "history-name-forges-line": (
         INFO,
         "a speaker name on `<history>` lines holds a line break, `: ` or a history tag: sent as it is (as AgentScope"
         " Java sends it), its lines may read as another speaker's or end the history",
+    ),
+    "prefix-name-forges-line": (
+        INFO,
+        "a speaker name in a `[Name]: ` prefix (multi-agent prefix layout) holds a line break or `]:`: sent as it is,"
+        " its text may read as another speaker's",
     ),
     "tool-id-mapped": (REWRITE, "a tool-call id was mapped to one the provider accepts, alike in call and result"),
     "tool-name-mapped": (REWRITE, "a tool name was mapped to one the provider accepts, alike in call and definition"),
@@ -1142,8 +1148,8 @@ def history_parts(
         if sent:
             any_sent = True
             name = msg.name
-            if name and name not in _PLAIN_NAMES:
-                _check_name(ctx, name, i)
+            if name and name not in _HISTORY_NAMES.plain:
+                _check_name(ctx, name, i, _HISTORY_NAMES)
         else:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
     if not any_sent:
@@ -1153,49 +1159,87 @@ def history_parts(
     return parts
 
 
-_HISTORY_TAGS: Final = ("<history>", "</history>")
-#: what in a speaker name makes its ``Name: text`` lines read as another speaker's, or ends the history: a line break
-#: (those str.splitlines breaks at), the ``: `` that ends a label, a history tag
+#: a history tag as a model reads it: ``<history>`` or ``</history>`` in any case, with whitespace (line breaks too)
+#: anywhere inside its brackets (``</HISTORY>``, ``< /history >``, ``</history\n>``); not a longer word or a tag with
+#: more in it (``</historyx>``, ``<histories>``, ``<history tags>``), nor the word alone
+_HISTORY_TAG: Final = re.compile(r"<\s*/?\s*history\s*>", re.IGNORECASE)
+#: the line breaks of str.splitlines: in a speaker name, they start a line of the name's choosing
 _LINE_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-_LINE_FORGERS: Final = re.compile(f"[{re.escape(_LINE_BREAKS)}]|: |</?history>")
-#: the speaker names of recent calls found plain (no _LINE_FORGERS): a name repeats on every message of its agent, and
-#: a set lookup costs less than the search (at most _MEMO_MAX, cleared when full)
-_PLAIN_NAMES: set[str] = set()
+
+
+@attrs.frozen
+class _NameRule:
+    """What in a speaker name forges a line in one multi-agent layout: its diagnostic, the pattern of what forges
+    (a line break, the end of a label, a tag), the end of the label (said), whether its tags count, and the plain
+    names of recent calls (no ``forgers``: a name repeats on every message of its agent, and a set lookup costs less
+    than the search; at most _MEMO_MAX, cleared when full)."""
+
+    rule: str
+    forgers: re.Pattern[str]
+    label_end: str
+    line: str
+    tags: bool
+    plain: set[str] = attrs.field(factory=set, eq=False)
+
+
+#: ``Name: text`` lines between ``<history>`` and ``</history>`` (history layout)
+_HISTORY_NAMES: Final = _NameRule(
+    "history-name-forges-line",
+    re.compile(f"[{re.escape(_LINE_BREAKS)}]|: |{_HISTORY_TAG.pattern}", re.IGNORECASE),
+    ": ",
+    "<history> lines",
+    True,
+)
+#: ``[Name]: text``, the first text of each other speaker's turn (prefix layout)
+_PREFIX_NAMES: Final = _NameRule(
+    "prefix-name-forges-line", re.compile(f"[{re.escape(_LINE_BREAKS)}]|\\]:"), "]:", "'[Name]: ' prefix", False
+)
 
 
 def _tag_in_text(ctx: Context, text: str, label: str, i: int, j: int) -> None:
-    """Another speaker's text holding a history tag (``history_parts``): sent as it is, as AgentScope Java sends it
-    (the conformance vectors stay alike); said, ``history-tag-in-text``, so that a caller can tell a forged end of
-    the history (prompt injection from another agent) from the real one."""
-    found = [tag for tag in _HISTORY_TAGS if tag in text]
+    """Another speaker's text holding a history tag (``history_parts``, where it holds a ``<``): sent as it is, as
+    AgentScope Java sends it (the conformance vectors stay alike); said, ``history-tag-in-text``, so that a caller can
+    tell a forged end of the history (prompt injection from another agent) from the real one."""
+    found = dict.fromkeys(_HISTORY_TAG.findall(text))
     if found:
         ctx.report(
             (i, j),
             "history-tag-in-text",
-            f"text of {label!r} holds {' and '.join(found)}: sent as it is inside the <history> turn, where the model"
-            " may read the history as ending there and the rest as outside it",
+            f"text of {label!r} holds {' and '.join(map(repr, found))}: sent as it is inside the <history> turn, where"
+            " the model may read the history as ending there and the rest as outside it",
         )
 
 
-def _check_name(ctx: Context, name: str, i: int) -> None:
-    """A speaker name whose ``Name: text`` lines may read as another speaker's (``history_parts``): sent as it is,
-    said, ``history-name-forges-line``; a plain one is remembered (:data:`_PLAIN_NAMES`)."""
-    if _LINE_FORGERS.search(name) is None:
-        if len(_PLAIN_NAMES) >= _MEMO_MAX:
-            _PLAIN_NAMES.clear()
-        _PLAIN_NAMES.add(name)
+def prefix_name(ctx: Context, msg: Msg, i: int) -> None:
+    """The speaker name of a ``[Name]: `` prefix a walk sent (prefix layout, once per message): one holding a line
+    break or ``]:`` is said, ``prefix-name-forges-line``."""
+    name = msg.name
+    if name and name not in _PREFIX_NAMES.plain:
+        _check_name(ctx, name, i, _PREFIX_NAMES)
+
+
+def _check_name(ctx: Context, name: str, i: int, layout: _NameRule) -> None:
+    """A speaker name whose lines in ``layout`` may read as another speaker's (or end the history): sent as it is
+    (the history layout as AgentScope Java sends it), said (``layout.rule``, info); a plain one is remembered
+    (``layout.plain``)."""
+    if layout.forgers.search(name) is None:
+        plain = layout.plain
+        if len(plain) >= _MEMO_MAX:
+            plain.clear()
+        plain.add(name)
         return
     what = []
     if any(c in name for c in _LINE_BREAKS):
         what.append("a line break")
-    if ": " in name:
-        what.append("': '")
-    what += [tag for tag in _HISTORY_TAGS if tag in name]
+    if layout.label_end in name:
+        what.append(repr(layout.label_end))
+    if layout.tags:
+        what += map(repr, dict.fromkeys(_HISTORY_TAG.findall(name)))
     ctx.report(
         f"/{i}/name",
-        "history-name-forges-line",
-        f"speaker name {name!r} holds {' and '.join(what)}: sent as it is on its <history> lines, which may read as"
-        " another speaker's (or end the history)",
+        layout.rule,
+        f"speaker name {name!r} holds {' and '.join(what)}: sent as it is in its {layout.line}, which may read as"
+        " another speaker's" + (" (or end the history)" if layout.tags else ""),
     )
 
 

@@ -260,8 +260,12 @@ class TurnWalk(Walk):
             if t is TextBlock:
                 if b.unknown_keys:
                     looked = False
-                text = label + b.text if label else b.text
-                label = ""
+                if label:
+                    text = label + b.text
+                    label = ""
+                    F.prefix_name(ctx, msg, i)
+                else:
+                    text = b.text
                 if not text or text.isspace():
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
                     continue

@@ -214,6 +214,8 @@ class Walk:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
         if marked:
             self._cut_rest(i, j, marked, parts)
+        if prefix and not label:  # (the label was sent)
+            F.prefix_name(ctx, msg, i)
         if not parts:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         return parts
