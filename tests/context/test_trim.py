@@ -217,6 +217,66 @@ def test_a_run_of_assistant_messages_is_not_cut_where_its_thinking_would_move(pr
     assert out.removed == (2, 3, 4)
 
 
+def _format_rules(msgs: Sequence[Msg], **kw: Any) -> set[str]:
+    from agentmsg.providers import get
+
+    return {p.rule for p in get("anthropic").format_request(list(msgs), **kw).diagnostics}
+
+
+@pytest.mark.parametrize("empty", ["", " \n", []])
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_user_message_that_sends_nothing_does_not_end_a_run_of_assistant_messages(provider: str, empty: Any) -> None:
+    # every formatter leaves 3 out where it sends nothing (the turn family where its text is blank too): Anthropic
+    # sends 2, 4, 5 as one turn that starts with thinking. 3 was an opener of its own: the first turn (1, 2) went and
+    # the kept 3-5 sent 4's text first, 5's thinking moved to its start (thinking-moved, which the untrimmed
+    # conversation did not say). 3 and 4 now go with 2, and the kept turn starts with 5's thinking
+    msgs = [
+        SYSTEM,
+        user("q"),
+        assistant(thinking(), TextBlock(text="first " * 10)),
+        Msg(MsgRole.USER, empty),
+        assistant(TextBlock(text="second")),
+        assistant(thinking(), TextBlock(text="third")),
+    ]
+    assert "thinking-moved" not in _format_rules(msgs)
+    out = run(msgs, total(msgs) - tokens(msgs[2]), provider)
+    assert out.removed == (2, 3, 4)
+    assert kept_indexes(msgs, out) == [0, 1, 5]
+    assert "thinking-moved" not in _format_rules(out.messages)
+
+
+@pytest.mark.parametrize("layout", ["prefix", "history"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_multi_agent_run_is_the_current_agents_turn_as_the_formatter_sends_it(provider: str, layout: str) -> None:
+    # multi-agent (Bob speaking): another agent's reasoning is never sent, so Alice's message 3 of reasoning alone
+    # sends nothing and Anthropic sends Bob's 2, 4, 5 as one turn that starts with thinking. 3 "started with
+    # thinking" and was let be the first kept: 3-5 kept, the turn started with 4's text and 5's thinking moved
+    # (thinking-moved). 3 and 4 now go with 2
+    kw: dict[str, Any] = {"multi_agent": True, "agent_name": "Bob", "options": {"multi_agent_layout": layout}}
+    msgs = [
+        SYSTEM,
+        user("q"),
+        attrs.evolve(assistant(thinking(), TextBlock(text="first " * 10)), name="Bob"),
+        attrs.evolve(assistant(thinking()), name="Alice"),
+        attrs.evolve(assistant(TextBlock(text="second")), name="Bob"),
+        attrs.evolve(assistant(thinking(), TextBlock(text="third")), name="Bob"),
+    ]
+    assert "thinking-moved" not in _format_rules(msgs, **kw)
+    out = run(msgs, total(msgs) - tokens(msgs[2]), provider, **kw)
+    assert out.removed == (2, 3, 4)
+    assert "thinking-moved" not in _format_rules(out.messages, **kw)
+    # Alice's text is a user turn of her own: it ends Bob's run, so Bob's 2 can go alone (3 went with it: the run was
+    # taken to go on through Alice's message to 4's thinking), and the kept turn 4-5 starts with thinking
+    msgs[3:] = [
+        attrs.evolve(assistant(TextBlock(text="I disagree")), name="Alice"),
+        attrs.evolve(assistant(thinking(), TextBlock(text="second")), name="Bob"),
+        attrs.evolve(assistant(TextBlock(text="third")), name="Bob"),
+    ]
+    out = run(msgs, total(msgs) - tokens(msgs[2]), provider, **kw)
+    assert out.removed == (2,)
+    assert "thinking-moved" not in _format_rules(out.messages, **kw)
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "gemini"])
 def test_an_assistant_turn_first_goes_where_the_provider_refuses_it(provider: str) -> None:
     msgs = [SYSTEM, assistant(TextBlock(text="Hello, how can I help?")), user("q"), assistant()]

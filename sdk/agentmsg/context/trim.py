@@ -9,7 +9,9 @@ The conversation is cut into **units**, the smallest pieces that can go without 
   result never starts with an assistant turn where the conversation did not;
 - in a run of assistant messages (one turn in the turn family, whose thinking moves to its start unless it starts
   with thinking), a message that does not start with thinking goes with the unit before it when it or a later
-  message of the run holds thinking, so the kept part of the run is rewritten no more than the whole run was;
+  message of the run holds thinking, so the kept part of the run is rewritten no more than the whole run was (the
+  run as the request sends it: a user message that sends nothing does not end it; in multi-agent mode another
+  agent's message is a user turn that does, unless it holds a call or a result, and its reasoning is not sent);
 - where the provider checks a thinking-signature chain (its spec's ``signature_chain``; Anthropic: the thinking
   that opens the current turn's tool loop must come back unchanged before its ``tool_use``), the current turn is
   one unit when it holds its reasoning and a tool call;
@@ -43,6 +45,7 @@ import attrs
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg, MsgRole, members
+from agentmsg.providers._request.context import has_result, has_tool_use, is_current_agent
 
 if TYPE_CHECKING:
     from agentmsg.providers import FormatOptions, Provider
@@ -204,29 +207,58 @@ def _has_chain(msgs: Sequence[Msg], indexes: Sequence[int], families: tuple[str,
     return thinking and calls
 
 
-def _glued(msgs: Sequence[Msg], units: list[list[int]]) -> list[list[int]]:
+def _sends_nothing(blocks: list[Any], labelled: bool) -> bool:
+    """Whether a user turn of these blocks sends nothing, so that the turns around it meet (every formatter leaves it
+    out: ``empty-message-dropped``): reasoning alone (never sent in a user turn), and unless a label opens its first
+    text (``labelled``: a multi-agent turn's ``[Name]: `` or history line, sent even when the text is empty) empty and
+    blank texts too (the turn family leaves those out; taken so for every provider)."""
+    for b in blocks:
+        t = type(b)
+        if t is ThinkingBlock or (t is TextBlock and not labelled and (not b.text or b.text.isspace())):
+            continue
+        return False
+    return True
+
+
+def _glued(
+    msgs: Sequence[Msg], units: list[list[int]], multi: bool = False, agent: str | None = None
+) -> list[list[int]]:
     """The units, each that starts a cut inside a run of assistant messages where the kept turn would start otherwise
     than the run did glued to the unit before it. The turn family sends such a run as one turn, whose thinking stays
     in its place when the turn starts with thinking and else goes to its start (``thinking-moved``): kept from a
     message that does not start with thinking, with thinking in it or after it in the run, the turn would be
     rewritten where the untrimmed one was not. A message that starts with thinking, or after which the run holds none,
-    can be the first kept. (For every provider: the trimmed conversation formats for each as the untrimmed one.)"""
-    # ahead[i]: assistant message i, or one after it in its run (system messages aside), holds thinking
-    ahead = [False] * len(msgs)
+    can be the first kept. (For every provider: the trimmed conversation formats for each as the untrimmed one.)
+
+    The run is what the request sends as one assistant turn: a user message that sends nothing (:func:`_sends_nothing`)
+    is left out and does not end it. In multi-agent mode (``multi``, the current agent ``agent``) another speaker's
+    message is a user turn (ending the run) unless it holds a tool call or result (an assistant turn) or sends nothing;
+    its reasoning is never sent, so it neither starts the turn with thinking nor holds any."""
+    n = len(msgs)
+    in_run = [False] * n  # message i is in a run: an assistant turn's, or one the request leaves out
+    thinks = [False] * n  # message i sends thinking in its assistant turn
+    for i, m in enumerate(msgs):
+        role = m.role
+        blocks: list[Any] = m.content
+        if role is _ASSISTANT and (not multi or is_current_agent(m, agent)):
+            in_run[i] = True
+            thinks[i] = any(type(b) is ThinkingBlock for b in blocks)
+        elif role is _USER or role is _ASSISTANT:
+            in_run[i] = (role is _ASSISTANT and (has_tool_use(m) or has_result(m))) or _sends_nothing(blocks, multi)
+    # ahead[i]: message i, or one after it in its run (system messages aside), sends thinking
+    ahead = [False] * n
     later = False
-    for i in range(len(msgs) - 1, -1, -1):
-        role = msgs[i].role
-        if role is _SYSTEM:
+    for i in range(n - 1, -1, -1):
+        if msgs[i].role is _SYSTEM:
             continue
-        blocks: list[Any] = msgs[i].content
-        later = role is _ASSISTANT and (later or any(type(b) is ThinkingBlock for b in blocks))
+        later = in_run[i] and (later or thinks[i])
         ahead[i] = later
     out: list[list[int]] = []
     for u in units:
         first = u[0]
-        if out and ahead[first] and msgs[out[-1][-1]].role is _ASSISTANT:
+        if out and ahead[first] and in_run[out[-1][-1]]:
             blocks = msgs[first].content
-            if not blocks or type(blocks[0]) is not ThinkingBlock:
+            if not (thinks[first] and type(blocks[0]) is ThinkingBlock):
                 out[-1].extend(u)  # (in place: a long run glued stays linear)
                 continue
         out.append(u)
@@ -243,6 +275,8 @@ class _Plan:
         families: tuple[str, ...],
         keep_last: int,
         rules: tuple[bool, bool] = (False, False),
+        multi: bool = False,
+        agent: str | None = None,
     ) -> None:
         n = len(msgs)
         self.msgs = msgs
@@ -273,7 +307,7 @@ class _Plan:
             if unit:
                 units.append(unit)
             i = end + 1
-        units = _glued(msgs, units)
+        units = _glued(msgs, units, multi, agent)
         # turns: each unit that is one USER message opens one
         openers = [len(u) == 1 and msgs[u[0]].role is _USER for u in units]
         user_first, signature_chain = rules
@@ -407,7 +441,9 @@ class _Trim:
         self.budget = budget
         self.counter = counter
         counts, total = _counts(counter, self.msgs)  # (the total holds the tools and the request's framing too)
-        self.plan = _Plan(self.checked, counts, _families(provider), keep_last, _rules(provider))
+        multi = bool(request.get("multi_agent"))
+        agent = request.get("agent_name")
+        self.plan = _Plan(self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent)
         self.kept_tokens = total
         self.summary: Msg | None = None
         self.room = True  # room could be made for the last summary offered
