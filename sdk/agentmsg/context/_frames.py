@@ -27,6 +27,9 @@ from agentmsg.providers.spec import TokenProfile
 
 __all__ = ["Frames", "text_alone"]
 
+#: the roles, read once (an enum member's lookup on its class costs about ten times a global's)
+_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
+
 
 class Frames:
     """How many messages, turns or items the request opens for each message (each framed once, ``per_message``), as
@@ -140,19 +143,17 @@ class Frames:
             if self.history and is_history_message(msg, self.agent):
                 return self._fold(blocks)
             self.folding = self.folded = False
-            self.other = other = role is MsgRole.ASSISTANT and not is_current_agent(msg, self.agent)
-            self.prefixed = role is MsgRole.USER or (other and not has_tool_use(msg) and not has_result(msg))
+            self.other = other = role is _ASSISTANT and not is_current_agent(msg, self.agent)
+            self.prefixed = role is _USER or (other and not has_tool_use(msg) and not has_result(msg))
         if calls and orphans_calls(msg):
             if (
-                role is MsgRole.ASSISTANT
-                and not self.apart
-                and (self.until > i or (self._alone(msg) and self._answered(i)))
+                role is _ASSISTANT and not self.apart and (self.until > i or (self._alone(msg) and self._answered(i)))
             ):  # (text between a call and its result: merged ahead of the call, when the calls are what the request
                 # ends with)
                 self.own = False
                 return self._between(blocks)
             n = self._orphans()
-        if role is MsgRole.SYSTEM:
+        if role is _SYSTEM:
             if self.turns or (self.leading and not self.started):
                 if self.system:
                     self.own = False
@@ -169,33 +170,47 @@ class Frames:
                 self.tail = 0
             return n + self._hints(False)
         self.started = True
-        if self.prefixed:
-            role = MsgRole.USER  # (another speaker's turn: a user turn)
+        multi = self.multi
+        if multi and self.prefixed:
+            role = _USER  # (another speaker's turn: a user turn)
+        assistant = role is _ASSISTANT
+        items = self.items
+        drop = self.drop
         # (its first text carries the speaker's label, sent even when empty: a user turn's, the turn family's)
-        labelled = self.multi and (self.prefixed or (self.other and self.turns))
-        sends = ""  # the role of the turn it opens or joins ("" none)
+        labelled = multi and (self.prefixed or (self.other and self.turns))
+        sends = False  # it opens or joins a turn of its role
         results = 0  # the results it sends
         hints = False
         last: Any = None  # the kind of the block before the run of calls
         calls_of = False  # a call of it came
-        tail = self.tail if role is MsgRole.ASSISTANT else 0  # what the item it sends last is (:attr:`tail`)
+        tail = self.tail if assistant else 0  # what the item it sends last is (:attr:`tail`)
         for b in blocks:
             kind = type(b)
-            if kind is ToolUseBlock:
+            if kind is TextBlock:
+                text = b.text
+                if labelled or not drop or (text and (drop == 1 or not text.isspace())):  # (a text the request sends)
+                    sends = True
+                    # (a text alone: an item, even empty, but in multi-agent mode, which sends none the short way)
+                    if text or (len(blocks) == 1 and not multi):
+                        tail = 1
+                labelled = False
+            elif kind is ToolUseBlock:
                 if not calls_of:  # (the chat message of its calls sends all its texts)
                     calls_of = True
                     self.held = self._joins(blocks)
+                    self.speaker = msg.name
                 calls.add(b.id)
-                self.speaker = msg.name
                 # (its texts right before its calls, else the item before the run of calls the request ends with)
-                if sends:
-                    self.joined = last is TextBlock
-                elif tail != 2:
-                    self.joined = tail == 1
+                if items:
+                    if sends:
+                        self.joined = last is TextBlock
+                    elif tail != 2:
+                        self.joined = tail == 1
                 tail = 2
-                sends = sends or "a"
+                sends = True
+                continue
             elif kind is ToolResultBlock:
-                if role is not MsgRole.USER:
+                if role is not _USER:
                     if b.id in calls:
                         calls.discard(b.id)
                         results += 1
@@ -207,44 +222,40 @@ class Frames:
                     tail = 0
             elif kind is HintBlock:
                 hints = True
-            elif kind is TextBlock:
-                if labelled or self._texts((b,)):
-                    sends = sends or "a"
-                    # (a text alone: an item, even empty, but in multi-agent mode, which sends none the short way)
-                    tail = 1 if b.text or (len(blocks) == 1 and not self.multi) else tail
-                labelled = False
-            elif kind in MEDIA or (kind is ThinkingBlock and role is MsgRole.ASSISTANT and not self.other):
-                sends = sends or "a"
+            elif kind in MEDIA or (kind is ThinkingBlock and assistant and not self.other):
+                sends = True
                 tail = 0 if kind is ThinkingBlock else 1
                 labelled = labelled and kind is ThinkingBlock
-            if kind is not ToolUseBlock:
-                last = kind
+            last = kind
         if sends or results:  # (sent after the open calls, which text between no longer joins, unless it made them)
             self.apart = not calls_of
-        if sends or results or (hints and not calls):  # (results, hints: items after the message's own)
-            self.tail = tail if role is MsgRole.ASSISTANT and not results and not hints else 0
-        if role is MsgRole.TOOL:
+            self.tail = tail if assistant and not results and not hints else 0  # (results, hints: items after its own)
+        elif hints and not calls:
+            self.tail = 0
+        if role is _TOOL:
             self.own = False
             if not self.turns:
                 return n + results if self.result_messages else n + (results > 0)
-            sends = "u" if results else ""
-        elif role is MsgRole.USER:
-            sends = "u" if sends else ""
+            turn = "u" if results else ""
+        elif role is _USER:
             if not self.turns:
-                self.own = bool(sends)
-                return n + self.own  # (left out when it has nothing to send)
+                self.own = sends
+                return n + sends  # (left out when it has nothing to send)
+            turn = "u" if sends else ""
         elif not self.turns:
-            if self.result_messages and (results or self.dropped) and not self.items:
+            if self.result_messages and (results or self.dropped) and not items:
                 self.own = any(type(b) is not ToolResultBlock and type(b) is not HintBlock for b in blocks)
                 return n + results + self.own
-            if self.drop and not sends and not results:  # (nothing to send: left out, where empty text is)
+            if drop and not sends and not results:  # (nothing to send: left out, where empty text is)
                 self.own = False
                 return n
             return n + 1
         elif results:  # (an assistant message's results: the user turn after it)
             n += self._open("a") if sends else 0
-            sends = "u"
-        n += self._open(sends) if sends else 0
+            turn = "u"
+        else:
+            turn = "a" if sends else ""
+        n += self._open(turn) if turn else 0
         return n + self._hints(hints)
 
     def end(self) -> int:

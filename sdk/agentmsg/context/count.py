@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ProviderCount", "TokenCount", "count_tokens"]
 
+#: the roles, read once (an enum member's lookup on its class costs about ten times a global's)
+_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
+
 
 @attrs.frozen(kw_only=True)
 class TokenCount:
@@ -465,7 +468,7 @@ def _last_user_turn(messages: Sequence[Msg]) -> int:
     starts (``thinking="current"``; a user message of results alone continues the turn's tool loop)."""
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
-        if m.role is MsgRole.USER and any(type(b) is not ToolResultBlock for b in m.content):
+        if m.role is _USER and any(type(b) is not ToolResultBlock for b in m.content):
             return i
     return -1
 
@@ -618,7 +621,7 @@ def count_tokens(
             extra += newline
         if frames.dropped:  # (results the repair option left out, as the blocks count them)
             for b in frames.dropped:
-                extra -= _blocks(t, (b,), False) + (per_message if items and role is MsgRole.ASSISTANT else 0)
+                extra -= _blocks(t, (b,), False) + (per_message if items and role is _ASSISTANT else 0)
         label = ""
         if multi:
             if fold is not None:
@@ -628,16 +631,14 @@ def count_tokens(
                 fold.close(counts)
             if frames.prefixed or frames.other:
                 label = f"[{speaker_label(msg)}]: "
-                role = MsgRole.USER if frames.prefixed else role
-        if items and role is MsgRole.ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
+                role = _USER if frames.prefixed else role
+        if items and role is _ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
             counts.append(_items(t, msg.content, families, label, multi, demote) + (framed - 1) * per_message + extra)
             continue
         thinking = mode == "all" or (recent and (i > current or i in called))
-        user = role is MsgRole.USER
+        user = role is _USER
         # (its texts sent as one: the chat family's assistant and system messages, the Responses API's system ones)
-        joined = (result_text and (not user or text_only) and role is not MsgRole.TOOL) or (
-            items and role is MsgRole.SYSTEM
-        )
+        joined = (result_text and (not user or text_only) and role is not _TOOL) or (items and role is _SYSTEM)
         n = (
             framed * per_message
             + extra
@@ -645,7 +646,7 @@ def count_tokens(
                 t,
                 msg.content,
                 thinking and not (user or label),
-                role is MsgRole.ASSISTANT,
+                role is _ASSISTANT,
                 joined,
                 user,
                 label=label,
