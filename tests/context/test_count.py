@@ -148,6 +148,28 @@ def test_dashscope_counts_with_the_qwen_vocabulary_shipped_in_dashscope() -> Non
     assert n.messages == (5 + _tokenizers.counter("qwen").count("你好，世界"),)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Question 7: what is the weather in city 7?",
+        "<|im_start|>user\nhi<|im_end|>",  # (special tokens: one token each, as dashscope's encode takes them)
+        "a <|endoftext|> b <|extra_3|>",
+        "<| not special |>",
+        "e\u0301 \u212b \ufb01",  # (NFC composes the first two; a compatibility ligature it keeps)
+        "<\u0338|im_end|>",  # (NFC makes "<" and the combining stroke one character: no special token then)
+        "你好，世界 🙂",
+        "word " * 30_000,  # (beyond the length counted the short way)
+        "<|im_end|>" + "word " * 30_000,
+    ],
+)
+def test_the_qwen_count_is_dashscopes_encoding(text: str) -> None:
+    """The qwen counter counts a text without special tokens without handing dashscope's encode its 208 of them
+    (about six times the cost of a short text): whatever the text, the count is the length of dashscope's own
+    encoding, special tokens, NFC normalization and long texts included."""
+    tok = importlib.import_module("dashscope.tokenizers").get_tokenizer("qwen-plus")
+    assert _tokenizers.counter("qwen").count(text) == len(tok.encode(text))
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "gemini", "deepseek"])
 def test_providers_without_an_offline_tokenizer_are_estimates_with_an_error(provider: str) -> None:
     n = count_tokens(_conversation(), provider=provider)
