@@ -255,8 +255,10 @@ class Frames:
             turn = "u"
         else:
             turn = "a" if sends else ""
-        n += self._open(turn) if turn else 0
-        return n + self._hints(hints)
+        if turn and turn != self.role:  # (:meth:`_open`, inline: the turn family's every message comes here)
+            self.role = turn
+            n += 1
+        return n + self._hints(hints) if hints or self.hints else n
 
     def end(self) -> int:
         """The frames the request opens after the last message: the repair results of the calls still open (said in
