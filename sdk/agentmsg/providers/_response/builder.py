@@ -1074,7 +1074,9 @@ class StreamBuilder:
                 continue
             before = kept.get(key)
             if extend and isinstance(before, list) and isinstance(value, list):
-                kept[key] = before + value
+                # (in place: the list is the builder's own, _holdable's copy, sent at the close; a new list per
+                # delta copied every one before it, quadratic in a stream of one annotation per event)
+                before.extend(value)
                 continue
             if before is not None and before != value:
                 self.not_kept(
