@@ -55,7 +55,11 @@ def serve(sock: socket.socket) -> None:
         sys.path[0] = started_in
     for name in WARM:
         importlib.import_module(name)
+    import agentmsg
     import agentmsg.cli
+
+    for name in agentmsg.__all__:  # (`import agentmsg` imports each public name's module on its first use)
+        getattr(agentmsg, name)
 
     for module in pkgutil.iter_modules(agentmsg.cli.__path__, "agentmsg.cli."):  # (each command's module)
         importlib.import_module(module.name)

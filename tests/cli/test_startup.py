@@ -55,11 +55,22 @@ def msg_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+#: what ``agentmsg --help`` and ``--version`` need none of either: the JSON parser, the models, the schemas, events
+LISTING_ONLY = {"msgspec", "cattrs", "agentmsg._codec.jsontext", "agentmsg._codec.schemas", "agentmsg.events"}
+
+
 def test_help_imports_no_command_module() -> None:
     code, modules = _imported("--help")
     assert code == 0
     assert modules & COMMAND_MODULES == set()
     assert modules & HEAVY == set()
+    assert modules & LISTING_ONLY == set()
+
+
+def test_version_imports_nothing_of_the_sdk() -> None:
+    code, modules = _imported("--version")
+    assert code == 0
+    assert modules & (COMMAND_MODULES | HEAVY | LISTING_ONLY) == set()
 
 
 def test_validate_imports_its_own_module_alone(msg_file: Path) -> None:

@@ -89,3 +89,30 @@ print(json.dumps({"before": before, "first": first, "unplanned": planned, "bytes
     assert report["first"] is True
     assert report["unplanned"] == []
     assert json.loads(report["bytes"])["role"] == "ASSISTANT"
+
+
+def test_import_agentmsg_imports_its_names_on_first_use() -> None:
+    """``import agentmsg`` imports no module of the SDK nor msgspec (``agentmsg --help`` pays nothing more); each
+    public name is its module's own object, imported on its first use, and ``agentmsg.events`` (a subpackage) is
+    there after ``import agentmsg`` alone, as when the package imported its modules."""
+    report = _fresh(
+        """
+import importlib
+at_import = sorted(m for m in sys.modules if m.startswith(("agentmsg", "msgspec")))
+same = {n: getattr(agentmsg, n) is getattr(importlib.import_module(agentmsg._HOME[n]), n)
+        for n in agentmsg.__all__ if n != "__version__"}
+star = {}
+exec("from agentmsg import *", star)
+print(json.dumps({"at_import": at_import, "same": same, "star": sorted(n for n in star if not n.startswith("__")),
+                  "events": agentmsg.events.__name__, "dir": sorted(set(agentmsg.__all__) - set(dir(agentmsg)))}))
+"""
+    )
+    import agentmsg
+
+    assert report["at_import"] == ["agentmsg", "agentmsg._version"]
+    assert report["same"] == {n: True for n in agentmsg.__all__ if n != "__version__"}
+    assert report["star"] == sorted(n for n in agentmsg.__all__ if n != "__version__")
+    assert report["events"] == "agentmsg.events"
+    assert report["dir"] == []
+    with pytest.raises(AttributeError, match="no attribute 'nothing_such'"):
+        agentmsg.nothing_such  # noqa: B018

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from agentmsg import __version__, schema_documents
+from agentmsg import __version__
 from agentmsg.cli._io import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -137,6 +137,8 @@ class _Commands(_SubParsers):
         """The parser of command ``name`` (and of the other commands of its module), if not built yet."""
         if name not in self._unbuilt:
             return
+        from agentmsg import schema_documents  # (not at the start: `agentmsg --help` imports no schemas)
+
         schema_documents()  # registers every shipped schema in KINDS (validate's and schema's choices)
         importlib.import_module(f"{__name__}.{COMMANDS[name][0]}").add_parser(self)
         if name in self._unbuilt:

@@ -15,7 +15,6 @@ from typing import IO, Any, TextIO, TypeVar, overload
 
 from agentmsg import limits
 from agentmsg.errors import Problem, SizeLimitError
-from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
 
 T = TypeVar("T")
 
@@ -377,6 +376,8 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     kept); the exit status it calls for: :data:`EXIT_INVALID` for an error or a problem of the input, :data:`EXIT_ARGUMENTS` for a
     problem of a tool call's arguments as the provider gave them (its value names the call: ``toolCallId``),
     :data:`EXIT_OK` for a note."""
+    from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT  # (the CLI's start imports no events)
+
     name, value = e.get("name"), e.get("value")
     if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
         return EXIT_OK
@@ -462,6 +463,8 @@ _AGENTSCOPE_PYTHON_TIME = re.compile(rb'"(?:timestamp|created_at)"\s*:\s*"')
 def is_sse(head: bytes) -> bool:
     """Whether input that starts with ``head`` is SSE (text/event-stream), as the event readers tell it
     (``agentmsg.events.sniff_format``), however many blanks the head holds before its first field."""
+    from agentmsg.events import sniff_format
+
     return sniff_format(head.removeprefix(BOM).lstrip(b" \t\r\n")) == "sse"
 
 
@@ -480,6 +483,8 @@ def binary(head: bytes) -> str | None:
     a NUL byte (JSON and SSE text never hold one) or mostly bytes that are not text; None when it is text or
     starts as events do. A text file that does not start with an event (a log line first) is not refused: its
     bad lines are said one by one, its events reduced."""
+    from agentmsg.events import sniff_format
+
     text = head.removeprefix(BOM).lstrip()
     if not text or text[:1] in b"{[" or sniff_format(text) in ("sse", None):  # (None: the start of an SSE field)
         return None
@@ -494,6 +499,7 @@ def binary(head: bytes) -> str | None:
 def reads_as(provider: str, data: bytes, *, stream: bool) -> bool:
     """Whether ``provider``'s reader takes ``data`` (a whole response, or the start of a stream) as its own: what
     the hints that name another provider (``try --provider X``, ``agentmsg parse --provider X``) are told by."""
+    from agentmsg.events import PROBLEM_EVENT
     from agentmsg.providers import get
 
     try:
