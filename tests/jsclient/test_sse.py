@@ -208,8 +208,8 @@ def test_lone_surrogates_in_any_string_reduce_alike(tmp_path: Path) -> None:
             for where in _strings(event) if isinstance(event, dict) else []:
                 if where == ("type",):
                     continue
-                mutated = copy.deepcopy(events)
-                node = mutated[i]
+                mutated = [*events]  # (the other events are only read: the changed one alone is copied)
+                node = mutated[i] = copy.deepcopy(event)
                 for key in where[:-1]:
                     node = node[key]
                 k += 1
