@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +117,21 @@ print(json.dumps({"at_import": at_import, "same": same, "star": sorted(n for n i
     assert report["dir"] == []
     with pytest.raises(AttributeError, match="no attribute 'nothing_such'"):
         agentmsg.nothing_such  # noqa: B018
+
+
+def test_the_names_typed_at_check_time_are_the_names_imported_on_first_use() -> None:
+    """The package's ``if TYPE_CHECKING:`` imports (what mypy and editors see) and its table of first-use imports
+    (``_HOMES``, what runs) name the same modules and names, so neither can drift from the other."""
+    import ast
+
+    import agentmsg
+
+    tree = ast.parse(Path(agentmsg.__file__).read_text(encoding="utf-8"))
+    typed: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module
+                typed.setdefault(imp.module, set()).update(a.name for a in imp.names)
+    assert typed == {module: set(names) for module, names in agentmsg._HOMES.items()}
+    assert {n for names in typed.values() for n in names} == set(agentmsg.__all__) - {"__version__"}
