@@ -10,8 +10,8 @@ conversations."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Container, Sequence
+from typing import Any, Final
 
 from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
@@ -19,13 +19,15 @@ from agentmsg.providers._request.context import (
     MEDIA,
     has_result,
     has_tool_use,
+    is_carrier,
     is_current_agent,
     is_history_message,
+    reasoning_item,
 )
 from agentmsg.providers._request.walk import answered_after, orphans_calls
 from agentmsg.providers.spec import TokenProfile
 
-__all__ = ["Frames", "text_alone"]
+__all__ = ["AS_TEXT", "DROPPED", "REASONING", "Frames", "reasoning_sent", "text_alone"]
 
 #: the roles, read once (an enum member's lookup on its class costs about ten times a global's)
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
@@ -55,8 +57,10 @@ class Frames:
         "agent",
         "apart",
         "calls",
+        "demote",
         "drop",
         "dropped",
+        "families",
         "folded",
         "folding",
         "held",
@@ -75,6 +79,7 @@ class Frames:
         "repaired",
         "result_messages",
         "role",
+        "rule",
         "speaker",
         "started",
         "system",
@@ -91,8 +96,13 @@ class Frames:
         multi: bool = False,
         agent: str | None = None,
         history: bool = False,
+        families: Container[str] = (),
+        demote: bool = False,
     ) -> None:
         self.msgs = msgs
+        self.rule = profile.own_reasoning
+        self.families = families
+        self.demote = demote
         self.multi = multi
         self.agent = agent
         self.history = history  # (multi-agent ``history`` layout)
@@ -222,10 +232,22 @@ class Frames:
                     tail = 0
             elif kind is HintBlock:
                 hints = True
-            elif kind in MEDIA or (kind is ThinkingBlock and assistant and not self.other):
+            elif kind is ThinkingBlock:
+                if not assistant or self.other:
+                    continue
+                how = reasoning_sent(b, self.rule, self.families, self.demote)
+                if how == DROPPED:  # (left out: nothing sent, the run of texts goes on)
+                    continue
                 sends = True
-                tail = 0 if kind is ThinkingBlock else 1
-                labelled = labelled and kind is ThinkingBlock
+                if how == AS_TEXT:  # (a text of its own, not empty, in its place)
+                    tail = 1
+                    kind = TextBlock
+                else:
+                    tail = 0
+            elif kind in MEDIA:
+                sends = True
+                tail = 1
+                labelled = False
             last = kind
         if sends or results:  # (sent after the open calls, which text between no longer joins, unless it made them)
             self.apart = not calls_of
@@ -372,6 +394,60 @@ class Frames:
                 if not drop or (text and (drop == 1 or not text.isspace())):
                     return True
         return False
+
+
+#: what a formatter makes of a thinking block of an assistant message (:func:`reasoning_sent`)
+DROPPED: Final = 0
+REASONING: Final = 1
+AS_TEXT: Final = 2
+
+
+def reasoning_sent(block: ThinkingBlock, rule: str, families: Container[str], demote: bool) -> int:
+    """What the formatter of a provider makes of a thinking block of the current agent's assistant message:
+    :data:`REASONING` (sent as reasoning, or as the provider's own data a carrier holds), :data:`AS_TEXT` (a text of
+    its own in its place: the option ``reasoning="text"``, ``demote``, and a text that is not empty) or
+    :data:`DROPPED`. Reasoning from a provider not of ``families`` is text or left out (``foreign_reasoning``); the
+    provider's own as its profile's ``own_reasoning`` (``rule``) says: ``field`` reasoning but redacted; ``text`` text
+    or left out (OpenAI Chat: ``ChatWalk._thinking``); ``signed`` reasoning when signed or redacted with its data,
+    else text or left out (Anthropic's ``thinking_part``); ``thought`` reasoning but redacted, or empty and unsigned
+    (Gemini's); ``items`` reasoning as a reasoning item's part (:func:`reasoning_item`), else text or left out,
+    redacted never text (the Responses API's ``_reasoning``). The count frames and prices a thinking block by it."""
+    meta = block.metadata
+    thinking = block.thinking
+    if not meta:  # (the provider's own: no signature, no item, not redacted)
+        if rule == "field":
+            return REASONING
+        if rule == "thought":
+            return REASONING if thinking else DROPPED
+        return AS_TEXT if demote and thinking else DROPPED
+    if is_carrier(meta):
+        return REASONING
+    origin = meta.get("provider")
+    if isinstance(origin, str) and origin not in families:
+        return AS_TEXT if demote and thinking else DROPPED
+    redacted = meta.get("redacted") is True
+    if rule == "text":
+        return AS_TEXT if demote and thinking else DROPPED
+    if rule == "signed":
+        if redacted:
+            data = meta.get("redactedData")
+            return REASONING if isinstance(data, str) and data else DROPPED
+        signature = meta.get("signature")
+        if isinstance(signature, str) and signature:
+            return REASONING
+    elif rule == "items":
+        if reasoning_item(block, families) is not None:
+            return REASONING
+        if redacted:
+            return DROPPED
+    elif redacted:
+        return DROPPED
+    elif rule == "thought":
+        signature = meta.get("signature")
+        return REASONING if thinking or (isinstance(signature, str) and signature) else DROPPED
+    else:
+        return REASONING
+    return AS_TEXT if demote and thinking else DROPPED
 
 
 def text_alone(msg: Msg) -> bool:

@@ -38,7 +38,7 @@ from agentmsg.blocks import (
     VideoBlock,
 )
 from agentmsg.context import _media
-from agentmsg.context._frames import Frames
+from agentmsg.context._frames import AS_TEXT, REASONING, Frames, reasoning_sent
 from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
@@ -54,7 +54,6 @@ from agentmsg.providers._request.context import (
     is_carrier,
     json_text,
     reasoning_item,
-    reasoning_origin,
     speaker_label,
     tool_turns,
 )
@@ -239,9 +238,11 @@ def _blocks(
     ``block-dropped`` or ``thinking-dropped``: ``Walk.user_parts``); ``output``: a tool result's output, whose hints
     are text of it, not framed; ``label``: the speaker's ``[Name]: `` the multi-agent prefix layout puts before the
     first text (of the joined text; in a user turn before the first medium too, as a text of its own:
-    ``Walk.user_parts``); ``families``: the target provider's (reasoning from another provider, :func:`_foreign`, is
-    not sent as reasoning); ``demote``: the option ``reasoning="text"``, which sends such reasoning (not empty) as text
-    in its place (None: neither; the blocks of no assistant message)."""
+    ``Walk.user_parts``); ``families``: the target provider's (reasoning from another provider is not sent as
+    reasoning); ``demote``: the option ``reasoning="text"``, which sends such reasoning (not empty) as text in its
+    place, and the provider's own that its formatter sends as no reasoning (:func:`reasoning_sent`: OpenAI Chat's,
+    Anthropic's unsigned; None: neither, the blocks of no assistant message). Reasoning the formatter leaves out
+    (Anthropic's unsigned, Gemini's empty unsigned one, a redacted one) is not counted."""
     p = t.profile
     placeholders = p.text_only or (assistant and not p.assistant_media)
     texts: list[str] | None = [] if joined else None
@@ -266,15 +267,15 @@ def _blocks(
             else:
                 n += t.words(b.text)
         elif kind is ThinkingBlock:
-            meta = b.metadata
-            if meta and "provider" in meta and _foreign(b, families):  # (as text with reasoning="text", else left out)
-                if demote and b.thinking:
+            if demote is not None and (thinking or demote):  # (else none is sent, or none counted)
+                how = reasoning_sent(b, p.own_reasoning, families, demote)
+                if how == AS_TEXT:  # (reasoning="text": a text in its place)
                     if texts is not None:
                         texts.append(b.thinking)
                     else:
                         n += t.words(b.thinking)
-            elif thinking:
-                n += t.words(b.thinking)
+                elif how == REASONING and thinking:
+                    n += t.words(b.thinking)
         elif kind is ToolUseBlock:
             if not user:
                 n += t.words(b.name) + t.words(_dumps(b.input) if b.content is None else b.content) + p.per_call
@@ -315,8 +316,9 @@ def _items(
     run of texts before it. Each item is framed as a message, and so is each hint (sent after the turn). ``label``:
     another agent's message in the multi-agent prefix layout, its ``[Name]: `` before its first text that is sent,
     and none of its reasoning sent; ``multi``: a multi-agent request, where a message of one empty text is left out
-    as any empty text (no short way for the usual message: ``Walk.run``); ``demote``: the option ``reasoning="text"``,
-    reasoning from another provider is text of the run of texts (:func:`_demoted`)."""
+    as any empty text (no short way for the usual message: ``Walk.run``); ``demote``: the option ``reasoning="text"``:
+    reasoning from another provider, and the provider's own of no reasoning item, is text of the run of texts
+    (:func:`reasoning_sent`)."""
     p = t.profile
     per_message = p.per_message
     if len(blocks) == 1 and type(blocks[0]) is TextBlock and not multi:  # (the usual message: one item, even empty)
@@ -350,7 +352,7 @@ def _items(
                 continue
             part = None if other else reasoning_item(b, families)
             if part is None:  # (not sent: the formatter says why; demoted to text with reasoning="text")
-                if demote and not other and b.thinking and _foreign(b, families):
+                if demote and not other and reasoning_sent(b, p.own_reasoning, families, True) == AS_TEXT:
                     texts.append(b.thinking)
                 continue
             if not after_item or items[-1][0] != part[0]:
@@ -532,16 +534,6 @@ class _Fold:
         self.prompt = ""  # (only the first run that sends a line has it)
 
 
-def _foreign(block: ThinkingBlock, families: Container[str]) -> bool:
-    """Whether a thinking block is reasoning from a provider not of ``families`` (not a carrier of provider data),
-    which every formatter sends as no reasoning (``foreign_reasoning``): left out, or with the option
-    ``reasoning="text"`` sent as text in its place when it is not empty. (Reasoning of the provider's own that a
-    formatter sends as text, OpenAI chat's, Anthropic's unsigned, the Responses API's of no item, is counted as the
-    profile says.)"""
-    origin = reasoning_origin(block)
-    return origin is not None and origin not in families and not is_carrier(block.metadata)
-
-
 def provider_of(provider: Any, model: Any = None) -> Provider:
     """The Provider of ``provider`` (a registry name or a Provider: KeyError for an unknown name), with ``model``
     checked: a bad argument of the context functions is refused naming it (a ValidationError, rule ``type``),
@@ -577,8 +569,9 @@ def count_tokens(
     turn whose first text starts ``[Name]: `` (another agent's calls and results sent as its own, its reasoning not);
     ``history``, each run of other speakers' turns one user turn, ``history_prompt`` (the first) and ``<history>``,
     a line ``Name: text`` per text and ``</history>``, counted on its messages (the prompt, tags and newlines on the
-    first). Reasoning from another provider is not counted as reasoning (no formatter sends it so); with
-    ``reasoning="text"`` it is counted as the text sent in its place. Returns a :class:`TokenCount` (per message,
+    first). Reasoning from another provider is not counted as reasoning (no formatter sends it so), nor is the
+    provider's own reasoning its formatter leaves out (OpenAI Chat's, Anthropic's unsigned, a redacted one); with
+    ``reasoning="text"`` each of them that the formatter sends as text in its place is counted as that text. Returns a :class:`TokenCount` (per message,
     tools, framing, the method and its stated error). Raises KeyError for an unknown provider and
     :class:`~agentmsg.ValidationError` for tools that are not definitions, for options that are not the formatter's
     (``/options``), and for a provider or model of the wrong type (naming it)."""
@@ -605,9 +598,9 @@ def count_tokens(
     opts = as_options(options)
     multi = bool(multi_agent)
     history = multi and opts.multi_agent_layout == "history"
-    frames = Frames(profile, messages, opts.repair, multi, agent_name, history)
+    demote = opts.reasoning == "text"  # (reasoning from another provider, or unsent own, sent as text)
+    frames = Frames(profile, messages, opts.repair, multi, agent_name, history, families, demote)
     fold = _Fold(t, opts.history_prompt) if history else None
-    demote = opts.reasoning == "text"  # (reasoning from another provider sent as text)
     repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
     for i, msg in enumerate(messages):
         role = msg.role

@@ -130,6 +130,7 @@ SPEC: Final = Spec(
         assistant_media=False,  # (an assistant turn's media: placeholders)
         hint_parts=True,  # (a text part of the user turn after it)
         turns=True,
+        own_reasoning="signed",
         pdf_per_page=2250,
     ),
     # POST /v1/messages/count_tokens -> {"input_tokens": N}: the request's fields MessageCountTokensParams declares

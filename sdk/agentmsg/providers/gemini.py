@@ -125,6 +125,7 @@ SPEC: Final = Spec(
         timed_documented=True,
         hint_parts=True,  # (a text part of the user turn after it)
         turns=True,
+        own_reasoning="thought",
         models=((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
     ),
     # POST /v1beta/models/{model}:countTokens with the whole generateContent body (model named "models/...") under

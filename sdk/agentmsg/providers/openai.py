@@ -175,6 +175,7 @@ TOKENS: Final = TokenProfile(
     result_messages=True,  # (a tool message per result)
     assistant_media=False,  # (an assistant turn's media: placeholders, in Chat Completions and Responses alike)
     result_text=True,  # (Chat Completions; openai_responses.py sends a result's media in its output)
+    own_reasoning="text",  # (no reasoning field: reasoning="text" sends it as text)
     models=((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),),
     vocabs=((("gpt-4", "gpt-4-*", "gpt-3.5*"), "cl100k_base"),),  # (gpt-4 and gpt-3.5: tiktoken's model table)
 )

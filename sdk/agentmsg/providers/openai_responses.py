@@ -121,7 +121,15 @@ SPEC: Final = Spec(
     # Chat Completions' (not measured: no recorded Responses request with its official count was at hand), each
     # input item framed as a message; a tool result's media go in its function_call_output, not again in a user
     # message (result_text); no speaker name is sent (name-dropped)
-    tokens=attrs.evolve(CHAT_TOKENS, result_text=False, per_name=0, items=True, thinking="items", leading_system=True),
+    tokens=attrs.evolve(
+        CHAT_TOKENS,
+        result_text=False,
+        per_name=0,
+        items=True,
+        thinking="items",
+        leading_system=True,
+        own_reasoning="items",
+    ),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 

@@ -120,7 +120,13 @@ class TokenProfile:
     results, hints) are one turn, framed once, and every system message goes to the one system prompt, framed once.
     ``leading_system``: the leading system messages are sent as one instruction (the Responses API), framed once.
     ``drop_empty``: an empty text is not sent (DashScope; the turn family leaves out blank texts too); a user message
-    left with nothing to send is not sent, nor framed, by any provider."""
+    left with nothing to send is not sent, nor framed, by any provider. ``own_reasoning``: what the formatter makes of
+    the provider's own reasoning in an assistant message (``agentmsg.context._frames.reasoning_sent``): ``field``
+    reasoning in a field of its own (DeepSeek, DashScope; redacted: left out); ``text`` none, but with the option
+    ``reasoning="text"`` as text in its place (OpenAI Chat: ``reasoning_field`` None); ``signed`` a thinking block when
+    signed, a redacted one with its data, else left out or with ``reasoning="text"`` text (Anthropic); ``thought`` a
+    thought part, but redacted or empty and unsigned (Gemini); ``items`` a reasoning item's part (``reasoning_item``),
+    else left out or with ``reasoning="text"`` text, redacted never (the Responses API)."""
 
     vocab: str
     own: bool
@@ -157,6 +163,7 @@ class TokenProfile:
     turns: bool = False
     leading_system: bool = False
     drop_empty: bool = False
+    own_reasoning: Literal["field", "text", "signed", "thought", "items"] = "field"
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
