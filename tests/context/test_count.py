@@ -998,6 +998,18 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("USER", TextBlock(text="q")),
             _msg("ASSISTANT", TextBlock(text="a")),
         ],
+        "what a run of texts before a call holds": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", url, call("c1")),
+            _msg("ASSISTANT", TextBlock(text="wait")),
+            _msg("TOOL", result("c1")),
+            _msg("ASSISTANT", TextBlock(text=""), TextBlock(text=""), call("c2")),
+            _msg("ASSISTANT", TextBlock(text="wait")),
+            _msg("TOOL", result("c2")),
+            _msg("ASSISTANT", TextBlock(text="a"), HintBlock(hint="h"), call("c3")),
+            _msg("ASSISTANT", TextBlock(text="wait")),
+            _msg("TOOL", result("c3")),
+        ],
         "own reasoning": [
             _msg("USER", TextBlock(text="q")),
             _msg("ASSISTANT", ThinkingBlock(thinking="unsigned")),
@@ -1124,9 +1136,12 @@ _THOUGHTS: list[dict[str, Any] | None] = [
 ]
 
 
+_URL_IMAGE = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
+
+
 def _merging_conversation(rng: random.Random) -> list[Msg]:
     """1-7 messages of the shapes the formatters reshape across messages: user and system texts (empty, blank or
-    none), assistant texts, calls (with text before them or not), their results in tool messages or in assistant
+    none), assistant texts, calls (with text, an empty text, a medium, text and a hint before them, or nothing), their results in tool messages or in assistant
     messages (with text before or after), hints, calls left unanswered, and reasoning (the provider's own, signed or
     not, empty, redacted, of a reasoning item, or another provider's; alone, before a text or before a call)."""
     out: list[Msg] = []
@@ -1139,7 +1154,15 @@ def _merging_conversation(rng: random.Random) -> list[Msg]:
             out.append(_msg("ASSISTANT", *[TextBlock(text=rng.choice(["a", "", " "]))] * rng.randint(1, 2)))
         elif kind == 2:
             open_calls.append(f"c{k}")
-            before = [TextBlock(text="t")] if rng.random() < 0.5 else []
+            before = rng.choice(
+                [
+                    [],
+                    [TextBlock(text="t")],
+                    [TextBlock(text="")],
+                    [_URL_IMAGE],
+                    [TextBlock(text="t"), HintBlock(hint="h")],
+                ]
+            )
             out.append(_msg("ASSISTANT", *before, ToolUseBlock(id=f"c{k}", name="f", input={})))
         elif kind in (3, 4) and open_calls:
             result = ToolResultBlock(id=open_calls.pop(0), name="f", output=[TextBlock(text="r")])

@@ -204,6 +204,8 @@ class Frames:
                     if text or (len(blocks) == 1 and not multi):
                         tail = 1
                 labelled = False
+                if not text and items:  # (no part of the run of texts a Responses message item sends)
+                    continue
             elif kind is ToolUseBlock:
                 if not calls_of:  # (the chat message of its calls sends all its texts)
                     calls_of = True
@@ -232,6 +234,8 @@ class Frames:
                     tail = 0
             elif kind is HintBlock:
                 hints = True
+                if items:  # (sent after the turn: the run of texts goes on)
+                    continue
             elif kind is ThinkingBlock:
                 if not assistant or self.other:
                     continue
@@ -248,6 +252,7 @@ class Frames:
                 sends = True
                 tail = 1
                 labelled = False
+                kind = TextBlock  # (in an assistant message a placeholder, text of the run of texts)
             last = kind
         if sends or results:  # (sent after the open calls, which text between no longer joins, unless it made them)
             self.apart = not calls_of
