@@ -28,6 +28,7 @@ from agentmsg.clients import (
     BadRequestError,
     BrokenStreamError,
     Client,
+    ProviderError,
     RateLimitError,
     ServerError,
 )
@@ -105,6 +106,35 @@ def _gzip_start(data: bytes) -> bytes:
     """``data`` gzipped and flushed, the gzip stream left unfinished (what a compressing proxy sent before it died)."""
     z = zlib.compressobj(6, zlib.DEFLATED, 31)
     return z.compress(data) + z.flush(zlib.Z_SYNC_FLUSH)
+
+
+#: An error status with an empty body: its status line, the body sent, and the error's text
+_EMPTY_BODIES = {
+    "431": (
+        b"HTTP/1.1 431 Request Header Fields Too Large",
+        b"",
+        "openai 431: Request Header Fields Too Large (empty body)",
+    ),
+    "the server's own words": (b"HTTP/1.1 418 Brewing", b"", "openai 418: Brewing (empty body)"),
+    "no reason phrase": (b"HTTP/1.1 400 ", b"", "openai 400: Bad Request (empty body)"),
+    "whitespace": (b"HTTP/1.1 502 Bad Gateway", b" \r\n ", "openai 502: Bad Gateway (empty body)"),
+    "an unknown status": (b"HTTP/1.1 599 ", b"", "openai 599: (empty body)"),
+}
+
+
+@pytest.mark.parametrize("how", ["stream", "call"])
+@pytest.mark.parametrize("case", list(_EMPTY_BODIES))
+def test_an_error_status_with_an_empty_body_says_its_reason_phrase(raw: Any, case: str, how: str) -> None:
+    """A 431 with an empty body (a proxy refusing the request's headers) was said as 'openai 431: (empty body)':
+    the status line's reason phrase was dropped. Now the message is the response's own phrase, else the status's
+    standard one."""
+    line, body, said = _EMPTY_BODIES[case]
+    head = line + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+    server = raw(lambda conn: conn.sendall(head + body))
+    with pytest.raises(ProviderError) as info:
+        c = client(server.url)
+        c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
+    assert str(info.value) == said and info.value.message == said.partition(": ")[2]
 
 
 #: An error response whose body breaks off: its head, the bytes sent, the class, and what the message starts with

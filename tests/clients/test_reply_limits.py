@@ -300,7 +300,7 @@ def test_a_compressed_body_that_inflates_to_nothing_stops_at_the_limit(
 
         got = asyncio.run(run())
     if how == "error":
-        assert isinstance(got, ServerError) and got.status_code == 500 and got.message == "(empty body)", got
+        assert isinstance(got, ServerError) and got.status_code == 500 and got.message == "X (empty body)", got
     else:
         assert isinstance(got, ReplyTooLargeError) and got.limit == cap, got
         assert f"exceeds limits.max_bytes ({cap} bytes)" in str(got)

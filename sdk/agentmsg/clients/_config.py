@@ -447,5 +447,5 @@ class BaseClient:
             raise redirected(self.provider, status, body, headers)
         delay = policy.after_response(attempt, status, headers)
         if delay is None:
-            raise error_for_status(self.provider, status, body, headers, broke)
+            raise error_for_status(self.provider, status, body, headers, broke, response.reason_phrase)
         return delay

@@ -9,6 +9,7 @@ they refuse a streaming request.
 from __future__ import annotations
 
 import base64
+import http
 import json
 import re
 import urllib.parse
@@ -158,13 +159,36 @@ def status_class(status: int) -> type[ProviderError]:
     return BadRequestError
 
 
+#: Characters of a status line's reason phrase an error quotes, at most (the server's own words)
+_PHRASE_SHOWN = 200
+
+
+def status_phrase(status: int, given: str = "") -> str:
+    """The reason phrase of a status: the response's own (``given``, its first :data:`_PHRASE_SHOWN` characters),
+    else the standard one (HTTP/2 and a status line without one send none), else ``""`` (an unknown status)."""
+    given = given.strip()
+    if given:
+        return given[:_PHRASE_SHOWN]
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
 def error_for_status(
-    provider: str, status: int, body: bytes, headers: Mapping[str, str], broke: str | None = None
+    provider: str,
+    status: int,
+    body: bytes,
+    headers: Mapping[str, str],
+    broke: str | None = None,
+    phrase: str = "",
 ) -> ProviderError:
     """The error of a response with an error status: its class from the status, the provider's message, the
     parsed body and the request id from the body or the headers. ``broke``: why the body's read failed (a
-    disconnect, a body that could not be decoded), ``body`` what arrived before: the message says so."""
-    message, parsed, body_id = provider_message(body)
+    disconnect, a body that could not be decoded), ``body`` what arrived before: the message says so. An empty
+    body's message is the status's reason phrase (:func:`status_phrase` of ``phrase``, the response's own)."""
+    said = status_phrase(status, phrase)
+    message, parsed, body_id = provider_message(body, empty=f"{said} {EMPTY_BODY}" if said else EMPTY_BODY)
     if broke is not None:
         message += f" (the error body broke off after {len(body):,} bytes: {broke})"
     return status_class(status)(
@@ -264,16 +288,21 @@ def too_big(provider: str, cap: int, status: int, headers: Mapping[str, str]) ->
     )
 
 
-def provider_message(body: bytes) -> tuple[str, Any, str | None]:
+#: The message of an error body with nothing in it but whitespace
+EMPTY_BODY = "(empty body)"
+
+
+def provider_message(body: bytes, *, empty: str = EMPTY_BODY) -> tuple[str, Any, str | None]:
     """(message, parsed body, request id) of an error body, in any provider's shape: the parsed body is the
-    JSON (or the SSE error event's JSON), else the body's text."""
+    JSON (or the SSE error event's JSON), else the body's text; ``empty`` the message of a body of nothing but
+    whitespace."""
     try:
         parsed: Any = loads_bounded(body)
     except orjson.JSONDecodeError:
         parsed = _sse_error(body)
         if parsed is None:
             text = body.decode("utf-8", "replace").strip()
-            return (text[:500] or "(empty body)"), text, None
+            return (text[:500] or empty), text, None
     message: Any = None
     rid = None
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], dict):
