@@ -571,6 +571,8 @@ STREAMED = [
     ("pw", "https://", ":x@h and https://u:pwd@h", f"https://{REDACTED}:x@h and https://u:pwd@h"),
     ("pw", "https://pw:", "@h", f"https://{REDACTED}:{REDACTED}@h"),
     ("EMPTY", '"https:\\/\\/u:', '@h"', f'"https:\\/\\/u:{REDACTED}@h"'),
+    ("EMPTY", '"https:\\/\\/', ':x@h"', f'"https:\\/\\/{REDACTED}:x@h"'),
+    ("pw", "https://u:", "x@h and https://pw", "https://u:pwx@h and https://pw"),  # (no password, no user: no @)
 ]
 
 

@@ -417,12 +417,20 @@ _KEY_CHAR = r"[A-Za-z0-9_\-+/=~%]"
 class _Piece(NamedTuple):
     """A regular expression (``full``) with one matching every start of what it matches (``starts``: the empty
     text included), the length of the longest text it matches and the characters it begins with (None: not
-    known): what :meth:`Redactor.split` needs to know whether the end of a text may begin a credential."""
+    known): what :meth:`Redactor.split` needs to know whether the end of a text may begin a credential. ``bare``
+    is ``full`` without its named groups (None: it has none), what :attr:`starts` is made of (a group's name
+    may be given once in a pattern; the starts repeat what comes before each piece)."""
 
     full: str
     starts: str
     longest: int
     first: frozenset[str] | None = None
+    bare: str | None = None
+
+    @property
+    def plain(self) -> str:
+        """:attr:`full` without its named groups."""
+        return self.full if self.bare is None else self.bare
 
     def ahead(self) -> str:
         """A lookahead for :attr:`first` (the regex engine tries the rest only where one is: many times faster)."""
@@ -448,21 +456,40 @@ class _Piece(NamedTuple):
         return _Piece(f"{cls}{{{low},{high}}}", f"{cls}{{0,{high}}}", high)
 
     @staticmethod
+    def _made(full: str, starts: str, longest: int, first: frozenset[str] | None, bare: str) -> _Piece:
+        return _Piece(full, starts, longest, first, None if bare == full else bare)
+
+    @staticmethod
     def seq(*pieces: _Piece) -> _Piece:
-        starts = "|".join("".join(p.full for p in pieces[:i]) + pieces[i].starts for i in range(len(pieces)))
-        return _Piece("".join(p.full for p in pieces), f"(?:{starts})", sum(p.longest for p in pieces), pieces[0].first)
+        starts = "|".join("".join(p.plain for p in pieces[:i]) + pieces[i].starts for i in range(len(pieces)))
+        return _Piece._made(
+            "".join(p.full for p in pieces),
+            f"(?:{starts})",
+            sum(p.longest for p in pieces),
+            pieces[0].first,
+            "".join(p.plain for p in pieces),
+        )
 
     @staticmethod
     def either(*pieces: _Piece) -> _Piece:
-        return _Piece(
+        return _Piece._made(
             f"(?:{'|'.join(p.full for p in pieces)})",
             f"(?:{'|'.join(p.starts for p in pieces)})",
             max(p.longest for p in pieces),
             None if any(p.first is None for p in pieces) else frozenset().union(*(p.first or () for p in pieces)),
+            f"(?:{'|'.join(p.plain for p in pieces)})",
         )
 
     def optional(self) -> _Piece:
-        return _Piece(f"(?:{self.full})?", self.starts, self.longest)
+        return _Piece._made(f"(?:{self.full})?", self.starts, self.longest, None, f"(?:{self.plain})?")
+
+    def named(self, name: str) -> _Piece:
+        """This piece as the group ``name`` of a match."""
+        return _Piece(f"(?P<{name}>{self.full})", self.starts, self.longest, self.first, f"(?:{self.plain})")
+
+    def followed(self) -> _Piece:
+        """This piece as a lookahead: what follows a match, not in it (its end still waited for in a stream)."""
+        return _Piece._made(f"(?={self.full})", self.starts, self.longest, self.first, f"(?={self.plain})")
 
 
 _SPACE = _Piece.chars("[ \\t]", 0, 3)
@@ -490,6 +517,21 @@ _AUTHORITY = _Piece.words(["//", "\\/\\/"])
 _USER = _Piece.chars(r"[A-Za-z0-9\-._~%!$&'()*+,;=]", 0, 64)
 _PASSWORD = _Piece.chars(r"[A-Za-z0-9\-._~%!$&'()*+,;=:]", 0, 64)
 _COLON, _AT = _Piece.words(":"), _Piece.words("@")
+
+
+def _userinfo(key: _Piece) -> _Piece:
+    """A URL's userinfo with ``key`` in it, up to its ``@`` (not in the match): ``key`` as its password (the group
+    ``user`` before it; :meth:`Redactor._replace` redacts that too when a credential), else as its user (any
+    password after it, redacted in its turn); the group ``authority`` the ``//`` before."""
+    return _Piece.seq(
+        _AUTHORITY.named("authority"),
+        _Piece.either(
+            _Piece.seq(_USER.named("user"), _COLON, key, _AT.followed()),
+            _Piece.seq(key, _Piece.seq(_Piece.seq(_COLON, _PASSWORD).optional(), _AT).followed()),
+        ),
+    )
+
+
 #: Where the marker, a named place or a userinfo may begin: one test before the three (where none may, as in most of
 #: a text, the one test)
 _PLACES_AHEAD = _Piece.either(_Piece.words([REDACTED]), _NAMED, _AUTHORITY).ahead()
@@ -586,17 +628,10 @@ class Redactor:
             named = f"(?P<named>{_NAMED.full})(?P<key>{key.full})(?!{_KEY_CHAR})"
             tail = f"{_NAMED.ahead()}{_NAMED.full}{key.starts}\\Z"
             self._tails.append((re.compile(tail), _NAMED.longest + key.longest + 1))
-            # a URL's userinfo: the key as its password (any user before it, :meth:`_replace` redacts it too when a
-            # credential), else as its user (any password after it, redacted in its turn): then the ``@``
-            as_password = _Piece.seq(_AUTHORITY, _USER, _COLON, key, _AT)
-            as_user = _Piece.seq(_AUTHORITY, key, _Piece.either(_AT, _Piece.seq(_COLON, _PASSWORD, _AT)))
-            userinfo = (
-                f"(?P<authority>{_AUTHORITY.full})"
-                f"(?:(?P<user>{_USER.full}):(?P<password>{key.full})(?=@)|{key.full}(?=(?::{_PASSWORD.full})?@))"
-            )
-            alternatives = [f"{_PLACES_AHEAD}(?:{alternatives[0]}|{named}|{userinfo})"]
-            tail = f"{_AUTHORITY.ahead()}(?:{as_password.starts}|{as_user.starts})\\Z"  # (its "/" first: no empty)
-            self._tails.append((re.compile(tail), max(as_password.longest, as_user.longest) + 1))
+            userinfo = _userinfo(key)
+            alternatives = [f"{_PLACES_AHEAD}(?:{alternatives[0]}|{named}|{userinfo.full})"]
+            tail = f"{userinfo.ahead()}{userinfo.starts}\\Z"  # (its "/" first: no empty)
+            self._tails.append((re.compile(tail), userinfo.longest + 1))
             self._field = re.compile(f"(?P<named>{_SCHEME.full})(?P<key>{key.full})")
         alternatives += map(re.escape, self._free)
         self._once = re.compile("|".join(alternatives)) if short or free else None
