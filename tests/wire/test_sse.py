@@ -44,6 +44,49 @@ def test_an_event_of_many_short_data_lines_holds_its_bytes_not_a_string_per_line
     assert event.data == "a\ufffd\n\n\ufffd" and event.problem is not None and event.problem.rule == "utf-8"
 
 
+@pytest.mark.parametrize("fed", ["in chunks", "whole"])
+def test_an_event_of_many_data_lines_is_held_once_up_to_its_dispatch(monkeypatch: Any, fed: str) -> None:
+    """An event of millions of short data lines and no blank line until its end (a stream's one event that never
+    ends, under a large limit) was read a line at a time (256 MiB: 60 s), and held its bytes and their text both at
+    its dispatch: 2.1 times the data; fed whole, a bytes object per line too, and the body copied twice (17 times).
+    Now a run of data lines is taken at once and decoded onto the text as it comes, a window at a time (the
+    windows made small here, to tell them from the data): the data once, and a few windows."""
+    window = 1 << 16
+    monkeypatch.setattr(_sse, "_RUN_WINDOW", window, raising=False)
+    monkeypatch.setattr(_sse, "_DECODE_AT", window, raising=False)
+    n = 400_000
+    body = b"data:xy\n" + b"data: xy\r\n" * (n - 1) + b"\n"
+    decoder = SSEDecoder(max_event_bytes=1 << 30)
+    tracemalloc.start()
+    try:
+        if fed == "whole":
+            events = decoder.feed(body)
+        else:
+            events = [e for i in range(0, len(body), 65536) for e in decoder.feed(body[i : i + 65536])]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    kept = 3 * n - 1
+    assert [(e.data, e.problem) for e in events] == [("\n".join(["xy"] * n), None)]
+    assert peak < kept + 8 * window, (peak, kept)  # (was 2.1 times the data in chunks, 17 times whole)
+
+
+@pytest.mark.parametrize("at", [1, 5, 1 << 20])
+def test_an_events_data_decoded_in_pieces_reads_as_decoded_whole(monkeypatch: Any, at: int) -> None:
+    """The data is decoded every ``_DECODE_AT`` bytes (whole lines): invalid UTF-8 is replaced and said with the
+    byte of the data where it is, as when it was decoded whole at the event's end; a field's invalid UTF-8 said
+    first is said."""
+    monkeypatch.setattr(_sse, "_DECODE_AT", at)
+    body = b"data: ab\ndata: \xc3\xa9\xe2\ndata: cd\xff\ndata: e\n\ndata: \xf0\x9f\x98\x80\nevent: \xff\ndata: \xff\n\n"
+    for chunks in ([body], [body[i : i + 3] for i in range(0, len(body), 3)]):
+        decoder = SSEDecoder()
+        events = [e for chunk in chunks for e in decoder.feed(chunk)]
+        assert [(e.data, e.event, e.problem and e.problem.message) for e in events] == [
+            ("ab\n\u00e9\ufffd\ncd\ufffd\ne", "message", "invalid UTF-8 (byte 5 of the data) replaced by U+FFFD"),
+            ("\U0001f600\n\ufffd", "\ufffd", "invalid UTF-8 (byte 0 of a field) replaced by U+FFFD"),
+        ]
+
+
 def decode_all(chunks: list[bytes]) -> list[tuple[str, str, str]]:
     decoder = SSEDecoder()
     out = []

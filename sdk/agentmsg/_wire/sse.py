@@ -228,6 +228,24 @@ def idle_lines(max_line: int, dataless: int) -> re.Pattern[bytes]:
 
 _idle = speedups.sse_idle if speedups is not None else None
 
+#: Bytes of a chunk a run of data lines is taken from at once, at most (:meth:`SSEDecoder._data_lines`): what it
+#: copies is bounded so, whatever the chunk's size (a whole body fed at once)
+_RUN_WINDOW = 1 << 20
+#: Bytes up to an event's end (or the chunk's) from which on its runs of data lines are looked for: a smaller event
+#: is read line by line (a few lines: what the run's search would cost more than it saves)
+_RUN_MIN = 1 << 12
+#: Bytes of an event's data held before they are decoded onto its text (:meth:`SSEDecoder._decode`)
+_DECODE_AT = 1 << 20
+
+
+@functools.lru_cache(maxsize=16)
+def data_run(max_line: int) -> re.Pattern[bytes] | None:
+    """A run of whole ``data`` lines, each with its line end (LF or CRLF; a CR alone is left to the line parser)
+    and none over ``max_line`` bytes (that is reported, by the line parser); None when ``data:`` alone is over."""
+    if max_line < 5:
+        return None
+    return re.compile(rb"(?:data:[^\r\n]{0,%d}\r?\n)+" % (max_line - 5))
+
 
 class SSEDecoder:
     """Incremental text/event-stream parser. ``feed(chunk)`` returns the events completed by the chunk;
@@ -257,10 +275,15 @@ class SSEDecoder:
         self._skip = False  # dropping the rest of a line over the limit
         self._pending_cr = False
         #: the event's data lines: how many (``_data``, what tells an event has data) and their bytes, joined by
-        #: LFs (``_buf``), decoded once when the event is dispatched: a list of a ``str`` per line held about 20
-        #: times the bytes of an event of many short lines (the limit counts bytes: 1.3 GB under the default one)
+        #: LFs (``_buf``), decoded every :data:`_DECODE_AT` bytes onto the data's text (``_decoded``, grown in place,
+        #: :meth:`_decode`) and at the event's end: a list of a ``str`` per line held about 20 times the bytes of an
+        #: event of many short lines (the limit counts bytes: 1.3 GB under the default one), and the bytes decoded
+        #: whole at the end twice them
         self._data = 0
         self._buf = bytearray()
+        self._decoded = ""
+        self._decoded_bytes = 0  # the bytes of the data decoded so far
+        self._bad: int | None = None  # where in the data the first invalid UTF-8 is, when there is one
         self._size = 0
         self._event = ""
         #: a subclass reads lines of its own as one value (the provider decoder's JSON value outside any field):
@@ -439,6 +462,12 @@ class SSEDecoder:
             end = find(sep, pos)
             if end < 0:
                 return chunk[pos:]
+            data = find(eol + b"data:", pos, end)
+            if data >= 0 and (chunk.startswith(b"data:", pos) or find(eol + b"data:", data + 1, end) >= 0):
+                # two data lines or more: no simple event (and not split into a list of its lines, nor copied twice)
+                self._lines(chunk[pos : end + size], out)
+                pos = end + size
+                continue
             piece = chunk[pos:end]
             pos = end + size
             event = self._simple_event(piece, eol, limit)
@@ -513,9 +542,10 @@ class SSEDecoder:
 
     def _lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
         """The line parser (every case of the spec). Between events, a run of lines that do nothing there
-        (:meth:`_skip_idle`: blank lines, comments, fields the spec does not know) is skipped at once; the lines
-        up to the next blank line are read one by one (:meth:`_read_lines`). Each byte is looked at a
-        bounded number of times."""
+        (:meth:`_skip_idle`: blank lines, comments, fields the spec does not know) is skipped at once; inside an
+        event, a run of data lines is taken at once (:meth:`_data_lines`), the other lines up to the next blank
+        line or data line are read one by one (:meth:`_read_lines`). Each byte is looked at a bounded number of
+        times."""
         if not chunk:
             return
         n = len(chunk)
@@ -539,10 +569,60 @@ class SSEDecoder:
                 continue
             blank = _BLANK_LINE.search(chunk, pos)
             end = n if blank is None else blank.end()
+            if end - pos >= _RUN_MIN and not self._own_value and (runs := data_run(self.max_line_bytes)) is not None:
+                if chunk.startswith(b"data:", pos):
+                    stop = self._run_end(runs, chunk, pos, n if blank is None else blank.start() + 1)
+                    if stop > pos:  # whole data lines of the event: its data at once, not line by line
+                        self._data_lines(chunk[pos:stop], out)
+                        pos = stop
+                        continue
+                data = chunk.find(b"\ndata:", pos, end)  # (the lines up to the next data line, which may begin a run)
+                if data >= 0:
+                    end = data + 1
             self._read_lines(chunk[pos:end] if pos or end < n else chunk, out)
             pos = end
         if chunk[-1] == 0x0D:
             self._pending_cr = True  # an LF at the start of the next chunk belongs to this CR
+
+    def _run_end(self, runs: re.Pattern[bytes], chunk: bytes, pos: int, limit: int) -> int:
+        """Where the run of whole data lines (:func:`data_run`) from the line start ``pos`` ends, before ``limit``
+        and within :data:`_RUN_WINDOW` bytes (``pos``: none). The common run, every line of the window a data line,
+        is told by counting line ends (bytes methods, no copy); any other by the pattern ``runs``."""
+        limit = min(limit, pos + _RUN_WINDOW)
+        end = chunk.rfind(b"\n", pos, limit) + 1
+        if pos < end <= pos + self.max_line_bytes:  # (no line in it can be over the limit)
+            lines = chunk.count(b"\n", pos, end)
+            if chunk.count(b"\ndata:", pos, end) == lines - 1 and (
+                chunk.find(b"\r", pos, end) < 0 or chunk.count(b"\r", pos, end) == chunk.count(b"\r\n", pos, end)
+            ):
+                return end
+        run = runs.match(chunk, pos, limit)
+        return pos if run is None else run.end()
+
+    def _data_lines(self, run: bytes, out: list[SSEEvent]) -> None:
+        """A run of whole ``data`` lines inside an event (:func:`data_run`, :meth:`_run_end`): :meth:`_process` of
+        each, in a few passes over the run's bytes (an event of a million lines took a million calls). The data
+        lines of every subclass are :class:`SSEDecoder`'s (a subclass's lines of its own value are never in a
+        run)."""
+        if self._problem is not None and self._problem.rule != "utf-8":
+            return  # this event's data was dropped
+        # Each line's value with its LF: no value holds a line end, so each LF (of a CRLF too) is a line's end and
+        # each ``\ndata:``, then ``\n ``, is where a line begins (the first line's, ``data:`` then a space or
+        # not, is skipped below)
+        values = run.replace(b"\r\n", b"\n") if 13 in run else run
+        values = values.replace(b"\ndata:", b"\n").replace(b"\n ", b"\n")
+        first = 6 if values[5:6] == b" " else 5
+        size = len(values) - first
+        if self._size + size > self.max_event_bytes:
+            self._read_lines(run, out)  # over the limit within the run: line by line, said where it is
+            return
+        self._size += size
+        if self._data:
+            self._buf += b"\n"
+        self._buf += memoryview(values)[first:-1]
+        self._data += values.count(b"\n")
+        if len(self._buf) >= _DECODE_AT:
+            self._decode()
 
     def _skip_idle(self, chunk: bytes, pos: int) -> int:
         """Where the run of lines that do nothing between events (:func:`idle_lines`, by :attr:`_dataless`) from
@@ -616,19 +696,39 @@ class SSEDecoder:
             )
         self._line.clear()
         self._skip = False
-        self._data, self._size, self._event, self._retry, self._problem = 0, 0, "", None, None
-        self._buf.clear()
+        self._drop_data()
+        self._event, self._retry, self._problem = "", None, None
         self._idle = self._between()
         return out
 
     def _overlong(self) -> None:
         self._line.clear()
         self._skip = True
-        self._data, self._size = 0, 0
-        self._buf.clear()
+        self._drop_data()
         self._problem = Problem(
             "", "max-line-bytes", f"a line longer than {self.max_line_bytes} bytes was dropped with the event's data"
         )
+
+    def _drop_data(self) -> None:
+        """The event's data, none any more."""
+        self._data, self._size, self._decoded, self._decoded_bytes, self._bad = 0, 0, "", 0, None
+        self._buf.clear()
+
+    def _decode(self) -> None:
+        """The data's bytes held (``_buf``) decoded onto its text: whole lines, so decoded apart they read as decoded
+        whole (a line end ends any UTF-8 sequence), invalid UTF-8 replaced by U+FFFD, where the first is kept."""
+        buf = self._buf
+        try:
+            piece = buf.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if self._bad is None:
+                self._bad = self._decoded_bytes + exc.start
+            piece = buf.decode("utf-8", "replace")
+        self._decoded_bytes += len(buf)
+        buf.clear()
+        text, self._decoded = self._decoded, ""
+        text += piece  # (the text's only reference is this name: CPython grows it in place, no copy of what it holds)
+        self._decoded = text
 
     def _text(self, value: bytes) -> str:
         try:
@@ -644,17 +744,28 @@ class SSEDecoder:
             if self._data or self._problem is not None:
                 text = ""
                 if self._problem is None or self._problem.rule == "utf-8":
-                    try:
-                        text = self._buf.decode("utf-8")
-                    except UnicodeDecodeError as exc:
-                        if self._problem is None:
+                    whole: str | None = None
+                    if not self._decoded_bytes:  # (the common event, held whole: decoded at once)
+                        try:
+                            whole = self._buf.decode("utf-8")
+                        except UnicodeDecodeError:
+                            whole = None
+                    if whole is not None:
+                        text = whole
+                    else:  # (onto the data's start decoded before; invalid UTF-8 said where it is)
+                        self._decode()
+                        text = self._decoded
+                        if self._bad is not None and self._problem is None:
                             self._problem = Problem(
-                                "", "utf-8", f"invalid UTF-8 (byte {exc.start} of the data) replaced by U+FFFD"
+                                "", "utf-8", f"invalid UTF-8 (byte {self._bad} of the data) replaced by U+FFFD"
                             )
-                        text = self._buf.decode("utf-8", "replace")
                 out.append(SSEEvent(text, self._event or "message", self._id, self._retry, self._problem))
-                self._data, self._size, self._problem = 0, 0, None
-                self._buf.clear()
+                self._problem = None
+                if self._decoded_bytes:
+                    self._drop_data()
+                else:
+                    self._data, self._size = 0, 0
+                    self._buf.clear()
             self._event, self._retry = "", None
             return
         if line[:5] == b"data:":  # the common case first
@@ -663,8 +774,7 @@ class SSEDecoder:
                 return  # this event's data was dropped
             self._size += len(value) + 1
             if self._size > self.max_event_bytes:
-                self._data, self._size = 0, 0
-                self._buf.clear()
+                self._drop_data()
                 self._problem = Problem(
                     "", "max-event-bytes", f"the event's data is longer than {self.max_event_bytes} bytes: dropped"
                 )
@@ -673,6 +783,8 @@ class SSEDecoder:
                 self._buf += b"\n"
             self._buf += value
             self._data += 1
+            if len(self._buf) >= _DECODE_AT:
+                self._decode()
             return
         if line[0] == 0x3A:  # ':' a comment
             return
