@@ -61,7 +61,7 @@ help:
 	@echo "make conformance   - the conformance vectors only: Python, TypeScript and Java"
 	@echo "make dist          - build the sdist, the wheel (from the sdist) and the npm tarballs into dist/"
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
-	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
+	@echo "make vectors-lock  - lock the conformance vectors' verdicts (a vector added; a schema version bump)"
 	@echo "make bench         - speed, side by side: agentmsg vs pydantic / msgspec / orjson, AgentScope and the"
 	@echo "                     official SDKs (formatters, streams, the live path over loopback HTTP)"
 	@echo "make fuzz          - the tests marked fuzz or differential, with long budgets and a fresh seed"
