@@ -456,15 +456,19 @@ class SSEDecoder:
                 pos = stop
         sep, eol = (b"\r\n\r\n", b"\r\n") if crlf else (b"\n\n", b"\n")
         find, size, pos = chunk.find, len(sep), 0
+        eol_data = eol + b"data:"
         while True:
             if chunk[pos : pos + 5] != b"data:":  # (lines that do nothing between events, skipped at once)
                 pos = self._skip_idle(chunk, pos)
             end = find(sep, pos)
             if end < 0:
                 return chunk[pos:]
-            data = find(eol + b"data:", pos, end)
-            if data >= 0 and (chunk.startswith(b"data:", pos) or find(eol + b"data:", data + 1, end) >= 0):
-                # two data lines or more: no simple event (and not split into a list of its lines, nor copied twice)
+            if end - pos >= _RUN_MIN and (
+                (data := find(eol_data, pos, end)) >= 0
+                and (chunk.startswith(b"data:", pos) or find(eol_data, data + 1, end) >= 0)
+            ):
+                # a large event of two data lines or more: no simple event (and not split into a list of its lines,
+                # nor copied twice; a small one is read as simple events are, at no cost of this search)
                 self._lines(chunk[pos : end + size], out)
                 pos = end + size
                 continue
