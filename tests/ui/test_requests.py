@@ -617,6 +617,31 @@ def test_a_content_part_s_keys_no_block_holds_are_kept_with_a_note(tmp_path: Pat
     assert {("/messages/0/content/0", "ui-mapped"), ("/messages/2/content/0", "ui-mapped")} <= said
 
 
+def test_a_tool_call_s_keys_no_tool_use_holds_are_kept_with_a_note(tmp_path: Path) -> None:
+    """A tool call's keys besides ``id``, ``type``, ``function`` and its ``encryptedValue`` (its ``metadata``, a key
+    of a newer producer, one its ``function`` has beside ``name`` and ``arguments``): kept in the tool_use metadata
+    ``ag_ui``, keyed as in the call, with a note (all but ``metadata`` were dropped without a word)."""
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}", "strict": True},
+        "encryptedValue": "sig",
+        "metadata": {"lang": "en"},
+        "index": 0,
+    }
+    body = {"threadId": "t", "runId": "r", "messages": [{"id": "a", "role": "assistant", "toolCalls": [call]}]}
+    if HAVE_NODE:
+        assert oracle(tmp_path, ag=[body])["agui"] == [[True, None]]
+    assert python_ag_ui_accepts(body)
+    run = agui.read_input(body)
+    (use,) = run.messages[0].to_dict()["content"]
+    assert use["metadata"] == {
+        "thoughtSignature": "sig",
+        "ag_ui": {"metadata": {"lang": "en"}, "index": 0, "function": {"strict": True}},
+    }
+    assert [(n.pointer, n.rule) for n in run.notes] == [("/messages/0/toolCalls/0", "ui-mapped")]
+
+
 BAD_RUNS: list[tuple[dict[str, Any], str, str]] = [
     (_with(["threadId"], _DELETE, RUN), "", "required"),
     (_with(["runId"], 5, RUN), "/runId", "type"),

@@ -629,7 +629,7 @@ def _ag_message(
         r.note(
             f"{where}/role", "developer", "a developer message: a SYSTEM message (metadata ag_ui.role says developer)"
         )
-    rest = {k: v for k, v in item.items() if k not in held and v is not None}
+    rest = _unheld(item, held)
     if rest:
         wire["metadata"].setdefault(AG_UI_KEY, {}).update(rest)
         names_ = ", ".join(sorted(rest))
@@ -637,6 +637,12 @@ def _ag_message(
             where, f"rest:{names_}", f"{names_}: no message field holds it; kept in the message metadata {AG_UI_KEY}"
         )
     return wire
+
+
+def _unheld(obj: Mapping[str, Any], held: set[str] | frozenset[str]) -> dict[str, Any]:
+    """The keys of an AG-UI object (a message, a tool call, its function) that no field of what it is read into
+    holds, with their values; a null is an optional key left out (as :meth:`_Reader.get` reads it)."""
+    return {k: v for k, v in obj.items() if k not in held and v is not None}
 
 
 _RESULT_STATES: Final = frozenset({"success", "error", "interrupted", "denied", "running"})
@@ -673,13 +679,18 @@ def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
         if error is not None:
             use["metadata"] = {"argumentsError": error}
     meta = use.setdefault("metadata", {})
+    held = {"id", "type", "function"}
     if isinstance(call.get("encryptedValue"), str):
         meta["thoughtSignature"] = call["encryptedValue"]
-    if isinstance(call.get("metadata"), dict):
-        meta[AG_UI_KEY] = call["metadata"]
-        r.note(
-            f"{where}/metadata", "call-metadata", f"a tool call's metadata: kept in the tool_use metadata {AG_UI_KEY}"
-        )
+        held.add("encryptedValue")
+    rest = _unheld(call, held)
+    in_function = _unheld(function, {"name", "arguments"})
+    if in_function:
+        rest["function"] = in_function
+    if rest:
+        meta[AG_UI_KEY] = rest
+        names = ", ".join(sorted(rest))
+        r.note(where, f"call-rest:{names}", f"{names}: no tool_use field holds it; kept in its metadata {AG_UI_KEY}")
     if not meta:
         del use["metadata"]
     return use

@@ -1449,7 +1449,8 @@ def read_input(body: Mapping[str, Any] | str | bytes) -> RunInput:
     block opening the assistant message after it, its ``encryptedValue`` the signature; image, audio, video and
     document parts as media blocks, never read nor downloaded here), and the run's ids, ``state``, ``tools``,
     ``context``, ``forwarded_props``, ``resume`` as posted. Activity messages (UI state) are kept in ``activities``;
-    what no field holds in the message's metadata (``ag_ui``; a content part's keys no block holds, its ``id`` and
-    ``metadata`` say, in ``ag_ui_parts``), each with a note (rule ``ui-mapped``, pointer into the body). What ``@ag-ui/core``'s schema refuses raises :class:`~agentmsg.ValidationError` listing every
-    problem (pointer + rule)."""
+    what no field holds in the message's (a tool call's: its ``tool_use``'s) metadata (``ag_ui``; a content part's
+    keys no block holds, its ``id`` and ``metadata`` say, in ``ag_ui_parts``), each with a note (rule ``ui-mapped``,
+    pointer into the body). What ``@ag-ui/core``'s schema refuses raises :class:`~agentmsg.ValidationError` listing
+    every problem (pointer + rule)."""
     return read_run_input(body)
