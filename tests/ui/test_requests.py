@@ -642,6 +642,28 @@ def test_a_tool_call_s_keys_no_tool_use_holds_are_kept_with_a_note(tmp_path: Pat
     assert [(n.pointer, n.rule) for n in run.notes] == [("/messages/0/toolCalls/0", "ui-mapped")]
 
 
+def test_a_reasoning_message_s_id_is_kept_when_its_block_opens_the_next_message() -> None:
+    """A reasoning message's thinking block opens the assistant message after it: the reasoning message's own id,
+    which the assistant message's id replaces, is kept in the block's metadata ``ag_ui.id`` (it was dropped); alone
+    (no assistant message after it) it is the message's id."""
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"id": "rs1", "role": "reasoning", "content": "Look it up.", "encryptedValue": "sig"},
+            {"id": "a1", "role": "assistant", "content": "Sunny."},
+            {"id": "rs2", "role": "reasoning", "content": "Done."},
+        ],
+    }
+    assert python_ag_ui_accepts(body)
+    run = agui.read_input(body)
+    merged, alone = dicts(run.messages)
+    assert merged["id"] == "a1"
+    assert merged["content"][0]["metadata"] == {"signature": "sig", "ag_ui": {"id": "rs1"}}
+    assert (alone["id"], alone["content"][0].get("metadata")) == ("rs2", None)
+    assert ("/messages/0", "ui-mapped") in [(n.pointer, n.rule) for n in run.notes]
+
+
 BAD_RUNS: list[tuple[dict[str, Any], str, str]] = [
     (_with(["threadId"], _DELETE, RUN), "", "required"),
     (_with(["runId"], 5, RUN), "/runId", "type"),
@@ -730,7 +752,8 @@ def test_a_reply_ag_ui_client_built_reads_back_to_the_reduced_blocks() -> None:
     # AG-UI holds the tool's result in a tool message of its own: a TOOL message here
     assert [m.role.value for m in got.messages] == ["ASSISTANT", "TOOL"]
     # the reasoning message opens the assistant message after it; what it held besides its text is in its block
-    assert blocks[0]["metadata"]["ag_ui"] == {"metadata": run["messages"][0]["metadata"]}
+    reasoning = run["messages"][0]
+    assert blocks[0]["metadata"]["ag_ui"] == {"metadata": reasoning["metadata"], "id": reasoning["id"]}
 
 
 def test_a_tool_part_whose_tool_returned_nothing_reads_to_an_empty_result(tmp_path: Path) -> None:

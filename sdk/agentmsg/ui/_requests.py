@@ -493,11 +493,13 @@ def read_run_input(body: Mapping[str, Any] | JsonInput) -> RunInput:
             block, at = thinking
             thinking = None
             if wire["role"] == "ASSISTANT" and not _is_reasoning(wire):
+                block.setdefault("metadata", {}).setdefault(AG_UI_KEY, {})["id"] = block.pop("_id")
                 wire["content"].insert(0, block)
                 r.note(
                     at,
                     "reasoning-merged",
-                    "a reasoning message: its thinking block opens the assistant message after it",
+                    "a reasoning message: its thinking block opens the assistant message after it (its id in the"
+                    f" block's metadata {AG_UI_KEY}.id)",
                 )
             else:
                 messages += _msg_or_none(r, _reasoning_alone(block, at), at)
