@@ -769,3 +769,25 @@ def test_a_tool_part_whose_tool_returned_nothing_reads_to_an_empty_result(tmp_pa
     assert (use["type"], use["id"], use["name"], use["input"]) == ("tool_use", "c", "notify", {"to": "ops"})
     assert (result["type"], result["id"], result["output"], result["state"]) == ("tool_result", "c", [], "success")
     assert text == {"type": "text", "text": "Sent."}
+
+
+def test_a_tool_output_that_is_no_text_is_read_as_its_json_text_with_a_note(tmp_path: Path) -> None:
+    """A tool's ``output`` is any JSON value; a tool_result holds blocks: an object, a number or null is its JSON text
+    in a text block, which a string of that text reads to as well, so the reader says it (rule ``ui-mapped``, at the
+    output) where it said nothing; a string, or agentmsg's own blocks, goes without saying."""
+
+    def tool(call_id: str, output: Any) -> dict[str, Any]:
+        return {"type": "tool-f", "toolCallId": call_id, "state": "output-available", "input": {}, "output": output}
+
+    parts = [tool("a", {"temp": 18}), tool("b", '{"temp": 18}'), tool("c", [{"type": "text", "text": "18"}])]
+    body = {"messages": [{"id": "m", "role": "assistant", "parts": parts}]}
+    if HAVE_NODE:
+        assert oracle(tmp_path, ai=[body])["ai"] == [[True, None]]
+    request = ai_sdk.read_request(body)
+    results = [b for b in dicts(request.messages)[0]["content"] if b["type"] == "tool_result"]
+    assert [r["output"] for r in results] == [
+        [{"type": "text", "text": '{"temp":18}'}],
+        [{"type": "text", "text": '{"temp": 18}'}],
+        [{"type": "text", "text": "18"}],
+    ]
+    assert [(n.pointer, n.rule) for n in request.notes] == [("/messages/0/parts/0/output", "ui-mapped")]

@@ -405,7 +405,14 @@ def _tool_part(
         result: dict[str, Any] = {"type": "tool_result", "id": call_id, "name": name}
         if state == "output-available":
             # (no ``output``: the tool returned nothing, undefined, which JSON.stringify leaves out of the body)
-            output = _tool_output(part["output"]) if "output" in part else []
+            output, as_json = _tool_output(part["output"]) if "output" in part else ([], False)
+            if as_json:
+                r.note(
+                    f"{where}/output",
+                    "output-json",
+                    f"a tool output of JSON type {json_type(part['output'])}, no text nor content blocks: its JSON"
+                    " text in a text block (as a string of that text would be)",
+                )
             result["output"], result["state"] = output, "success"
         elif state == "output-error":
             result["output"], result["state"] = [{"type": "text", "text": part["errorText"]}], "error"
@@ -417,11 +424,11 @@ def _tool_part(
     _keep_rest(r, part, where, index, held, kept, said)
 
 
-def _tool_output(output: Any) -> list[dict[str, Any]]:
+def _tool_output(output: Any) -> tuple[list[dict[str, Any]], bool]:
     """A tool part's ``output`` as a tool result's blocks: a string is a text block; a list of content blocks (what
-    agentmsg's encoder sends for a result of several blocks) those blocks; anything else its JSON text."""
+    agentmsg's encoder sends for a result of several blocks) those blocks; anything else its JSON text (and True)."""
     if isinstance(output, str):
-        return [{"type": "text", "text": output}]
+        return [{"type": "text", "text": output}], False
     if (
         isinstance(output, list)
         and output
@@ -433,8 +440,8 @@ def _tool_output(output: Any) -> list[dict[str, Any]]:
         except ValidationError:
             pass
         else:
-            return list(output)
-    return [{"type": "text", "text": value_text(output)}]
+            return list(output), False
+    return [{"type": "text", "text": value_text(output)}], True
 
 
 # ---------------------------------------------------------------------------------------------------------------
