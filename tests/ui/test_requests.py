@@ -642,6 +642,38 @@ def test_a_tool_call_s_keys_no_tool_use_holds_are_kept_with_a_note(tmp_path: Pat
     assert [(n.pointer, n.rule) for n in run.notes] == [("/messages/0/toolCalls/0", "ui-mapped")]
 
 
+def test_a_null_of_a_key_ag_ui_does_not_declare_is_kept_with_the_others(tmp_path: Path) -> None:
+    """A null of a key AG-UI declares (a message's ``name``, a call's ``metadata``) is that optional key left out;
+    a null of a key it does not declare is data, kept in the metadata ``ag_ui`` with the other keys and a note, on a
+    message, a tool call and its function alike (it was dropped, as if the key were absent)."""
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}", "strict": None},
+        "metadata": None,
+        "index": None,
+    }
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"id": "u", "role": "user", "content": "hi", "name": None, "tag": None},
+            {"id": "a", "role": "assistant", "toolCalls": [call], "trace": None, "encryptedValue": None},
+        ],
+    }
+    assert python_ag_ui_accepts(body)
+    run = agui.read_input(body)
+    user, assistant = dicts(run.messages)
+    assert (user["name"], user["metadata"]) == (None, {"ag_ui": {"tag": None}})
+    assert assistant["metadata"] == {"ag_ui": {"trace": None}}
+    assert assistant["content"][0]["metadata"] == {"ag_ui": {"index": None, "function": {"strict": None}}}
+    assert sorted((n.pointer, n.rule) for n in run.notes) == [
+        ("/messages/0", "ui-mapped"),
+        ("/messages/1", "ui-mapped"),
+        ("/messages/1/toolCalls/0", "ui-mapped"),
+    ]
+
+
 def test_a_reasoning_message_s_id_is_kept_when_its_block_opens_the_next_message() -> None:
     """A reasoning message's thinking block opens the assistant message after it: the reasoning message's own id,
     which the assistant message's id replaces, is kept in the block's metadata ``ag_ui.id`` (it was dropped); alone

@@ -638,7 +638,7 @@ def _ag_message(
         r.note(
             f"{where}/role", "developer", "a developer message: a SYSTEM message (metadata ag_ui.role says developer)"
         )
-    rest = _unheld(item, held)
+    rest = _unheld(item, held, _AG_MESSAGE_KEYS)
     if rest:
         wire["metadata"].setdefault(AG_UI_KEY, {}).update(rest)
         names_ = ", ".join(sorted(rest))
@@ -648,10 +648,20 @@ def _ag_message(
     return wire
 
 
-def _unheld(obj: Mapping[str, Any], held: set[str] | frozenset[str]) -> dict[str, Any]:
+#: the keys AG-UI declares on a message (any role), a tool call and its function: a null of one of them is the
+#: optional key left out (as :meth:`_Reader.get` reads it); a null of any other key is data, kept
+_AG_MESSAGE_KEYS: Final = frozenset(
+    {"id", "role", "name", "content", "encryptedValue", "metadata", "subagentRunId", "toolCalls", "toolCallId", "error"}
+)
+_AG_CALL_KEYS: Final = frozenset({"id", "type", "function", "encryptedValue", "metadata"})
+_AG_FUNCTION_KEYS: Final = frozenset({"name", "arguments"})
+
+
+def _unheld(obj: Mapping[str, Any], held: set[str] | frozenset[str], declared: frozenset[str]) -> dict[str, Any]:
     """The keys of an AG-UI object (a message, a tool call, its function) that no field of what it is read into
-    holds, with their values; a null is an optional key left out (as :meth:`_Reader.get` reads it)."""
-    return {k: v for k, v in obj.items() if k not in held and v is not None}
+    holds, with their values; a null of a key AG-UI ``declared`` is that optional key left out, a null of another
+    key is kept (it is data: nothing says what it means)."""
+    return {k: v for k, v in obj.items() if k not in held and (v is not None or k not in declared)}
 
 
 _RESULT_STATES: Final = frozenset({"success", "error", "interrupted", "denied", "running"})
@@ -692,8 +702,8 @@ def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
     if isinstance(call.get("encryptedValue"), str):
         meta["thoughtSignature"] = call["encryptedValue"]
         held.add("encryptedValue")
-    rest = _unheld(call, held)
-    in_function = _unheld(function, {"name", "arguments"})
+    rest = _unheld(call, held, _AG_CALL_KEYS)
+    in_function = _unheld(function, _AG_FUNCTION_KEYS, _AG_FUNCTION_KEYS)
     if in_function:
         rest["function"] = in_function
     if rest:
