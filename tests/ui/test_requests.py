@@ -674,6 +674,35 @@ def test_a_null_of_a_key_ag_ui_does_not_declare_is_kept_with_the_others(tmp_path
     ]
 
 
+def test_an_assistant_s_empty_content_and_a_call_without_type_are_read_as_the_protocol_reads_them(
+    tmp_path: Path,
+) -> None:
+    """Both oracles accept an assistant's ``content: ""``: it is an empty text block, as a user's or system's, so it
+    is told from no content (it read to no block, the same as absent). A call without ``type``: ag-ui-protocol
+    defaults it to function, @ag-ui/core refuses it; read as a function call, with a note (it went unsaid)."""
+    call = {"id": "c", "function": {"name": "f", "arguments": "{}"}}
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"id": "a1", "role": "assistant", "content": ""},
+            {"id": "a2", "role": "assistant"},
+            {"id": "a3", "role": "assistant", "content": "", "toolCalls": [call]},
+        ],
+    }
+    assert python_ag_ui_accepts(body)
+    typed = {**body, "messages": body["messages"][:2]}
+    if HAVE_NODE:
+        (ok_typed, _), (ok_untyped, _) = oracle(tmp_path, ag=[typed, body])["agui"]
+        assert (ok_typed, ok_untyped) == (True, False)  # (@ag-ui/core: a call's type is required)
+    run = agui.read_input(body)
+    empty, absent, with_call = dicts(run.messages)
+    assert empty["content"] == [{"type": "text", "text": ""}]
+    assert absent["content"] == []
+    assert [b["type"] for b in with_call["content"]] == ["text", "tool_use"]
+    assert [(n.pointer, n.rule) for n in run.notes] == [("/messages/2/toolCalls/0", "ui-mapped")]
+
+
 def test_a_reasoning_message_s_id_is_kept_when_its_block_opens_the_next_message() -> None:
     """A reasoning message's thinking block opens the assistant message after it: the reasoning message's own id,
     which the assistant message's id replaces, is kept in the block's metadata ``ag_ui.id`` (it was dropped); alone

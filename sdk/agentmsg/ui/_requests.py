@@ -599,7 +599,7 @@ def _ag_message(
                 content[0]["_id"] = msg_id
     elif role == "assistant":
         text = r.get(item, "content", where, str, required=False)
-        if text:
+        if text is not None:  # ("" too, as a user's or system's: a round trip tells it from no content)
             content.append({"type": "text", "text": text})
         calls = r.get(item, "toolCalls", where, list, required=False)
         held.add("toolCalls")
@@ -691,6 +691,8 @@ def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
     if call.get("type", "function") != "function":
         r.fail(f"{where}/type", "const", "a tool call's type must be function")
         return None
+    if "type" not in call:  # (ag-ui-protocol's ToolCall defaults it; @ag-ui/core's schema requires it)
+        r.note(where, "call-type", "a tool call without type: read as a function call (its only type)")
     use: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
     if arguments:
         raw, parsed, error = parse_arguments(arguments)
