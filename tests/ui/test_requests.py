@@ -703,6 +703,36 @@ def test_an_assistant_s_empty_content_and_a_call_without_type_are_read_as_the_pr
     assert [(n.pointer, n.rule) for n in run.notes] == [("/messages/2/toolCalls/0", "ui-mapped")]
 
 
+def test_a_call_s_arguments_that_are_no_json_object_are_noted_with_the_rule_they_break() -> None:
+    """Arguments kept as text (``argumentsError``, the runtime-neutral text of the conformance vectors) get a note
+    at them naming the rule the JSON reader found broken: an integer beyond 64 bits is ``integer-range`` at its
+    pointer in the arguments, not a syntax error (nothing said why; the metadata says "not valid JSON")."""
+    big = '{"n": 123456789012345678901234567890}'
+    calls = [
+        {"id": c, "type": "function", "function": {"name": "f", "arguments": a}}
+        for c, a in (("c1", big), ("c2", "{bad"), ("c3", "[1]"))
+    ]
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": f"a{i}", "role": "assistant", "toolCalls": [c]} for i, c in enumerate(calls)],
+    }
+    assert python_ag_ui_accepts(body)
+    run = agui.read_input(body)
+    uses = [m.to_dict()["content"][0] for m in run.messages]
+    assert [(u["content"], u["input"]) for u in uses] == [(big, {}), ("{bad", {}), ("[1]", {})]
+    assert [u["metadata"]["argumentsError"] for u in uses] == [
+        "arguments are not valid JSON",
+        "arguments are not valid JSON",
+        "arguments are JSON but not an object: array",
+    ]
+    notes = [(n.pointer, n.rule) for n in run.notes]
+    assert notes == [(f"/messages/{i}/toolCalls/0/function/arguments", "ui-mapped") for i in range(3)]
+    big_note, bad_note, array_note = (n.message for n in run.notes)
+    assert "rule integer-range at /n" in big_note and "64-bit range" in big_note
+    assert "rule json" in bad_note and "rule type" in array_note
+
+
 def test_a_reasoning_message_s_id_is_kept_when_its_block_opens_the_next_message() -> None:
     """A reasoning message's thinking block opens the assistant message after it: the reasoning message's own id,
     which the assistant message's id replaces, is kept in the block's metadata ``ag_ui.id`` (it was dropped); alone

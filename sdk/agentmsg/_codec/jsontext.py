@@ -683,17 +683,21 @@ def join_surrogates(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def parse_arguments(raw: str) -> tuple[str, Any, str | None]:
+def parse_arguments(raw: str, why: list[Problem] | None = None) -> tuple[str, Any, str | None]:
     """A tool call's arguments text (not empty) as its message has it: ``(content, input, error)``: the text
     (a surrogate pair split across deltas joined), its JSON object (``{}`` when it is none) and why it is none
-    (None when it is one)."""
+    (None when it is one). ``error`` is the runtime-neutral text of the conformance vectors ("arguments are not
+    valid JSON" whatever the reader found); the reader's own problems (pointer into the arguments, the rule
+    broken: ``json``, ``integer-range``, ``lone-surrogate``, ``max-depth``, ...) go to ``why`` when it is given."""
     if has_lone_surrogate(raw):
         raw = join_surrogates(raw)  # a pair split across deltas is one character, as in UTF-16
     try:
         # The codec's reader: what it accepts can be written back (integers within 64 bits, finite
         # numbers, no lone surrogates, within the limits), so no runtime's parser shows through.
         args = loads(raw.encode("utf-8", "surrogatepass"))
-    except ValidationError:
+    except ValidationError as exc:
+        if why is not None:
+            why.extend(exc.problems)
         return raw, {}, "arguments are not valid JSON"
     if isinstance(args, dict):
         return raw, args, None

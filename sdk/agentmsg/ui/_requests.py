@@ -695,10 +695,20 @@ def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
         r.note(where, "call-type", "a tool call without type: read as a function call (its only type)")
     use: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
     if arguments:
-        raw, parsed, error = parse_arguments(arguments)
+        why: list[Problem] = []
+        raw, parsed, error = parse_arguments(arguments, why)
         use["content"], use["input"] = raw, parsed
         if error is not None:
             use["metadata"] = {"argumentsError": error}
+            at = f"{where}/function/arguments"
+            for problem in why[:1] or [Problem("", "type", error)]:  # (JSON, but no object: its type)
+                inside = f" at {problem.pointer} in them" if problem.pointer else ""
+                r.note(
+                    at,
+                    f"arguments:{problem.rule}",
+                    f"arguments kept as text in the tool_use's content, input {{}} (rule {problem.rule}{inside}):"
+                    f" {problem.message}",
+                )
     meta = use.setdefault("metadata", {})
     held = {"id", "type", "function"}
     if isinstance(call.get("encryptedValue"), str):
