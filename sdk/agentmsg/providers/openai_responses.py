@@ -35,7 +35,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
-from agentmsg.providers._request.chat import ChatWalk
+from agentmsg.providers._request.chat import ChatWalk, refusal_at
 from agentmsg.providers._request.common import WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
@@ -93,6 +93,11 @@ FIELDS: Final = field_table(
         ),
         "thinking.metadata.signature": mapped(
             "thinking-dropped", note="the reasoning item's encrypted_content, byte for byte"
+        ),
+        "message.metadata.agentmsg_refusal": mapped(
+            note="the refusal (the message's last text block) goes back as a refusal part of the output message its"
+            " item id is kept for (with a phase: the providerBlock carrier); an assistant message item of no id takes"
+            " text only (the openai package's EasyInputMessageParam): there it is the message's text"
         ),
         "thinking.metadata.providerBlock": mapped(
             "provider-tool-dropped",
@@ -321,6 +326,9 @@ class _Walk(ChatWalk):
         self.instructions: list[str] = []
         self.replayed = False  # reasoning items of this API were replayed
         self.where: dict[int, tuple[int, int]] = {}  # id() of a reasoning item -> its first block's place
+        #: id() of an assistant message item whose text ends with a refusal (refusal_at) -> (the text before it,
+        #: the refusal): a refusal part where the item goes back as the output message of its id (provider_part)
+        self.refusals_in: dict[int, tuple[str, str]] = {}
 
     # ---- parts ----
 
@@ -410,10 +418,14 @@ class _Walk(ChatWalk):
         reasoning: dict[str, Any] | None = None  # the reasoning item being built (its thinking blocks follow)
         results: list[tuple[ToolResultBlock, int]] = []
         open_calls = ctx.open_calls
+        refusal_j = -1 if other else refusal_at(msg)
+        refusal: list[str] = []  # the refusal, when it is the last of ``texts``
 
         def flush() -> None:
             if texts:
                 items.append({"role": "assistant", "content": "\n".join(texts)})
+                if refusal:
+                    self.refusals_in[id(items[-1])] = ("\n".join(texts[:-1]), refusal.pop())
                 texts.clear()
 
         for j, b in enumerate(_blocks(msg)):
@@ -458,6 +470,8 @@ class _Walk(ChatWalk):
                     F.prefix_name(ctx, msg, i)
                 else:
                     texts.append(b.text)
+                if j == refusal_j:
+                    refusal[:] = [b.text]
             elif t is ToolUseBlock:
                 flush()
                 cid = b.id
@@ -572,7 +586,11 @@ class _Walk(ChatWalk):
         if isinstance(item_id, str) and item_id:
             text = prev.pop("content")
             prev.update(type="message", id=item_id, status="completed")
-            prev["content"] = [{"type": "output_text", "text": text, "annotations": []}]
+            before, refusal = self.refusals_in.get(id(prev), (text, None))
+            parts: list[dict[str, Any]] = [{"type": "output_text", "text": before, "annotations": []}] if before else []
+            if refusal is not None:  # (the output message's own part for it, where the API gave it)
+                parts.append({"type": "refusal", "refusal": refusal})
+            prev["content"] = parts
         if isinstance(phase, str) and phase:
             prev["phase"] = phase
         return None

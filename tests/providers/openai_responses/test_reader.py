@@ -9,9 +9,10 @@ from typing import Any
 import orjson
 import pytest
 
-from agentmsg import UserMessage, reduce_events
+from agentmsg import AssistantMessage, TextBlock, UserMessage, reduce_events
 from agentmsg.providers import get
-from tests._support.providers import reduce_ok
+from tests._support.providers import reduce_ok, rules
+from tests.oracles import formatted
 
 P = get("openai-responses")
 RESP = {"id": "resp_1", "object": "response", "model": "gpt-5", "status": "in_progress", "output": [], "usage": None}
@@ -475,8 +476,8 @@ def test_a_refusal_messages_phase_and_id_are_kept() -> None:
         carrier = {"type": "message", "phase": "final_answer", "id": "msg_r"}
         text, kept = msg.content
         assert text.type == "text" and kept.type == "thinking" and (kept.metadata or {})["providerBlock"] == carrier
-        (sent,) = P.format_request([UserMessage("hi"), msg, UserMessage("why")]).body["input"][1:2]
-        assert (sent["id"], sent["phase"], sent["content"][0]["text"]) == ("msg_r", "final_answer", "I can't")
+        (sent,) = formatted("openai-responses", [UserMessage("hi"), msg, UserMessage("why")]).body["input"][1:2]
+        assert (sent["id"], sent["phase"], sent["content"]) == ("msg_r", "final_answer", [refusal])
 
 
 # ---- output items arriving out of output_index order ------------------------------------------------------------
@@ -601,3 +602,57 @@ def test_empty_reasoning_parts_come_back_as_they_came() -> None:
         parts = [(b.thinking, (b.metadata or {}).get("reasoningText", False)) for b in msg.blocks("thinking")]
         came = [("".join(p), False) for p in summary] + [("".join(p), True) for p in content]
         assert parts == came, (summary, content)
+
+
+def test_a_refusal_goes_back_as_a_refusal_part_of_its_output_message() -> None:
+    """The reader keeps a message's refusal part as a text block of its own (the message marked agentmsg_refusal),
+    its id and phase in a carrier: sent back, the output message holds the refusal as a ``refusal`` part after its
+    output_text (it went as output_text, joined to the text with a newline). An assistant message item of no id
+    takes text only (the openai package's EasyInputMessageParam; the oracle refuses a refusal part there): the text,
+    as before."""
+    reply = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "status": "completed",
+        "model": "gpt-5",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "phase": "final_answer",
+                "content": [
+                    {"type": "output_text", "text": "Hi.", "annotations": []},
+                    {"type": "refusal", "refusal": "I can't help with that."},
+                ],
+            }
+        ],
+    }
+    msg = P.parse_response(reply)
+    assert msg.metadata["agentmsg_refusal"] is True
+    sent = formatted("openai-responses", [UserMessage("q"), msg])
+    assert sent.body["input"][1] == {
+        "role": "assistant",
+        "type": "message",
+        "id": "msg_1",
+        "status": "completed",
+        "content": [
+            {"type": "output_text", "text": "Hi.", "annotations": []},
+            {"type": "refusal", "refusal": "I can't help with that."},
+        ],
+        "phase": "final_answer",
+    }
+    assert rules(sent) == []
+    only = AssistantMessage(
+        [TextBlock(text="No."), msg.content[2]], metadata={"agentmsg_refusal": True}
+    )  # (a refusal alone: no output_text part)
+    assert formatted("openai-responses", [UserMessage("q"), only]).body["input"][1]["content"] == [
+        {"type": "refusal", "refusal": "No."}
+    ]
+    no_id = AssistantMessage([TextBlock(text="Hi."), TextBlock(text="No.")], metadata={"agentmsg_refusal": True})
+    assert formatted("openai-responses", [UserMessage("q"), no_id]).body["input"][1] == {
+        "role": "assistant",
+        "content": "Hi.\nNo.",
+    }
