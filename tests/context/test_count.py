@@ -1021,6 +1021,9 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("ASSISTANT", TextBlock(text="a"), ThinkingBlock(thinking="then"), call("c1"), name="Me"),
             _msg("TOOL", result("c1")),
             _msg("ASSISTANT", ThinkingBlock(thinking="signed", metadata={"signature": "c2ln"}), name="Me"),
+            _msg("USER", TextBlock(text="u")),
+            _msg("ASSISTANT", ThinkingBlock(thinking="", metadata={"signature": "not base64!"}), name="Me"),
+            _msg("USER", TextBlock(text="v")),
         ],
         "speakers": [
             _msg("SYSTEM", TextBlock(text="You are Me."), name="Me"),
@@ -1128,6 +1131,7 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, 
 _THOUGHTS: list[dict[str, Any] | None] = [
     None,
     {"signature": "c2ln"},
+    {"signature": "not base64!"},
     {"redacted": True},
     {"redacted": True, "redactedData": "ZGF0YQ=="},
     {"itemId": "rs_1", "signature": "c2ln"},
@@ -1141,9 +1145,10 @@ _URL_IMAGE = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
 
 def _merging_conversation(rng: random.Random) -> list[Msg]:
     """1-7 messages of the shapes the formatters reshape across messages: user and system texts (empty, blank or
-    none), assistant texts, calls (with text, an empty text, a medium, text and a hint before them, or nothing), their results in tool messages or in assistant
-    messages (with text before or after), hints, calls left unanswered, and reasoning (the provider's own, signed or
-    not, empty, redacted, of a reasoning item, or another provider's; alone, before a text or before a call)."""
+    none), assistant texts, calls (with text, an empty text, a medium, text and a hint before them, or nothing), their
+    results in tool messages or in assistant messages (with text before or after), hints, calls left unanswered, and
+    reasoning (the provider's own, signed, with a signature not base64, or not, empty, redacted, of a reasoning item,
+    or another provider's; alone, before a text or before a call)."""
     out: list[Msg] = []
     open_calls: list[str] = []
     for k in range(rng.randint(1, 7)):

@@ -23,6 +23,7 @@ from agentmsg.providers._request.context import (
     is_current_agent,
     is_history_message,
     reasoning_item,
+    signature_ok,
 )
 from agentmsg.providers._request.walk import answered_after, orphans_calls
 from agentmsg.providers.spec import TokenProfile
@@ -415,8 +416,9 @@ def reasoning_sent(block: ThinkingBlock, rule: str, families: Container[str], de
     provider's own as its profile's ``own_reasoning`` (``rule``) says: ``field`` reasoning but redacted; ``text`` text
     or left out (OpenAI Chat: ``ChatWalk._thinking``); ``signed`` reasoning when signed or redacted with its data,
     else text or left out (Anthropic's ``thinking_part``); ``thought`` reasoning but redacted, or empty and unsigned
-    (Gemini's); ``items`` reasoning as a reasoning item's part (:func:`reasoning_item`), else text or left out,
-    redacted never text (the Responses API's ``_reasoning``). The count frames and prices a thinking block by it."""
+    (Gemini's; a signature not base64, :func:`signature_ok`, is none); ``items`` reasoning as a reasoning item's part
+    (:func:`reasoning_item`), else text or left out, redacted never text (the Responses API's ``_reasoning``). The
+    count frames and prices a thinking block by it."""
     meta = block.metadata
     thinking = block.thinking
     if not meta:  # (the provider's own: no signature, no item, not redacted)
@@ -447,9 +449,10 @@ def reasoning_sent(block: ThinkingBlock, rule: str, families: Container[str], de
             return DROPPED
     elif redacted:
         return DROPPED
-    elif rule == "thought":
+    elif rule == "thought":  # (a signature not base64 is left out: signature_ok)
         signature = meta.get("signature")
-        return REASONING if thinking or (isinstance(signature, str) and signature) else DROPPED
+        signed = isinstance(signature, str) and signature != "" and signature_ok(signature)
+        return REASONING if thinking or signed else DROPPED
     else:
         return REASONING
     return AS_TEXT if demote and thinking else DROPPED
