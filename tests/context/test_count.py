@@ -1025,6 +1025,15 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("ASSISTANT", ThinkingBlock(thinking="", metadata={"signature": "not base64!"}), name="Me"),
             _msg("USER", TextBlock(text="v")),
         ],
+        "empty and blank hints": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", TextBlock(text="a"), HintBlock(hint="")),
+            _msg("ASSISTANT", TextBlock(text="b"), HintBlock(hint=" ")),
+            _msg("ASSISTANT", ToolUseBlock(id="c1", name="f", input={}), HintBlock(hint=" ")),
+            _msg("TOOL", result("c1"), HintBlock(hint="")),
+            _msg("ASSISTANT", HintBlock(hint="")),
+            _msg("ASSISTANT", TextBlock(text="c")),
+        ],
         "speakers": [
             _msg("SYSTEM", TextBlock(text="You are Me."), name="Me"),
             _msg("USER", TextBlock(text="hi all"), name="Bob"),
@@ -1146,9 +1155,10 @@ _URL_IMAGE = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
 def _merging_conversation(rng: random.Random) -> list[Msg]:
     """1-7 messages of the shapes the formatters reshape across messages: user and system texts (empty, blank or
     none), assistant texts, calls (with text, an empty text, a medium, text and a hint before them, or nothing), their
-    results in tool messages or in assistant messages (with text before or after), hints, calls left unanswered, and
-    reasoning (the provider's own, signed, with a signature not base64, or not, empty, redacted, of a reasoning item,
-    or another provider's; alone, before a text or before a call)."""
+    results in tool messages or in assistant messages (with text before or after), hints (empty or blank at times,
+    which some formatters leave out), calls left unanswered, and reasoning (the provider's own, signed, with a
+    signature not base64, or not, empty, redacted, of a reasoning item, or another provider's; alone, before a text or
+    before a call)."""
     out: list[Msg] = []
     open_calls: list[str] = []
     for k in range(rng.randint(1, 7)):
@@ -1165,7 +1175,7 @@ def _merging_conversation(rng: random.Random) -> list[Msg]:
                     [TextBlock(text="t")],
                     [TextBlock(text="")],
                     [_URL_IMAGE],
-                    [TextBlock(text="t"), HintBlock(hint="h")],
+                    [TextBlock(text="t"), HintBlock(hint=rng.choice(["h", "", " "]))],
                 ]
             )
             out.append(_msg("ASSISTANT", *before, ToolUseBlock(id=f"c{k}", name="f", input={})))
@@ -1180,7 +1190,7 @@ def _merging_conversation(rng: random.Random) -> list[Msg]:
         elif kind == 5:
             out.append(_msg("SYSTEM", *[TextBlock(text=rng.choice(["s", "", " "]))] * rng.randint(0, 2)))
         elif kind == 6:
-            out.append(_msg("ASSISTANT", HintBlock(hint="h")))
+            out.append(_msg("ASSISTANT", HintBlock(hint=rng.choice(["h", "", " "]))))
         elif kind == 7:
             thought = ThinkingBlock(thinking=rng.choice(["r", ""]), metadata=rng.choice(_THOUGHTS))
             after: list[Any] = rng.choice([[], [TextBlock(text="a")], [ToolUseBlock(id=f"c{k}", name="f", input={})]])
@@ -1375,3 +1385,27 @@ def test_own_reasoning_sent_as_text_counts_as_that_text(provider: str) -> None:
         for options, sent in (({"reasoning": "text"}, as_text), ({}, dropped)):
             assert real.format_request(msgs, options=options).body == real.format_request(sent).body
             assert count_tokens(msgs, provider=provider, options=options) == count_tokens(sent, provider=provider)
+
+
+@pytest.mark.parametrize(
+    ("provider", "blank"),
+    [("dashscope", False), ("dashscope-compatible", False), ("anthropic", True), ("gemini", True)],
+)
+def test_texts_and_hints_the_formatter_leaves_out_are_not_counted(provider: str, blank: bool) -> None:
+    """DashScope leaves out an empty text before joining an assistant's texts by newlines, and an empty hint; the turn
+    family (Anthropic, Gemini) a blank hint too: the request is the one of the conversation without them, and so is
+    the count. (DashScope's count joined the empty texts, one token over here, and framed the empty hint as the
+    message it is not; Anthropic's and Gemini's priced the blank hint.)"""
+
+    def sent(text: str) -> bool:
+        return bool(text.strip() if blank else text)
+
+    question, thanks = _msg("USER", TextBlock(text="Capital of France?")), _msg("USER", TextBlock(text="thanks"))
+    blocks = [TextBlock(text=x) for x in ("", "Paris.", "", "", "It is.")]
+    blocks += [HintBlock(hint=""), HintBlock(hint=" ")]
+    msgs = [question, _msg("ASSISTANT", *blocks), thanks]
+    kept = [b for b in blocks if sent(b.text if type(b) is TextBlock else b.hint)]
+    without = [question, _msg("ASSISTANT", *kept), thanks]
+    real = get(provider)
+    assert real.format_request(msgs).body == real.format_request(without).body
+    assert count_tokens(msgs, provider=provider) == count_tokens(without, provider=provider)

@@ -28,7 +28,7 @@ from agentmsg.providers._request.context import (
 from agentmsg.providers._request.walk import answered_after, orphans_calls
 from agentmsg.providers.spec import TokenProfile
 
-__all__ = ["AS_TEXT", "DROPPED", "REASONING", "Frames", "reasoning_sent", "text_alone"]
+__all__ = ["AS_TEXT", "DROPPED", "REASONING", "Frames", "dropping", "kept", "reasoning_sent", "text_alone"]
 
 #: the roles, read once (an enum member's lookup on its class costs about ten times a global's)
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
@@ -113,8 +113,7 @@ class Frames:
         self.leading = profile.leading_system
         self.result_messages = profile.result_messages
         self.repair = repair
-        #: which texts are left out: 0 none, 1 empty ones, 2 blank ones too (the turn family)
-        self.drop = 2 if profile.turns else 1 if profile.drop_empty else 0
+        self.drop = dropping(profile)  # which texts (and hints) are left out
         self.calls: set[str] = set()  # the calls not answered yet
         self.speaker: str | None = None  # the name on the message of the last call
         self.until = -1  # the result that ends the run of text between a call and it (-1: none)
@@ -199,7 +198,7 @@ class Frames:
             kind = type(b)
             if kind is TextBlock:
                 text = b.text
-                if labelled or not drop or (text and (drop == 1 or not text.isspace())):  # (a text the request sends)
+                if labelled or not drop or (text and (drop == 1 or not text.isspace())):  # (a text sent: kept, inline)
                     sends = True
                     # (a text alone: an item, even empty, but in multi-agent mode, which sends none the short way)
                     if text or (len(blocks) == 1 and not multi):
@@ -234,6 +233,8 @@ class Frames:
                         results += 1
                     tail = 0
             elif kind is HintBlock:
+                if not kept(b.hint, drop):  # (left out, as an empty text: not placed)
+                    continue
                 hints = True
                 if items:  # (sent after the turn: the run of texts goes on)
                     continue
@@ -313,7 +314,7 @@ class Frames:
             kind = type(b)
             if kind is TextBlock or kind in MEDIA:
                 sends = True
-            elif kind is HintBlock:
+            elif kind is HintBlock and kept(b.hint, self.drop):
                 hints = True
         if sends and not self.folding:
             self.folding = True
@@ -394,12 +395,19 @@ class Frames:
     def _texts(self, blocks: Sequence[Any]) -> bool:
         """Whether any of ``blocks`` is a text the request sends."""
         drop = self.drop
-        for b in blocks:
-            if type(b) is TextBlock:
-                text = b.text
-                if not drop or (text and (drop == 1 or not text.isspace())):
-                    return True
-        return False
+        return any(type(b) is TextBlock and kept(b.text, drop) for b in blocks)
+
+
+def dropping(profile: TokenProfile) -> int:
+    """Which texts the formatter of ``profile`` leaves out (and hints, sent as text; ``Walk._hint``): 0 none, 1 empty
+    ones (``drop_empty``: DashScope), 2 blank ones too (the turn family)."""
+    return 2 if profile.turns else 1 if profile.drop_empty else 0
+
+
+def kept(text: str, drop: int) -> bool:
+    """Whether a text (or a hint) is sent where the texts :func:`dropping` says (``drop``) are left out. (The walk of
+    a message's blocks tests it inline: :meth:`Frames.of`.)"""
+    return not drop or (bool(text) and (drop == 1 or not text.isspace()))
 
 
 #: what a formatter makes of a thinking block of an assistant message (:func:`reasoning_sent`)

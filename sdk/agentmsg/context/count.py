@@ -38,7 +38,7 @@ from agentmsg.blocks import (
     VideoBlock,
 )
 from agentmsg.context import _media
-from agentmsg.context._frames import AS_TEXT, REASONING, Frames, reasoning_sent
+from agentmsg.context._frames import AS_TEXT, REASONING, Frames, dropping, kept, reasoning_sent
 from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
@@ -263,7 +263,8 @@ def _blocks(
                 n += t.words(block_label(b))
         elif kind is TextBlock:
             if texts is not None:
-                texts.append(b.text)
+                if b.text or not p.drop_empty:  # (DashScope leaves an empty one out before joining them)
+                    texts.append(b.text)
             else:
                 n += t.words(b.text)
         elif kind is ThinkingBlock:
@@ -285,7 +286,10 @@ def _blocks(
                     _result_text(t, b.id, b.output) if p.result_text else _blocks(t, b.output, False, output=True)
                 ) + p.per_result
         elif kind is HintBlock:
-            n += t.words(b.hint) + (0 if p.hint_parts or output else p.per_message)
+            if output:  # (text of the output)
+                n += t.words(b.hint)
+            elif kept(b.hint, dropping(p)):  # (else left out, as an empty text: ``Walk._hint``)
+                n += t.words(b.hint) + (0 if p.hint_parts else p.per_message)
         elif kind is ImageBlock:
             n += t.image(b)
         elif kind is AudioBlock:
