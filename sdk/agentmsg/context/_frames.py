@@ -435,6 +435,10 @@ def reasoning_sent(block: ThinkingBlock, rule: str, families: Container[str], de
         if rule == "thought":
             return REASONING if thinking else DROPPED
         return AS_TEXT if demote and thinking else DROPPED
+    if thinking and len(meta) == 1:  # (the usual one, signed and no more said, told at once: as below)
+        signature = meta.get("signature")
+        if type(signature) is str and signature:
+            return REASONING if rule != "text" and rule != "items" else AS_TEXT if demote else DROPPED
     if is_carrier(meta):
         return REASONING
     origin = meta.get("provider")
@@ -458,9 +462,10 @@ def reasoning_sent(block: ThinkingBlock, rule: str, families: Container[str], de
     elif redacted:
         return DROPPED
     elif rule == "thought":  # (a signature not base64 is left out: signature_ok)
+        if thinking:
+            return REASONING
         signature = meta.get("signature")
-        signed = isinstance(signature, str) and signature != "" and signature_ok(signature)
-        return REASONING if thinking or signed else DROPPED
+        return REASONING if isinstance(signature, str) and signature != "" and signature_ok(signature) else DROPPED
     else:
         return REASONING
     return AS_TEXT if demote and thinking else DROPPED
