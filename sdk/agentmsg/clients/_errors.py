@@ -491,6 +491,12 @@ class _Piece(NamedTuple):
         """This piece as a lookahead: what follows a match, not in it (its end still waited for in a stream)."""
         return _Piece._made(f"(?={self.full})", self.starts, self.longest, self.first, f"(?={self.plain})")
 
+    @staticmethod
+    def unless(cls: str) -> _Piece:
+        """A negative lookahead for a character of the class ``cls``: none follows (in a stream, the end of what
+        comes before it waited for, as its :attr:`starts` are; nothing more)."""
+        return _Piece(f"(?!{cls})", "", 0)
+
 
 _SPACE = _Piece.chars("[ \\t]", 0, 3)
 _QUOTE = _Piece.seq(_Piece.chars(r"\\", 0, 3), _Piece.words(["'", '"']))  # (quoted, JSON-escaped once or more)
@@ -519,6 +525,12 @@ _PASSWORD = _Piece.chars(r"[A-Za-z0-9\-._~%!$&'()*+,;=:]", 0, 64)
 _COLON, _AT = _Piece.words(":"), _Piece.words("@")
 
 
+def _named_key(key: _Piece) -> _Piece:
+    """``key`` where a text names it as a credential (:data:`_NAMED` before it, the group ``named``; the group
+    ``key``), when no key character follows it (``x-api-key: EMPTY-2`` is another key, not ``EMPTY``)."""
+    return _Piece.seq(_NAMED.named("named"), key.named("key"), _Piece.unless(_KEY_CHAR))
+
+
 def _userinfo(key: _Piece) -> _Piece:
     """A URL's userinfo with ``key`` in it, up to its ``@`` (not in the match): ``key`` as its password (the group
     ``user`` before it; :meth:`Redactor._replace` redacts that too when a credential), else as its user (any
@@ -532,17 +544,26 @@ def _userinfo(key: _Piece) -> _Piece:
     )
 
 
+#: The marker put in a credential's place (a text redacted again keeps it as it is)
+_MARKER = _Piece.words([REDACTED])
 #: Where the marker, a named place or a userinfo may begin: one test before the three (where none may, as in most of
 #: a text, the one test)
-_PLACES_AHEAD = _Piece.either(_Piece.words([REDACTED]), _NAMED, _AUTHORITY).ahead()
+_PLACES_AHEAD = _Piece.either(_MARKER, _NAMED, _AUTHORITY).ahead()
 #: A body's value under a credential's name: the key, after a scheme or not
 _SCHEME = _Piece.seq(_Piece.words(["bearer", "basic"], ignore_case=True), _SCHEME_GAP).optional()
-#: The end of a text from where a marker, or the name before a credential, may begin; the characters from the
-#: end within which it may match
-_TAIL = (
-    re.compile(f"(?:\\[{_Piece.words([REDACTED[1:]]).starts}|{_NAMED.ahead()}{_NAMED.starts})\\Z"),
-    max(len(REDACTED), _NAMED.longest),
-)
+
+
+def _tail(place: _Piece) -> tuple[re.Pattern[str], int]:
+    """The end of a streamed text from where ``place`` may begin, or its match still change (a longer form, the
+    character after it): a pattern (its first character known, so never the empty end), and the characters from
+    the end within which it may match."""
+    return re.compile(f"{place.ahead()}{place.starts}\\Z"), place.longest + 1
+
+
+#: The tails of a text when no key is short (replaced only where named): a marker, or the name before a credential
+_TAILS: tuple[tuple[re.Pattern[str], int], ...] = (_tail(_Piece.either(_MARKER, _NAMED)),)
+#: The marker's tail, apart from the name's when a short key's tail has its name before it (not searched twice)
+_MARKER_TAIL = _tail(_MARKER)
 
 
 def credentials(api_key: str | None, headers: Mapping[str, str], url: str) -> list[str]:
@@ -619,19 +640,15 @@ class Redactor:
         alternatives = [re.escape(REDACTED)]
         #: The end of a streamed text from where a match may begin, or end (the key's next character tells):
         #: a pattern, and the characters from the end within which it may match
-        self._tails = [_TAIL]
+        self._tails = _TAILS
         self._field: re.Pattern[str] | None = None
         #: The forms of the secrets replaced only where named (a URL's user is one when it is one of these whole)
         self._short = frozenset(short)
         if short:
             key = _Piece.words(short)
-            named = f"(?P<named>{_NAMED.full})(?P<key>{key.full})(?!{_KEY_CHAR})"
-            tail = f"{_NAMED.ahead()}{_NAMED.full}{key.starts}\\Z"
-            self._tails.append((re.compile(tail), _NAMED.longest + key.longest + 1))
-            userinfo = _userinfo(key)
-            alternatives = [f"{_PLACES_AHEAD}(?:{alternatives[0]}|{named}|{userinfo.full})"]
-            tail = f"{userinfo.ahead()}{userinfo.starts}\\Z"  # (its "/" first: no empty)
-            self._tails.append((re.compile(tail), userinfo.longest + 1))
+            named, userinfo = _named_key(key), _userinfo(key)
+            alternatives = [f"{_PLACES_AHEAD}(?:{alternatives[0]}|{named.full}|{userinfo.full})"]
+            self._tails = (_MARKER_TAIL, _tail(named), _tail(userinfo))
             self._field = re.compile(f"(?P<named>{_SCHEME.full})(?P<key>{key.full})")
         alternatives += map(re.escape, self._free)
         self._once = re.compile("|".join(alternatives)) if short or free else None
