@@ -261,6 +261,50 @@ def test_a_text_beyond_what_bpe_openai_encodes_at_once_is_counted_in_pieces(voca
     assert n.messages == (4 + count("word " * 200_000),)
 
 
+def _cut_pieces(text: str, size: int) -> list[str]:
+    """What :func:`_tokenizers.pieces` says it does, one character at a time: each piece cut before its last space
+    that follows a character other than whitespace, else at its size."""
+    out, start = [], 0
+    while len(text) - start > size:
+        cuts = [i for i in range(start + 1, start + size) if text[i] == " " and not text[i - 1].isspace()]
+        out.append(text[start : cuts[-1] if cuts else start + size])
+        start += len(out[-1])
+    return [*out, text[start:]]
+
+
+def test_a_long_run_of_whitespace_is_cut_in_a_bounded_number_of_steps() -> None:
+    """pieces() walked a run of whitespace back one Python step per character (a ``rfind`` and an ``isspace``
+    each) to find the space after another character: 100,000 spaces took 50,000 steps, 9 ms where 50,000 took
+    0.4. Now the run is walked back in the regex engine: a few steps per piece whatever the run, the same pieces
+    (unicode whitespace too: ``\\s`` is what ``isspace`` takes)."""
+
+    class Counted(str):
+        steps = 0
+
+        def rfind(self, *args: Any) -> int:
+            Counted.steps += 1
+            return super().rfind(*args)
+
+        def __getitem__(self, key: Any) -> str:
+            Counted.steps += 1
+            return super().__getitem__(key)
+
+    for text, expected in [
+        (" " * 100_000, [" " * 50_000, " " * 50_000]),
+        ("a" + " " * 100_000, ["a", " " * 50_000, " " * 50_000]),
+        ("a\n " * 40_000, ["a\n " * 16_666 + "a\n", " " + "a\n " * 16_666 + "a", "\n " + "a\n " * 6_666]),
+        ("word" + " \u3000" * 50_000, ["word", " \u3000" * 25_000, " \u3000" * 25_000]),
+    ]:
+        Counted.steps = 0
+        got = _tokenizers.pieces(Counted(text))
+        assert got == expected and Counted.steps <= 4 * len(got)
+    rng = random.Random(SEED)
+    alphabet = ["a", "語", " ", " ", "\n", "\t", "\u3000", "\u2028", "\x1c", "\x85"]
+    for _ in rounds(2000):
+        text, size = "".join(rng.choices(alphabet, k=rng.randint(0, 60))), rng.randint(1, 20)
+        assert _tokenizers.pieces(text, size) == _cut_pieces(text, size), (text, size)
+
+
 def test_character_estimate() -> None:
     assert _tokenizers.chars_estimate("") == 0
     assert _tokenizers.chars_estimate("abcd" * 10) == 10

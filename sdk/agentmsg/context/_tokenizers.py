@@ -87,6 +87,10 @@ def _bpe_openai(name: str) -> TextCounter | None:
 #: (at most 4 tokens each: one per UTF-8 byte), and their counts summed
 PIECE: Final = 50_000
 
+#: a text up to its last space that follows a character other than whitespace (``\\s`` is what ``str.isspace``
+#: takes): the greedy ``.*`` walks back from the end in the regex engine, not one Python step per character
+_LAST_CUT: Final = re.compile(r"(?s).*\S(?= )")
+
 
 def pieces(text: str, size: int = PIECE) -> list[str]:
     """``text`` cut into pieces of at most ``size`` characters, each cut before a space that follows a character
@@ -99,8 +103,9 @@ def pieces(text: str, size: int = PIECE) -> list[str]:
     while len(text) - start > size:
         end = start + size
         cut = text.rfind(" ", start + 1, end)
-        while cut > start and text[cut - 1].isspace():
-            cut = text.rfind(" ", start + 1, cut)
+        if cut > start and text[cut - 1].isspace():  # (a run of whitespace: its last space after another character)
+            found = _LAST_CUT.match(text, start, cut)
+            cut = -1 if found is None else found.end()
         if cut <= start:
             cut = end
         out.append(text[start:cut])
