@@ -17,7 +17,7 @@ API). Each is a :class:`Provider`::
 ``system_prompt(base, tools=..., long_term_memory=...)`` builds the system message a formatter context builds (the
 base prompt, the tools available, a long-term memory section). The provider modules (``agentmsg.providers.openai``
 ...) have the same functions at module level. A provider is
-one module in this package and one line in :data:`MODULES` (``docs/adding-a-provider.md``).
+one module in this package and one line in the registry's table, ``_SERVES`` (``docs/adding-a-provider.md``).
 """
 
 from __future__ import annotations
@@ -59,9 +59,18 @@ __all__ = [
     "without_http_heads",
 ]
 
-#: The provider modules, in the order the registry lists their providers. Each module's ``PROVIDERS`` holds
-#: one entry per registry name it serves (imported on the registry's first use).
-MODULES: Final = ("openai", "anthropic", "gemini", "dashscope", "openai_responses")
+#: The provider modules, in the order the registry lists their providers, each with the registry names it serves:
+#: its ``PROVIDERS`` holds one entry per name, in this order (imported on the registry's first use; the names are
+#: known without importing them, so that the CLI's ``--provider`` choices cost no provider module).
+_SERVES: Final = {
+    "openai": ("openai", "deepseek", "dashscope-compatible"),
+    "anthropic": ("anthropic",),
+    "gemini": ("gemini",),
+    "dashscope": ("dashscope",),
+    "openai_responses": ("openai-responses",),
+}
+MODULES: Final = tuple(_SERVES)
+_NAMES: Final = tuple(name for names in _SERVES.values() for name in names)
 
 _registry: dict[str, Entry] = {}
 
@@ -69,11 +78,14 @@ _registry: dict[str, Entry] = {}
 def _load() -> Mapping[str, Entry]:
     if not _registry:
         found: dict[str, Entry] = {}
-        for module in MODULES:
-            for entry in importlib.import_module(f"{__name__}.{module}").PROVIDERS:
-                if entry.spec.name in found:
-                    raise RuntimeError(f"two providers are named {entry.spec.name!r}")
-                found[entry.spec.name] = entry
+        for module, names in _SERVES.items():
+            entries = importlib.import_module(f"{__name__}.{module}").PROVIDERS
+            served = tuple(entry.spec.name for entry in entries)
+            if served != names:
+                raise RuntimeError(f"{__name__}.{module} serves {served}, the registry's table says {names}")
+            found.update((entry.spec.name, entry) for entry in entries)
+        if len(found) != len(_NAMES):
+            raise RuntimeError(f"two providers share a name: {_NAMES}")
         _registry.update(found)
     return _registry
 
@@ -102,8 +114,8 @@ def get(name: str | Provider) -> Provider:
 
 
 def __getattr__(attr: str) -> Any:
-    if attr == "NAMES":  # the registry's names, as the CLI takes them (the modules are imported to know them)
-        return tuple(_load())
+    if attr == "NAMES":  # the registry's names, as the CLI takes them: its table's until it is loaded (no module
+        return tuple(_registry) if _registry else _NAMES  # imported to list them), then its entries' (the same)
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 

@@ -116,3 +116,30 @@ def test_get_refuses_what_is_neither_a_name_nor_a_provider(bad: object) -> None:
         with pytest.raises(agentmsg.ValidationError) as info:
             call()
         assert [(p.pointer, p.rule) for p in info.value.problems] == [("/provider", "type")]
+
+
+def test_the_registry_table_names_what_each_module_serves() -> None:
+    """The registry's names (``NAMES``, the CLI's ``--provider`` choices) come from a table, so that listing them
+    imports no provider module (``agentmsg format --help`` imported all five, ~110 ms): the table is what the
+    modules' ``PROVIDERS`` declare, module by module and in order."""
+    import importlib
+
+    from agentmsg import providers
+
+    for name, names in providers._SERVES.items():
+        served = importlib.import_module(f"agentmsg.providers.{name}").PROVIDERS
+        assert tuple(entry.spec.name for entry in served) == names, name
+    assert tuple(provider.spec.name for provider in providers.providers()) == providers._NAMES == providers.NAMES
+    assert tuple(providers._SERVES) == providers.MODULES
+
+
+def test_the_registry_refuses_a_module_its_table_misnames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module that serves other names than the table says (one renamed or added in the module alone) is refused
+    when the registry loads, not taken with names the CLI does not offer."""
+    from agentmsg import providers
+
+    table = dict(providers._SERVES, anthropic=("claude",))
+    monkeypatch.setattr(providers, "_SERVES", table)
+    monkeypatch.setattr(providers, "_registry", {})
+    with pytest.raises(RuntimeError, match=r"agentmsg\.providers\.anthropic serves \('anthropic',\)"):
+        providers.get("openai")
