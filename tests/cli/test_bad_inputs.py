@@ -511,3 +511,29 @@ def test_two_options_of_one_setting_given_together_are_a_usage_error(capsys: pyt
                 assert exit.value.code == 2 and err.endswith(f"agentmsg {name}: error: {said}\n"), (name, err)
                 pairs += 1
     assert pairs >= 8, pairs  # (validate, parse twice, chat: 8 ordered pairs)
+
+
+def test_an_input_is_told_empty_without_a_copy_of_it() -> None:
+    """``empty_input`` (every command's check of a whole input) stripped the input's blanks, which copied all of it
+    when it ended with a newline: a 32 MiB body was held twice while parse told it was not empty. It now looks for
+    a byte that is no blank in place; its answers are strip's."""
+    import tracemalloc
+
+    from agentmsg.cli._io import BOM, EMPTY_INPUT, blank, empty_input
+
+    for data in (b"", b" \t\r\n", BOM, BOM + b"\n ", b" x ", BOM + b"x", b"\x0b", BOM[:2], BOM * 2, b"\n{}\n"):
+        assert blank(data) is (not data.removeprefix(BOM).strip(b" \t\r\n")), data
+    assert empty_input(b"\r\n") is EMPTY_INPUT and empty_input(b"{}\n") is None
+
+    def peak(size: int) -> int:
+        data = b"\n" + b"x" * size + b"\n"
+        marked = BOM + data
+        tracemalloc.start()
+        try:
+            assert empty_input(data) is None and empty_input(marked) is None
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    n = 1 << 20
+    assert peak(4 * n) < 2 * peak(n) + 4096 < n // 8

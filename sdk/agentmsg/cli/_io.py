@@ -10,7 +10,7 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, TextIO, TypeVar, overload
 
 from agentmsg import limits
@@ -121,17 +121,59 @@ def write_output(path: str, data: bytes) -> None:
 def read_bytes(path: str) -> bytes:
     """The whole content of a file, or of stdin for ``-``, read in bounded memory: more than
     ``limits.max_bytes`` raises :class:`~agentmsg.SizeLimitError` (rule ``max-bytes``) without reading on."""
+    whole = read_bytes_or_chunks(path, None)
+    assert isinstance(whole, bytes)
+    return whole
+
+
+def read_bytes_or_chunks(path: str, streams: Callable[[bytes], bool] | None) -> bytes | Iterator[bytes]:
+    """What :func:`read_bytes` reads, whole; or, for a regular file of at most ``limits.max_bytes`` whose start
+    (its first :data:`CHUNK` bytes) ``streams`` takes for a stream, its chunks (that start first) as they are read,
+    so that a stream reader holds none of it whole (``agentmsg parse`` of a 32 MiB SSE body saved without
+    ``--stream`` held all of it while it was read). A file that grows past the limit as it is read raises
+    :class:`~agentmsg.SizeLimitError` when it does; anything else (stdin from a pipe, say) is read whole."""
     stream = open_binary(path)
+    chunked = False
     try:
+        try:
+            info = os.fstat(stream.fileno())
+            sized = stat.S_ISREG(info.st_mode) and info.st_size <= limits.max_bytes
+            start = stream.tell() if sized and streams is not None else None
+        except (OSError, ValueError, AttributeError):  # (no file descriptor: a stream in memory)
+            start = None
+        if start is not None:
+            head = stream.read(CHUNK)
+            if head and streams is not None and streams(head):
+                chunked = True
+                return _chunks_at_most(path, stream, head)
+            stream.seek(start)  # (read again in one piece: the head joined to the rest would be a copy of all)
         data = _read_at_most(stream, limits.max_bytes + 1)
     except OSError as exc:
         raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
     finally:
-        if path != "-":  # (a file of ours; not stdin, which may even be closed: None)
+        if path != "-" and not chunked:  # (a file of ours; not stdin, which may even be closed: None)
             stream.close()
     if len(data) > limits.max_bytes:
         raise SizeLimitError([_too_big()])
     return data
+
+
+def _chunks_at_most(path: str, stream: IO[bytes], head: bytes) -> Iterator[bytes]:
+    """``head``, then the rest of ``stream`` in chunks of :data:`CHUNK` bytes, to at most ``limits.max_bytes``
+    in all (more raises :class:`~agentmsg.SizeLimitError`); the stream is closed at the end (not stdin)."""
+    try:
+        left = limits.max_bytes - len(head)
+        yield head
+        while chunk := stream.read(CHUNK):
+            left -= len(chunk)
+            if left < 0:
+                raise SizeLimitError([_too_big()])
+            yield chunk
+    except OSError as exc:
+        raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        if path != "-":
+            stream.close()
 
 
 def _read_at_most(stream: IO[bytes], size: int) -> bytes:
@@ -398,9 +440,13 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
 BLANKS = b" \t\r\n"
 
 
+_NOT_BLANK = re.compile(b"[^" + re.escape(BLANKS) + b"]")
+
+
 def blank(data: bytes) -> bool:
-    """Whether ``data`` holds nothing but blanks (:data:`BLANKS`), after a leading BOM."""
-    return not data.removeprefix(BOM).strip(BLANKS)
+    """Whether ``data`` holds nothing but blanks (:data:`BLANKS`), after a leading BOM. Looked for in place: a whole
+    input is not copied to be told empty (``strip`` copied a 32 MiB stream, twice its bytes held at once)."""
+    return _NOT_BLANK.search(data, len(BOM) if data.startswith(BOM) else 0) is None
 
 
 #: what every command says of an input with nothing to read, a file or stdin of no bytes or only blanks (rule

@@ -51,7 +51,7 @@ from agentmsg.cli._io import (
     is_sse,
     limit_options,
     print_problems,
-    read_bytes,
+    read_bytes_or_chunks,
     reads_as,
     said_path,
     say,
@@ -76,7 +76,11 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
             raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} stream: {found}")
         args.head = first
         return _stream_events(args, itertools.chain([first], chunks))
-    data = read_bytes(args.file)
+    read = read_bytes_or_chunks(args.file, is_sse_body)  # an SSE file's chunks as they are read: held whole, a
+    if not isinstance(read, bytes):  # 32 MiB body cost its size again while it was parsed
+        args.head = read_head = next(read)
+        return _stream_events(args, itertools.chain([read_head], read))
+    data = read
     if (empty := empty_input(data)) is not None:
         raise ValidationError([empty])
     if is_sse_body(data):  # (saved with `curl -i` too: the stream's framer skips the head and says so)
