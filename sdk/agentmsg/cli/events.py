@@ -34,6 +34,7 @@ from agentmsg.cli._io import (
     said_path,
     shown_path,
     whole_number,
+    write_json_line,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.cli._numbering import Numbering
@@ -143,7 +144,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
         messages = reducer.finish()
         status = EXIT_INTERRUPTED
     for msg in messages:
-        out.write(msg.to_json() + "\n")
+        write_json_line(out, msg.to_json_bytes())
     if reducer.count == 0 and not reducer.problems and status == EXIT_OK:
         # (an input of something, but no event: `[]`)
         diag.say(emptiness.problem or Problem("", "empty", "no events in the input"), "error", True)

@@ -58,6 +58,7 @@ from agentmsg.cli._io import (
     shown_path,
     think_tags_options,
     whole_number,
+    write_json_line,
 )
 from agentmsg.errors import ValidationError
 from agentmsg.events import Reducer
@@ -247,7 +248,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             chosen = sorted(reducers, key=_choice_order) if args.choice == "all" else [wanted]
             for source in (s for s in chosen if s in reducers):
                 for msg in reducers[source].finish():
-                    out.write(msg.to_json() + "\n")
+                    write_json_line(out, msg.to_json_bytes())
         sys.stderr.write("agentmsg: interrupted\n")
         return EXIT_INTERRUPTED
     if alien:  # no payload of the provider's at all: not its stream (exit 2, as for a body that is no response)
@@ -265,7 +266,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     order = sorted(reducers, key=_choice_order)
     for source in order if args.choice == "all" else [wanted]:
         for msg in reducers[source].finish():
-            out.write(msg.to_json() + "\n")
+            write_json_line(out, msg.to_json_bytes())
     return status
 
 
