@@ -862,6 +862,38 @@ def test_a_tool_part_whose_tool_returned_nothing_reads_to_an_empty_result(tmp_pa
     assert text == {"type": "text", "text": "Sent."}
 
 
+def test_a_tool_input_that_is_no_json_object_is_noted_with_the_rule_it_breaks(tmp_path: Path) -> None:
+    """A tool part's ``input`` that is no JSON object (text that is no JSON, JSON text of an integer beyond 64 bits,
+    an array) is kept as the call's raw arguments with ``argumentsError``, as AG-UI's arguments are, and gets the
+    same note at the input naming the rule the JSON reader found broken (nothing said why)."""
+    big = '{"n": 123456789012345678901234567890}'
+
+    def tool(call_id: str, given: Any) -> dict[str, Any]:
+        return {"type": "tool-f", "toolCallId": call_id, "state": "input-available", "input": given}
+
+    messages = [
+        {"id": f"m{i}", "role": "assistant", "parts": [tool(f"c{i}", g)]} for i, g in enumerate((big, "{bad", [1]))
+    ]
+    body = {"messages": [*messages, {"id": "m3", "role": "assistant", "parts": [tool("c3", {"n": 1})]}]}
+    if HAVE_NODE:
+        assert oracle(tmp_path, ai=[body])["ai"] == [[True, None]]
+    request = ai_sdk.read_request(body)
+    uses = [m["content"][0] for m in dicts(request.messages)]
+    assert [(u.get("content"), u["input"]) for u in uses] == [(big, {}), ("{bad", {}), ("[1]", {}), (None, {"n": 1})]
+    assert [u.get("metadata", {}).get("argumentsError") for u in uses] == [
+        "arguments are not valid JSON",
+        "arguments are not valid JSON",
+        "arguments are JSON but not an object: array",
+        None,
+    ]
+    assert [(n.pointer, n.rule) for n in request.notes] == [
+        (f"/messages/{i}/parts/0/input", "ui-mapped") for i in range(3)
+    ]
+    big_note, bad_note, array_note = (n.message for n in request.notes)
+    assert "rule integer-range at /n" in big_note and "64-bit range" in big_note
+    assert "rule json" in bad_note and "rule type" in array_note
+
+
 def test_a_tool_output_that_is_no_text_is_read_as_its_json_text_with_a_note(tmp_path: Path) -> None:
     """A tool's ``output`` is any JSON value; a tool_result holds blocks: an object, a number or null is its JSON text
     in a text block, which a string of that text reads to as well, so the reader says it (rule ``ui-mapped``, at the

@@ -388,10 +388,7 @@ def _tool_part(
     if isinstance(given, dict):
         use["input"] = given
     elif given is not None:  # (text, or JSON that is no object: kept as the call's raw arguments, as a model's)
-        raw, parsed, error = parse_arguments(given if isinstance(given, str) and given else value_text(given))
-        use["content"], use["input"] = raw, parsed
-        if error is not None:
-            use["metadata"] = {"argumentsError": error}
+        _arguments(r, use, given if isinstance(given, str) and given else value_text(given), f"{where}/input")
     if state == "input-streaming":
         use["state"] = "pending"
     elif state == "approval-requested":
@@ -422,6 +419,27 @@ def _tool_part(
     # (the states the blocks say: the others, input-streaming and approval-responded, are kept)
     said = ("input-available", "approval-requested", "output-available", "output-error", "output-denied")
     _keep_rest(r, part, where, index, held, kept, said)
+
+
+def _arguments(r: _Reader, use: dict[str, Any], text: str, at: str) -> None:
+    """A tool call's arguments ``text`` (not empty) into the tool_use ``use``: its ``input`` the JSON object they
+    are; else the text kept in ``content``, input ``{}``, ``argumentsError`` the runtime-neutral text of the
+    conformance vectors, and a note at ``at`` naming the rule the JSON reader found broken (``integer-range``,
+    ``json``, ... at its pointer in them; ``type`` when they are JSON but no object)."""
+    why: list[Problem] = []
+    raw, parsed, error = parse_arguments(text, why)
+    use["content"], use["input"] = raw, parsed
+    if error is None:
+        return
+    use["metadata"] = {"argumentsError": error}
+    for problem in why[:1] or [Problem("", "type", error)]:  # (JSON, but no object: its type)
+        inside = f" at {problem.pointer} in them" if problem.pointer else ""
+        r.note(
+            at,
+            f"arguments:{problem.rule}",
+            f"arguments kept as text in the tool_use's content, input {{}} (rule {problem.rule}{inside}):"
+            f" {problem.message}",
+        )
 
 
 def _tool_output(output: Any) -> tuple[list[dict[str, Any]], bool]:
@@ -695,20 +713,7 @@ def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
         r.note(where, "call-type", "a tool call without type: read as a function call (its only type)")
     use: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
     if arguments:
-        why: list[Problem] = []
-        raw, parsed, error = parse_arguments(arguments, why)
-        use["content"], use["input"] = raw, parsed
-        if error is not None:
-            use["metadata"] = {"argumentsError": error}
-            at = f"{where}/function/arguments"
-            for problem in why[:1] or [Problem("", "type", error)]:  # (JSON, but no object: its type)
-                inside = f" at {problem.pointer} in them" if problem.pointer else ""
-                r.note(
-                    at,
-                    f"arguments:{problem.rule}",
-                    f"arguments kept as text in the tool_use's content, input {{}} (rule {problem.rule}{inside}):"
-                    f" {problem.message}",
-                )
+        _arguments(r, use, arguments, f"{where}/function/arguments")
     meta = use.setdefault("metadata", {})
     held = {"id", "type", "function"}
     if isinstance(call.get("encryptedValue"), str):
