@@ -96,8 +96,9 @@ FIELDS: Final = field_table(
         ),
         "message.metadata.agentmsg_refusal": mapped(
             note="the refusal (the message's last text block) goes back as a refusal part of the output message its"
-            " item id is kept for (with a phase: the providerBlock carrier); an assistant message item of no id takes"
-            " text only (the openai package's EasyInputMessageParam): there it is the message's text"
+            " item id is kept for (the providerBlock carrier the reader keeps for a message holding a refusal or a"
+            " phase); an assistant message item of no id takes text only (the openai package's"
+            " EasyInputMessageParam): there it is the message's text"
         ),
         "thinking.metadata.providerBlock": mapped(
             "provider-tool-dropped",
@@ -570,9 +571,10 @@ class _Walk(ChatWalk):
 
     def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
         """A message item's id and phase (the reader's carrier after its text: providerBlock ``{type: "message", id,
-        phase}``), back on the assistant message sent right before it: the output message the API gave (``id``,
-        ``status``, ``phase``, its text as one ``output_text``), or without an id the message with its ``phase``
-        (the API asks that a phase be sent back on every assistant message)."""
+        phase}``, kept with a phase or for a refusal), back on the assistant message sent right before it: the
+        output message the API gave (``id``, ``status``, ``phase``, its text as one ``output_text``, a refusal as its
+        ``refusal`` part), or without an id the message with its ``phase`` (the API asks that a phase be sent back on
+        every assistant message)."""
         block = meta.get(F.PROVIDER_BLOCK)
         kind = block.get("type") if isinstance(block, dict) else None
         if kind != "message":
@@ -817,10 +819,13 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "output[] message .phase",
         MAPPED,
-        "a carrier after its text (thinking metadata `providerBlock` `{type: message, id, phase}`): sent back on it",
+        "a carrier after its text (thinking metadata `providerBlock` `{type: message, id, phase}`; of a message"
+        " holding a refusal, `{type: message, id}` without one): sent back on it",
     ),
     ReplyField(
-        "output[] message .id|.status|.role", NOT_READ, "the id is kept with a phase (above); else not replayed"
+        "output[] message .id|.status|.role",
+        NOT_READ,
+        "the id is kept with a phase or a refusal (above: its output message sent back); else not replayed",
     ),
     ReplyField(
         "output[] reasoning .summary[]",
@@ -1287,14 +1292,18 @@ class Reader(PayloadReader):
                             f"part/{shown}",
                             f"{shown} parts of a message are not kept (the message has no place for them)",
                         )
-            had_text = b.is_open(slot) or b.is_open(f"{slot}/refusal")  # (a refusal is its text too)
+            refused = b.is_open(f"{slot}/refusal")
+            had_text = b.is_open(slot) or refused  # (a refusal is its text too)
             b.end_block(slot)
             b.end_block(f"{slot}/refusal")
             phase = b.string(item.get("phase"), "a message's phase")
-            if phase and had_text:
+            if had_text and (phase or (refused and st.id is not None)):
                 # its id and phase, for the formatter to send back on its text (the API asks for the phase on every
-                # assistant message): a carrier right after the text
-                kept: dict[str, Any] = {"type": "message", "phase": phase}
+                # assistant message; a refusal goes back as a refusal part of the output message of its id only):
+                # a carrier right after the text
+                kept: dict[str, Any] = {"type": "message"}
+                if phase:
+                    kept["phase"] = phase
                 if st.id is not None:
                     kept["id"] = st.id
                 b.carrier({"providerBlock": kept}, slot=f"{slot}/item")

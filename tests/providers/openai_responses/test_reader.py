@@ -656,3 +656,29 @@ def test_a_refusal_goes_back_as_a_refusal_part_of_its_output_message() -> None:
         "role": "assistant",
         "content": "Hi.\nNo.",
     }
+
+
+def test_a_refusal_of_a_message_without_a_phase_goes_back_as_its_refusal_part() -> None:
+    """Most replies carry no phase, and the reader kept a message item's id only with one: their refusal went back
+    as text, joined to the message's text with a newline. A message holding a refusal keeps its id in the carrier it
+    has with a phase (no phase in it), whole and streamed, so the refusal goes back as a ``refusal`` part of that
+    output message (no phase sent); a message of no refusal and no phase keeps no carrier, as before."""
+    parts = [{"type": "output_text", "text": "Hi.", "annotations": []}, {"type": "refusal", "refusal": "I can't."}]
+    message: dict[str, Any] = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
+    message |= {"content": parts}
+    added = {"type": "response.output_item.added", "output_index": 0, "item": {**message, "content": []}}
+    at = {"output_index": 0, "item_id": "msg_1"}
+    text = {"type": "response.output_text.delta", "content_index": 0, "delta": "Hi.", **at}
+    refused = {"type": "response.refusal.delta", "content_index": 1, "delta": "I can't.", **at}
+    done = {"type": "response.output_item.done", "output_index": 0, "item": message}
+    streamed = reduce_ok(list(P.parse_stream(_sse(_created(), added, text, refused, done, _done()))))
+    for msg in (P.parse_response(_whole(message)), streamed):
+        assert msg.metadata["agentmsg_refusal"] is True
+        *texts, kept = msg.content
+        assert [t.text for t in texts] == ["Hi.", "I can't."]
+        assert kept.type == "thinking" and (kept.metadata or {})["providerBlock"] == {"type": "message", "id": "msg_1"}
+        sent = formatted("openai-responses", [UserMessage("q"), msg, UserMessage("why")])
+        assert sent.body["input"][1] == {"role": "assistant", **message}
+        assert rules(sent) == []
+    plain = {**message, "content": parts[:1]}
+    assert [b.type for b in P.parse_response(_whole(plain)).content] == ["text"]
