@@ -19,6 +19,7 @@ from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
+from agentmsg.providers._qwen import QWEN_TOKENS
 from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
@@ -33,7 +34,7 @@ from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, Spec, StreamFlag, TokenProfile
+from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, Spec, StreamFlag
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -84,31 +85,6 @@ FIELDS: Final = field_table(
             " the system prompt's first, then the latest; one lifetime (5 minutes)",
         ),
     }
-)
-
-#: Qwen's chat template: <|im_start|>role\n ... <|im_end|>\n (5 tokens a message), the reply primed with
-#: <|im_start|>assistant\n (3); a call as <tool_call> JSON </tool_call>, a result as <tool_response> ...
-#: </tool_response> in its turn; tools as JSON lines inside the template's instructions (about 100 tokens). Not
-#: measured (no official DashScope count at hand); audio and video rates unverified (their error is 1.0). The
-#: compatible-mode endpoint (openai.py) counts with it too.
-QWEN_TOKENS: Final = TokenProfile(
-    vocab="qwen",
-    own=True,
-    per_message=5,
-    priming=3,
-    per_call=12,
-    per_result=5,
-    thinking="none",
-    tools_base=100,
-    per_tool=10,
-    image="qwen",
-    assistant_media=False,  # (an assistant turn's media: placeholders, natively and in compatible mode)
-    result_text=True,
-    result_messages=True,  # (a tool message per result, natively and in compatible mode)
-    drop_empty=True,
-    audio_per_second=25.0,
-    video_per_second=200.0,
-    timed_documented=False,
 )
 
 SPEC: Final = Spec(

@@ -25,6 +25,7 @@ from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
+from agentmsg.providers._qwen import QWEN_TOKENS
 from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
@@ -41,7 +42,6 @@ from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader, value_at
 from agentmsg.providers.base import CacheMarkers, Entry, Spec, TokenProfile
-from agentmsg.providers.dashscope import QWEN_TOKENS
 
 __all__ = [
     "PROVIDERS",
