@@ -140,6 +140,18 @@ def test_a_help_page_lists_the_providers_without_importing_them(command: str) ->
     assert modules & PROVIDER_MODULES == set()
 
 
+@pytest.mark.parametrize("command", ["format", "count"])
+def test_a_command_given_a_provider_imports_its_module_alone(command: str, tmp_path: Path) -> None:
+    """``format --provider openai`` imported all five provider modules (the registry loaded whole on the first
+    ``get``): it imports the one serving the name."""
+    conversation = tmp_path / "conversation.json"
+    message = {"id": "m1", "name": None, "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    conversation.write_text(json.dumps([message]), encoding="utf-8")
+    code, modules = _imported(command, "--provider", "openai", str(conversation))
+    assert code == 0
+    assert modules & PROVIDER_MODULES == {"agentmsg.providers.openai"}
+
+
 def test_format_imports_no_http_client(msg_file: Path) -> None:
     """Formatting downloads no media unless allowed: neither httpx nor the cookie jar its client is given is
     imported (http.cookiejar brings urllib.request, http.client and ssl)."""

@@ -60,8 +60,9 @@ __all__ = [
 ]
 
 #: The provider modules, in the order the registry lists their providers, each with the registry names it serves:
-#: its ``PROVIDERS`` holds one entry per name, in this order (imported on the registry's first use; the names are
-#: known without importing them, so that the CLI's ``--provider`` choices cost no provider module).
+#: its ``PROVIDERS`` holds one entry per name, in this order. The names are known without importing a module, so
+#: that the CLI's ``--provider`` choices cost none; ``get(name)`` imports the one module serving the name; listing the
+#: registry (``providers()``) imports them all.
 _SERVES: Final = {
     "openai": ("openai", "deepseek", "dashscope-compatible"),
     "anthropic": ("anthropic",),
@@ -72,22 +73,43 @@ _SERVES: Final = {
 MODULES: Final = tuple(_SERVES)
 _NAMES: Final = tuple(name for names in _SERVES.values() for name in names)
 
+#: the registry, once loaded whole (every module of the table, then what is registered at run time)
 _registry: dict[str, Entry] = {}
+#: the entries of the modules get() imported one by one before the registry was loaded whole
+_served: dict[str, Entry] = {}
+
+
+def _entries(module: str, names: tuple[str, ...]) -> tuple[Entry, ...]:
+    """The providers of one module of the table (imported now if it was not), refused unless they are its names."""
+    entries: tuple[Entry, ...] = tuple(importlib.import_module(f"{__name__}.{module}").PROVIDERS)
+    served = tuple(entry.spec.name for entry in entries)
+    if served != names:
+        raise RuntimeError(f"{__name__}.{module} serves {served}, the registry's table says {names}")
+    return entries
 
 
 def _load() -> Mapping[str, Entry]:
     if not _registry:
         found: dict[str, Entry] = {}
         for module, names in _SERVES.items():
-            entries = importlib.import_module(f"{__name__}.{module}").PROVIDERS
-            served = tuple(entry.spec.name for entry in entries)
-            if served != names:
-                raise RuntimeError(f"{__name__}.{module} serves {served}, the registry's table says {names}")
-            found.update((entry.spec.name, entry) for entry in entries)
+            found.update((entry.spec.name, entry) for entry in _entries(module, names))
         if len(found) != len(_NAMES):
             raise RuntimeError(f"two providers share a name: {_NAMES}")
         _registry.update(found)
     return _registry
+
+
+def _one(name: str) -> Entry | None:
+    """The provider of a name of the table, importing the one module that serves it (not the registry's others:
+    ``agentmsg format --provider openai`` pays for no other vendor's module); None for a name not in it."""
+    if name not in _served:
+        owners = [(module, names) for module, names in _SERVES.items() if name in names]
+        if not owners:
+            return None
+        if len(owners) > 1:
+            raise RuntimeError(f"two providers share a name: {name!r} ({', '.join(m for m, _ in owners)})")
+        _served.update((entry.spec.name, entry) for entry in _entries(*owners[0]))
+    return _served[name]
 
 
 def providers() -> tuple[Provider, ...]:
@@ -106,11 +128,11 @@ def get(name: str | Provider) -> Provider:
                 "/provider", "type", f"provider is a registry name or a Provider, not {type(name).__name__}"
             )
         return name
-    registry = _load()
-    try:
-        return registry[name]
-    except KeyError:
-        raise KeyError(f"unknown provider {name!r}; known: {', '.join(registry)}") from None
+    # the registry once it is loaded whole (it may have been given a provider since), else the table's module
+    entry = _registry.get(name) if _registry else _one(name)
+    if entry is None:
+        raise KeyError(f"unknown provider {name!r}; known: {', '.join(_registry or _NAMES)}")
+    return entry
 
 
 def __getattr__(attr: str) -> Any:

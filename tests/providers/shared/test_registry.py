@@ -141,5 +141,45 @@ def test_the_registry_refuses_a_module_its_table_misnames(monkeypatch: pytest.Mo
     table = dict(providers._SERVES, anthropic=("claude",))
     monkeypatch.setattr(providers, "_SERVES", table)
     monkeypatch.setattr(providers, "_registry", {})
-    with pytest.raises(RuntimeError, match=r"agentmsg\.providers\.anthropic serves \('anthropic',\)"):
-        providers.get("openai")
+    monkeypatch.setattr(providers, "_served", {})
+    refused = r"agentmsg\.providers\.anthropic serves \('anthropic',\)"
+    with pytest.raises(RuntimeError, match=refused):  # get() imports the module serving the name, and checks it
+        providers.get("claude")
+    assert providers.get("openai").spec.name == "openai"  # (a module of its own, which serves what the table says)
+    with pytest.raises(RuntimeError, match=refused):  # listing the registry imports and checks every module
+        providers.providers()
+
+
+_ONE_MODULE = """
+import json, sys
+from agentmsg import providers
+entries = [providers.get(name) for name in ("openai", "deepseek", "dashscope-compatible")]
+imported = sorted(m for m in sys.modules if m.startswith("agentmsg.providers."))
+names = list(providers.NAMES)
+listed = providers.providers()
+print(json.dumps({
+    "imported": imported,
+    "names": names,
+    "listed": [p.spec.name for p in listed],
+    "same": [entry is listed[i] for i, entry in enumerate(entries)],
+}))
+"""
+
+
+def test_get_imports_the_one_module_that_serves_the_name() -> None:
+    """``get("openai")`` imported every provider module (the registry's first use loaded it whole), so
+    ``agentmsg format --provider openai`` paid for every vendor's (392 -> 354 ms, best of 10). It imports the module
+    the table names for it alone (its other names too: one module); the registry's names and list are still the
+    whole table's, in its order, with the entries get() returned."""
+    import json
+    import subprocess
+    import sys
+
+    from agentmsg import providers
+
+    done = subprocess.run([sys.executable, "-c", _ONE_MODULE], capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)
+    modules = {f"agentmsg.providers.{module}" for module in providers.MODULES}
+    assert set(report["imported"]) & modules == {"agentmsg.providers.openai"}
+    assert tuple(report["names"]) == tuple(report["listed"]) == providers._NAMES
+    assert report["same"] == [True, True, True]
