@@ -25,7 +25,7 @@ def _image() -> ImageBlock:
 
 
 @st.composite
-def _user(draw: Any) -> Msg:
+def _user(draw: st.DrawFn) -> Msg:
     blocks: list[Any] = [TextBlock(text=draw(words))]
     if draw(st.integers(0, 5)) == 0:
         blocks.append(_image())
@@ -33,7 +33,7 @@ def _user(draw: Any) -> Msg:
 
 
 @st.composite
-def _step(draw: Any, ids: Any, thinking: str | None, final: bool) -> list[Msg]:
+def _step(draw: st.DrawFn, ids: Any, thinking: str | None, final: bool) -> list[Msg]:
     """One assistant step: reasoning first (when ``thinking`` names its provider), then text and/or calls; when
     it calls tools, the TOOL messages answering them follow (one per call, or one for all)."""
     blocks: list[Any] = []
@@ -68,7 +68,11 @@ def _step(draw: Any, ids: Any, thinking: str | None, final: bool) -> list[Msg]:
 
 @st.composite
 def conversations(
-    draw: Any, thinking: str | None = None, max_turns: int = 6, max_steps: int = 4, end_with_user: bool | None = None
+    draw: st.DrawFn,
+    thinking: str | None = None,
+    max_turns: int = 6,
+    max_steps: int = 4,
+    end_with_user: bool | None = None,
 ) -> list[Msg]:
     """A system prompt (sometimes none), then 1..max_turns turns of a user message and 0..max_steps assistant
     steps; the last turn ends with a user message or an assistant answer. ``thinking``: the provider family its

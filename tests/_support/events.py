@@ -190,11 +190,14 @@ def base_streams(rng: random.Random) -> list[dict[str, Any]]:
     counter = iter(range(10**9))
     events: list[dict[str, Any]] = []
     for n in range(rng.randint(1, 3)):
-        events += emit_events(
-            _random_message(rng, n),
-            chunk_size=rng.choice([None, 1, 3, 7]),
-            id_factory=lambda: f"e{next(counter)}",
-            clock=lambda: "2025-01-01T00:00:00.000000Z",
+        events += map(
+            dict,
+            emit_events(
+                _random_message(rng, n),
+                chunk_size=rng.choice([None, 1, 3, 7]),
+                id_factory=lambda: f"e{next(counter)}",
+                clock=lambda: "2025-01-01T00:00:00.000000Z",
+            ),
         )
     return events
 

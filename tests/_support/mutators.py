@@ -143,7 +143,7 @@ REPLACEMENTS = st.one_of(
 
 
 @st.composite
-def mutated(draw: Any, value: Any) -> Any:
+def mutated(draw: st.DrawFn, value: Any) -> Any:
     """``value`` (parsed JSON) after a few random edits: a value replaced, a key removed or added (an unknown
     key, or a near miss of a declared one), a container wrapped in hundreds of levels."""
     value = _copy(value)
@@ -175,7 +175,7 @@ TEXT_EDITS = st.sampled_from(["truncate", "byte", "surrogate", "bigint", "duplic
 
 
 @st.composite
-def edited_json_text(draw: Any, text: str) -> str | bytes:
+def edited_json_text(draw: st.DrawFn, text: str) -> str | bytes:
     """JSON text after one edit (or none): cut short, a lone surrogate escape (or a pair) in its first string,
     an integer beyond 64 bits for its first 0, a duplicate ``id`` key, or one byte changed (then bytes, which
     may be no UTF-8)."""

@@ -349,8 +349,11 @@ FIXTURES = ROOT / "tests" / "fixtures" / "providers"
 def module(name: str) -> Any:
     """The provider module of a registry name (or of a fixtures folder, named as the registry names providers)."""
     from agentmsg.providers import get
+    from agentmsg.providers.base import Entry
 
-    return get(name).module
+    provider = get(name)
+    assert isinstance(provider, Entry), provider  # every registry name's provider is an Entry of its module
+    return provider.module
 
 
 def parser_for(path: Path) -> Any:
@@ -452,6 +455,7 @@ def _gemini_replies(ids: tuple[str | None, ...]) -> list[agentmsg.AssistantMessa
     """The reply whole and streamed (one chunk per part)."""
     body = _gemini_calls(ids)
     whole = gemini.parse_response(body)
+    assert isinstance(whole, agentmsg.AssistantMessage), whole
     cand = body["candidates"][0]
     chunks = [
         {**body, "candidates": [{**cand, "content": {"role": "model", "parts": [part]}, "finishReason": None}]}
@@ -474,6 +478,7 @@ def _answered(reply: agentmsg.AssistantMessage) -> list[Any]:
 def _openai_refusals() -> list[agentmsg.AssistantMessage]:
     """OpenAI's refusal (message.refusal, content null), whole and streamed."""
     whole = openai.parse_response((FIX / "openai" / "chat_completion_refusal.json").read_bytes())
+    assert isinstance(whole, agentmsg.AssistantMessage), whole
     streamed = reduce_ok(list(openai.parse_stream((FIX / "openai" / "stream_refusal.sse").read_bytes())))
     return [whole, streamed]
 
@@ -618,21 +623,23 @@ def route_events(mod: Any, body: bytes | list[bytes], *, routes: bool) -> list[d
     reply ids made comparable."""
     import types
     import uuid
+    from unittest import mock
 
     from agentmsg.providers._response import builder as _builder
     from agentmsg.providers._response import parser as _stream
 
     n = itertools.count()
     minted = itertools.count()
-    saved, saved_uuid = _stream._string_between, _builder.uuid
+    saved = _stream._string_between
     _stream._string_between = saved if routes else None
     # A reply id minted where the payload gave none is random, and so are the tool-call ids derived from it: the
     # same ones in both reads (a payload edited to an id of another type made the two reads' call ids differ)
-    _builder.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(minted)))  # type: ignore[assignment]
+    minting = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(minted)))
     try:
-        out = list(mod.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
+        with mock.patch.object(_builder, "uuid", minting):
+            out = list(mod.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
     finally:
-        _stream._string_between, _builder.uuid = saved, saved_uuid
+        _stream._string_between = saved
     return out
 
 

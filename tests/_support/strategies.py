@@ -47,7 +47,7 @@ non_null = json_value.filter(lambda v: v is not None)
 
 
 @st.composite
-def java_timestamps(draw: Any, valid: bool = True) -> str:
+def java_timestamps(draw: st.DrawFn, valid: bool = True) -> str:
     year = draw(st.integers(0, 9999))
     month = draw(st.integers(1, 12) if valid else st.integers(0, 13))
     day = draw(st.integers(1, 28) if valid else st.integers(0, 32))
@@ -61,7 +61,7 @@ def java_timestamps(draw: Any, valid: bool = True) -> str:
 
 
 @st.composite
-def rfc3339_timestamps(draw: Any) -> str:
+def rfc3339_timestamps(draw: st.DrawFn) -> str:
     year, month, day = draw(st.integers(1, 9999)), draw(st.integers(1, 12)), draw(st.integers(1, 28))
     hour, minute, second = draw(st.integers(0, 23)), draw(st.integers(0, 59)), draw(st.integers(0, 59))
     t = draw(st.sampled_from("Tt"))
@@ -237,7 +237,7 @@ usage = st.none() | st.builds(
 
 
 @st.composite
-def messages(draw: Any, role: MsgRole | None = None) -> Msg:
+def messages(draw: st.DrawFn, role: MsgRole | None = None) -> Msg:
     """A random message: of any role, or of ``role`` when given."""
     role = draw(st.sampled_from(list(MsgRole))) if role is None else role
     blocks = {MsgRole.USER: user_blocks, MsgRole.SYSTEM: st.builds(TextBlock, text=text)}.get(role, any_block)

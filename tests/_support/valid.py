@@ -3,8 +3,6 @@ round trip or of the emitter can assert equality (strategies.py makes wider and 
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import strategies as st
 
 import agentmsg
@@ -102,7 +100,7 @@ metadata = st.dictionaries(text.filter(lambda k: k not in DECLARED), non_null, m
 
 
 @st.composite
-def messages(draw: Any) -> Msg:
+def messages(draw: st.DrawFn) -> Msg:
     role = draw(st.sampled_from(list(MsgRole)))
     blocks = {MsgRole.USER: user_blocks, MsgRole.SYSTEM: st.builds(TextBlock, text=text)}.get(role, any_block)
     return Msg(
@@ -117,7 +115,7 @@ def messages(draw: Any) -> Msg:
 
 
 @st.composite
-def assistant_messages(draw: Any) -> Msg:
+def assistant_messages(draw: st.DrawFn) -> Msg:
     return Msg(
         MsgRole.ASSISTANT,
         draw(st.lists(any_block, max_size=6)),

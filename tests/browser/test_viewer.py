@@ -125,9 +125,10 @@ def _check(result: dict[str, Any], events: list[Any], drop_every: int | None) ->
     reconnects = n // drop_every if drop_every else 0
     assert result["reconnects"] == reconnects
     assert result["restarts"] == 0
-    assert [r["lastEventId"] for r in result["eventRequests"]] == [None] + [
-        str(drop_every * k) for k in range(1, reconnects + 1)
-    ]  # type: ignore[operator]
+    last_ids: list[str | None] = [None]  # the first request's, then each reconnect's
+    if drop_every:
+        last_ids += [str(drop_every * k) for k in range(1, reconnects + 1)]
+    assert [r["lastEventId"] for r in result["eventRequests"]] == last_ids
     expected = _expected(events)
     assert same_json(result["messages"], expected), (result["messages"], expected)  # whole messages, ids included
     assert result["cards"] == len(expected)
@@ -238,7 +239,7 @@ def test_agentmsg_serve_on_an_ag_ui_file(visit: Visit, tmp_path: Path) -> None:
     from agentmsg.ui.agui import AGUIDecoder
     from tests.ui.test_agui import REFERENCE
 
-    stream = [{**REFERENCE[0], "timestamp": 1767225600000}, *REFERENCE[1:]]
+    stream: list[dict[str, Any]] = [{**REFERENCE[0], "timestamp": 1767225600000}, *REFERENCE[1:]]
     path = tmp_path / "ag-ui.jsonl"
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in stream))
     decoder = AGUIDecoder()
@@ -342,15 +343,22 @@ def _vector_page(path: Path, drop: bool) -> str:
     return f"{path.stem}{'-drop' if drop else ''}/"
 
 
+def _item_page(item: pytest.Function) -> str:
+    """The page of a collected test_reducer_vectors_in_the_browser, from its parameters."""
+    path, drop = item.callspec.params["path"], item.callspec.params["drop"]
+    assert isinstance(path, Path) and isinstance(drop, bool), item.callspec.params
+    return _vector_page(path, drop)
+
+
 @pytest.fixture(scope="module")
 def vector_pages(request: pytest.FixtureRequest, visit: Visit, vectors_server: str) -> dict[str, dict[str, Any]]:
     """The pages of the reducer vectors the run selected, loaded at once (a few side by side: a page with dropped
     connections spends most of its time in its reconnects' delays, 100 ms each at least), by page."""
     pages = sorted(
         {
-            _vector_page(item.callspec.params["path"], item.callspec.params["drop"])
+            _item_page(item)
             for item in request.session.items
-            if getattr(item, "originalname", None) == "test_reducer_vectors_in_the_browser"
+            if isinstance(item, pytest.Function) and item.originalname == "test_reducer_vectors_in_the_browser"
         }
     )
     return dict(zip(pages, visit.many([{"url": vectors_server + page} for page in pages]), strict=True))
@@ -513,7 +521,7 @@ def test_a_message_too_large_to_lay_out_shows_its_start_and_the_rest_when_asked(
     card 1,000,000 and 1,000 blocks; a note says what is left out, with a button that shows it (JSON that indentation
     would make over 16 times longer is shown unindented), and ``messages-json`` holds every message whole."""
     depth, width = 240, 20_000
-    arguments = {"a": [1] * width}
+    arguments: dict[str, Any] = {"a": [1] * width}
     for _ in range(depth - 1):
         arguments = {"a": [arguments["a"]]}
     hundred = ("lorem ipsum " * 10_000)[:100_000]

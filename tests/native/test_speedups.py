@@ -29,14 +29,13 @@ from hypothesis import strategies as st
 import agentmsg
 from agentmsg import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agentmsg._codec import converter as _converter
+from agentmsg._native import speedups as native  # the C writer the converter uses (None: pure Python)
 from agentmsg.errors import ValidationError
 from tests._support.budget import examples
 from tests._support.strategies import any_block, messages, scalars
 from tests.conftest import c_compiler_available
 
 pytestmark = pytest.mark.differential
-
-native = _converter._speedups
 
 
 if native is None:
@@ -279,6 +278,7 @@ def test_a_model_class_without_a_plan_is_written_through_its_hook() -> None:
     assert Shouting in _converter.native_plans  # and planned with it
     assert c_writer(msg) == pure(msg)
     # (the check, writes, gives up on it: a caller's subclass, which the formatters convert first)
+    assert native is not None
     assert not native.writes(msg, _converter.native_plans, _converter.json_default, orjson.dumps)
 
 
@@ -365,13 +365,13 @@ def same_string_as_orjson(body: bytes) -> str | None:
     return got
 
 
-def escaped(text: str, draw: st.DrawFn) -> bytes:
+def escaped(text: str, data: st.DataObject) -> bytes:
     """``text`` as a JSON string's body, each character written as a server might: raw UTF-8, or escaped (a
     short escape where JSON has one, ``\\u`` with lower or upper case hex, a surrogate pair beyond the BMP)."""
     out = []
     short = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "/": "\\/"}
     for ch in text:
-        how = draw(st.integers(0, 3))
+        how = data.draw(st.integers(0, 3))
         if ch in short and (how or ch in '"\\' or ord(ch) < 0x20):
             out.append(short[ch] if how != 3 else f"\\u{ord(ch):04x}")
         elif ord(ch) < 0x20 or how == 3:
@@ -381,7 +381,7 @@ def escaped(text: str, draw: st.DrawFn) -> bytes:
                 esc = f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
             else:
                 esc = f"\\u{code:04x}"
-            out.append(esc.upper().replace("\\U", "\\u") if draw(st.booleans()) else esc)
+            out.append(esc.upper().replace("\\U", "\\u") if data.draw(st.booleans()) else esc)
         else:
             out.append(ch)
     return "".join(out).encode("utf-8", "surrogatepass")
@@ -394,7 +394,7 @@ def test_json_string_between_reads_text_as_orjson_does(data: st.DataObject) -> N
     """Any text, written raw or escaped every way JSON allows: the string orjson reads, or None where it gives up
     (only where the text holds a surrogate pair escape)."""
     text = data.draw(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"])))
-    body = escaped(text, data.draw)
+    body = escaped(text, data)
     got = same_string_as_orjson(body)
     assert got == text or (got is None and b"\\u" in body.lower())
     assert same_string_as_orjson(orjson.dumps(text)[1:-1]) == text  # as orjson (and the API) writes it
@@ -567,7 +567,7 @@ def test_pure_python_mode_reads_anthropic_text_deltas_the_same(dumps: str) -> No
     Anthropic streams whose text deltas the C path reads (escapes, multi-byte text, one it leaves to orjson)
     are the same."""
     deltas = ["Hello", ' "quoted" \\ back', "line\nbreak\ttab", "\u4e2d\u6587 \u00e9", "\U0001f600 emoji", "", "/"]
-    events = [
+    events: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 3}}},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in deltas),
@@ -649,7 +649,7 @@ def test_the_c_delta_loop_reduces_as_the_python_loop(data: st.DataObject) -> Non
     name, events = data.draw(st.sampled_from(RECORDED_EVENTS))
     events = list(events)
     deltas = [k for k, e in enumerate(events) if str(e.get("type", "")).endswith("_DELTA")]
-    if deltas and data.draw(st.booleans()):  # a long run of deltas: past JOIN_EVERY
+    if bool(deltas) and data.draw(st.booleans()):  # a long run of deltas: past JOIN_EVERY
         k = data.draw(st.sampled_from(deltas))
         events[k + 1 : k + 1] = [dict(events[k], id=f"{events[k]['id']}-{n}") for n in range(600)]
     for _ in range(data.draw(st.integers(0, 4))):  # duplicates, events with a source, thinking with a signature

@@ -376,7 +376,7 @@ def _chat_endpoint(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monke
         for question in ("first?", "second?"):
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             try:
-                chat = {"id": "c1", "trigger": "submit-message", "messageId": None}
+                chat: dict[str, Any] = {"id": "c1", "trigger": "submit-message", "messageId": None}
                 chat["messages"] = [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": question}]}]
                 conn.request("POST", "/api/chat", body=orjson.dumps(chat))  # (what useChat posts)
                 resp = conn.getresponse()
@@ -867,7 +867,7 @@ def test_the_example_provider_keeps_the_contract_and_needs_no_other_edit(
     whole = b'{"id": "r1", "model": "acme-1", "text": "Hello!", "stop": "end", "usage": {"in": 3, "out": 2}}'
     assert reduce_events(module.parse_stream(whole))[0].text_content == "Hello!"
     (entry,) = module.PROVIDERS
-    monkeypatch.setitem(providers._load(), "acme", entry)  # type: ignore[index]
+    monkeypatch.setitem(providers._load(), "acme", entry)
     with ReplayServer() as server:
         server.add("/chat", Reply(body=whole))
         with Client("acme", base_url=server.url, api_key="k") as client:

@@ -170,15 +170,15 @@ def test_without_a_c_compiler_the_sdist_builds_a_pure_python_agentmsg(dists: dic
     # -S: no .pth files, so no editable install's import hook; the dependencies come from this environment
     paths = sysconfig.get_paths()
     pythonpath = os.pathsep.join(dict.fromkeys([str(target), paths["purelib"], paths["platlib"]]))
-    r = subprocess.run(
+    run = subprocess.run(
         [sys.executable, "-S", "-c", script],
         input=msg.to_json_bytes(),
         capture_output=True,
         timeout=120,
         env={**os.environ, "PYTHONPATH": pythonpath},
     )
-    assert r.returncode == 0, r.stderr.decode()[-3000:]
-    assert r.stdout == msg.to_json_bytes()
+    assert run.returncode == 0, run.stderr.decode()[-3000:]
+    assert run.stdout == msg.to_json_bytes()
 
 
 def test_wheel_holds_every_schema_as_in_schemas(dists: dict[str, Path]) -> None:

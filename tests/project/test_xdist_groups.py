@@ -78,7 +78,7 @@ def test_the_browser_driver_is_installed_one_worker_at_a_time(tmp_path: Path, mo
                 runs.append(False)
         (tmp_path / "node_modules").mkdir()
 
-    monkeypatch.setattr(_env.subprocess, "run", npm)
+    monkeypatch.setattr(subprocess, "run", npm)  # (the module _env runs npm through)
     _env.install_driver(tmp_path)
     _env.install_driver(tmp_path)  # (done: no second npm ci)
     assert runs == [True]

@@ -116,11 +116,11 @@ class Counted(bytes):
 
     work = 0
 
-    def find(self, *args: Any) -> int:  # type: ignore[override]
+    def find(self, *args: Any) -> int:
         Counted.work += len(self)
         return super().find(*args)
 
-    def rfind(self, *args: Any) -> int:  # type: ignore[override]
+    def rfind(self, *args: Any) -> int:
         Counted.work += len(self)
         return super().rfind(*args)
 
@@ -186,6 +186,7 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
     searched stay a small multiple of the input (both are bounded by 64 KiB, and were quadratic within it)."""
     from agentmsg._wire import framing as _framing
     from agentmsg._wire import sse as _sse
+    from agentmsg._wire import values as _values
 
     seen = [0]
 
@@ -196,8 +197,9 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
 
         return wrapper
 
-    monkeypatch.setattr(_framing, "_event_end", counting(_framing._event_end))
-    monkeypatch.setattr(_sse, "starts_values", counting(_sse.starts_values))  # (the framer's and the events')
+    # (each counted where it is called, wrapping the function its module defines)
+    monkeypatch.setattr(_framing, "_event_end", counting(_sse._event_end))
+    monkeypatch.setattr(_sse, "starts_values", counting(_values.starts_values))  # (the framer's and the events')
     head = b"HTTP/1.1 200 OK\r\n" + b"x-header: value\r\n" * 2000 + b"\r\n"
     pretty = b"{" + b" " * 30_000 + b"\n" + b'"id": "c", "choices": []}'
     for body in (head + sse(text_chunk("hi", finish="stop")), pretty):

@@ -90,7 +90,7 @@ def test_an_events_data_decoded_in_pieces_reads_as_decoded_whole(monkeypatch: An
 
 def decode_all(chunks: list[bytes]) -> list[tuple[str, str, str]]:
     decoder = SSEDecoder()
-    out = []
+    out: list[tuple[str, str, str]] = []
     for chunk in chunks:
         out.extend((e.id, e.event, e.data) for e in decoder.feed(chunk))
     return out

@@ -246,7 +246,10 @@ def case_ids_and_names() -> dict[str, Any]:
 
 def case_tool_ids_at_the_limits() -> dict[str, Any]:
     ids = ["a.b", "a_b", "c" * 40, "d" * 41]
-    failed = [TextBlock(text="boom"), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))]
+    failed: list[TextBlock | ImageBlock] = [
+        TextBlock(text="boom"),
+        ImageBlock(source=Base64Source(media_type="image/png", data=PNG)),
+    ]
     return {
         "description": "tool-call ids that clash once sanitized (a.b, a_b), at OpenAI's 40-character limit and one"
         " over; a failed result of text and an image",
