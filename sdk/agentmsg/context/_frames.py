@@ -23,7 +23,6 @@ from agentmsg.providers._request.context import (
     is_current_agent,
     is_history_message,
     reasoning_item,
-    signature_ok,
 )
 from agentmsg.providers._request.walk import answered_after, orphans_calls
 from agentmsg.providers.spec import TokenProfile
@@ -76,11 +75,11 @@ class Frames:
         "other",
         "own",
         "prefixed",
+        "profile",
         "repair",
         "repaired",
         "result_messages",
         "role",
-        "rule",
         "speaker",
         "started",
         "system",
@@ -101,7 +100,7 @@ class Frames:
         demote: bool = False,
     ) -> None:
         self.msgs = msgs
-        self.rule = profile.own_reasoning
+        self.profile = profile
         self.families = families
         self.demote = demote
         self.multi = multi
@@ -241,7 +240,7 @@ class Frames:
             elif kind is ThinkingBlock:
                 if not assistant or self.other:
                     continue
-                how = reasoning_sent(b, self.rule, self.families, self.demote)
+                how = reasoning_sent(b, self.profile, self.families, self.demote)
                 if how == DROPPED:  # (left out: nothing sent, the run of texts goes on)
                     continue
                 sends = True
@@ -416,19 +415,20 @@ REASONING: Final = 1
 AS_TEXT: Final = 2
 
 
-def reasoning_sent(block: ThinkingBlock, rule: str, families: Container[str], demote: bool) -> int:
+def reasoning_sent(block: ThinkingBlock, profile: TokenProfile, families: Container[str], demote: bool) -> int:
     """What the formatter of a provider makes of a thinking block of the current agent's assistant message:
     :data:`REASONING` (sent as reasoning, or as the provider's own data a carrier holds), :data:`AS_TEXT` (a text of
     its own in its place: the option ``reasoning="text"``, ``demote``, and a text that is not empty) or
     :data:`DROPPED`. Reasoning from a provider not of ``families`` is text or left out (``foreign_reasoning``); the
-    provider's own as its profile's ``own_reasoning`` (``rule``) says: ``field`` reasoning but redacted; ``text`` text
+    provider's own as ``profile.own_reasoning`` says: ``field`` reasoning but redacted; ``text`` text
     or left out (OpenAI Chat: ``ChatWalk._thinking``); ``signed`` reasoning when signed or redacted with its data,
     else text or left out (Anthropic's ``thinking_part``); ``thought`` reasoning but redacted, or empty and unsigned
-    (Gemini's; a signature not base64, :func:`signature_ok`, is none); ``items`` reasoning as a reasoning item's part
+    (Gemini's; a signature ``profile.valid_signature`` refuses is none); ``items`` reasoning as a reasoning item's part
     (:func:`reasoning_item`), else text or left out, redacted never text (the Responses API's ``_reasoning``). The
     count frames and prices a thinking block by it."""
     meta = block.metadata
     thinking = block.thinking
+    rule = profile.own_reasoning
     if not meta:  # (the provider's own: no signature, no item, not redacted)
         if rule == "field":
             return REASONING
@@ -461,11 +461,13 @@ def reasoning_sent(block: ThinkingBlock, rule: str, families: Container[str], de
             return DROPPED
     elif redacted:
         return DROPPED
-    elif rule == "thought":  # (a signature not base64 is left out: signature_ok)
+    elif rule == "thought":  # (a signature the formatter refuses is left out: valid_signature)
         if thinking:
             return REASONING
         signature = meta.get("signature")
-        return REASONING if isinstance(signature, str) and signature != "" and signature_ok(signature) else DROPPED
+        valid = profile.valid_signature
+        sent = isinstance(signature, str) and signature != "" and (valid is None or valid(signature))
+        return REASONING if sent else DROPPED
     else:
         return REASONING
     return AS_TEXT if demote and thinking else DROPPED

@@ -269,7 +269,7 @@ def _blocks(
                 n += t.words(b.text)
         elif kind is ThinkingBlock:
             if demote is not None and (thinking or demote):  # (else none is sent, or none counted)
-                how = reasoning_sent(b, p.own_reasoning, families, demote)
+                how = reasoning_sent(b, p, families, demote)
                 if how == AS_TEXT:  # (reasoning="text": a text in its place)
                     if texts is not None:
                         texts.append(b.thinking)
@@ -356,7 +356,7 @@ def _items(
                 continue
             part = None if other else reasoning_item(b, families)
             if part is None:  # (not sent: the formatter says why; demoted to text with reasoning="text")
-                if demote and not other and reasoning_sent(b, p.own_reasoning, families, True) == AS_TEXT:
+                if demote and not other and reasoning_sent(b, p, families, True) == AS_TEXT:
                     texts.append(b.thinking)
                 continue
             if not after_item or items[-1][0] != part[0]:

@@ -94,6 +94,30 @@ FIELDS: Final = field_table(
     }
 )
 
+
+def signature_ok(value: str) -> bool:
+    """Whether ``value`` is a Gemini thought signature: base64 as google-genai reads a part's bytes (a signature it
+    refuses never reaches the API): the standard or the URL-safe alphabet (not both mixed), padding optional but no
+    more than the last group lacks (``QQ``, ``QQ=``, ``QQ==``; not ``=``, ``QUJD=``, ``QUI==``), canonical trailing
+    bits (those of the last character beyond the last whole byte are zero: what decoding and encoding again gives
+    back unchanged, told without doing it). Gemini's formatter sends no other (``signature-dropped``); the token
+    count reads it from the profile (``TokenProfile.valid_signature``)."""
+    text = value.rstrip("=")
+    rest = len(text) % 4
+    if rest == 1 or not _B64_EITHER(text):
+        return False
+    padding = len(value) - len(text)
+    if padding and (not rest or padding > 4 - rest):  # (google-genai refused a signature "=" sent as it was)
+        return False
+    # the last character of 2 (3) carries 4 (2) bits beyond the byte (two bytes) they make
+    return not rest or _B64_VALUE[text[-1]] & (0b1111 if rest == 2 else 0b11) == 0
+
+
+_B64_STANDARD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_EITHER = re.compile(r"[A-Za-z0-9+/]*|[A-Za-z0-9_-]*").fullmatch  # one alphabet or the other
+_B64_VALUE: Final = {c: v for v, c in enumerate(_B64_STANDARD)} | {"-": 62, "_": 63}
+
+
 SPEC: Final = Spec(
     name="gemini",
     title="Gemini",
@@ -126,6 +150,7 @@ SPEC: Final = Spec(
         hint_parts=True,  # (a text part of the user turn after it)
         turns=True,
         own_reasoning="thought",
+        valid_signature=signature_ok,  # (a thought of another signature is sent unsigned)
         models=((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
     ),
     # POST /v1beta/models/{model}:countTokens with the whole generateContent body (model named "models/...") under
@@ -336,7 +361,7 @@ class _GeminiWalk(TurnWalk):
             return None
         part: dict[str, Any] = {"text": block.thinking, "thought": True}
         signature = meta.get("signature")
-        if isinstance(signature, str) and signature and not F.signature_ok(signature):
+        if isinstance(signature, str) and signature and not signature_ok(signature):
             ctx.report(
                 f"/{i}/content/{j}", "signature-dropped", "signature is not base64, so not a Gemini thought signature"
             )
@@ -389,7 +414,7 @@ class _GeminiWalk(TurnWalk):
         pointer = f"/{i}/content/{j}"
         if isinstance(signature, str) and signature:
             origin = meta.get("provider")
-            if not F.signature_ok(signature):
+            if not signature_ok(signature):
                 ctx.report(pointer, "signature-dropped", "thoughtSignature is not base64, so not a Gemini signature")
                 signature = None
             elif origin is None or origin in ctx.families:
@@ -417,7 +442,7 @@ class _GeminiWalk(TurnWalk):
         return (
             isinstance(signature, str)
             and bool(signature)
-            and F.signature_ok(signature)
+            and signature_ok(signature)
             and (origin is None or origin in self.ctx.families)
         )
 

@@ -126,7 +126,8 @@ class TokenProfile:
     ``reasoning="text"`` as text in its place (OpenAI Chat: ``reasoning_field`` None); ``signed`` a thinking block when
     signed, a redacted one with its data, else left out or with ``reasoning="text"`` text (Anthropic); ``thought`` a
     thought part, but redacted or empty and unsigned (Gemini); ``items`` a reasoning item's part (``reasoning_item``),
-    else left out or with ``reasoning="text"`` text, redacted never (the Responses API)."""
+    else left out or with ``reasoning="text"`` text, redacted never (the Responses API). ``valid_signature``: with
+    ``thought``, whether a signature is one the formatter sends (Gemini's base64 check, in its module); None: any."""
 
     vocab: str
     own: bool
@@ -164,6 +165,7 @@ class TokenProfile:
     leading_system: bool = False
     drop_empty: bool = False
     own_reasoning: Literal["field", "text", "signed", "thought", "items"] = "field"
+    valid_signature: Callable[[str], bool] | None = None
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""

@@ -31,7 +31,6 @@ from agentmsg import (
     encode_messages,
 )
 from agentmsg.providers import gemini
-from agentmsg.providers._request import context as F
 from tests._support.budget import examples
 from tests._support.cli import run
 from tests._support.providers import (
@@ -487,7 +486,7 @@ def _round_trips(value: str) -> bool:
 def test_a_signature_is_base64_exactly_when_it_round_trips(value: str) -> None:
     """signature_ok tells the trailing bits from the last character (no decoding): the same answer as a round trip, and
     as google-genai's own reading of a part's thoughtSignature (the independent oracle) where it is installed."""
-    assert F.signature_ok(value) is _round_trips(value)
+    assert gemini.signature_ok(value) is _round_trips(value)
     try:
         from google.genai import types
     except ImportError:
@@ -497,7 +496,7 @@ def test_a_signature_is_base64_exactly_when_it_round_trips(value: str) -> None:
         genai_ok = True
     except ValueError:  # (pydantic's ValidationError)
         genai_ok = False
-    assert F.signature_ok(value) is genai_ok, value
+    assert gemini.signature_ok(value) is genai_ok, value
 
 
 @pytest.mark.parametrize(

@@ -786,29 +786,6 @@ def reasoning_item(block: ThinkingBlock, families: Container[str]) -> tuple[str,
     return item_id, encrypted if isinstance(encrypted, str) and encrypted else None, kind
 
 
-def signature_ok(value: str) -> bool:
-    """Whether ``value`` is a Gemini thought signature: base64 as google-genai reads a part's bytes (a signature it
-    refuses never reaches the API): the standard or the URL-safe alphabet (not both mixed), padding optional but no
-    more than the last group lacks (``QQ``, ``QQ=``, ``QQ==``; not ``=``, ``QUJD=``, ``QUI==``), canonical trailing
-    bits (those of the last character beyond the last whole byte are zero: what decoding and encoding again gives
-    back unchanged, told without doing it). Gemini's formatter sends no other (``signature-dropped``); the token
-    count reads it here too."""
-    text = value.rstrip("=")
-    rest = len(text) % 4
-    if rest == 1 or not _B64_EITHER(text):
-        return False
-    padding = len(value) - len(text)
-    if padding and (not rest or padding > 4 - rest):  # (google-genai refused a signature "=" sent as it was)
-        return False
-    # the last character of 2 (3) carries 4 (2) bits beyond the byte (two bytes) they make
-    return not rest or _B64_VALUE[text[-1]] & (0b1111 if rest == 2 else 0b11) == 0
-
-
-_B64_STANDARD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_B64_EITHER = re.compile(r"[A-Za-z0-9+/]*|[A-Za-z0-9_-]*").fullmatch  # one alphabet or the other
-_B64_VALUE: Final = {c: v for v, c in enumerate(_B64_STANDARD)} | {"-": 62, "_": 63}
-
-
 # ---- provider data kept for the provider that made it -----------------------------------------------------
 # A thinking block whose metadata holds ``providerBlock`` or ``citations`` is a carrier (docs/streams.md): a tool the
 # provider ran itself (an Anthropic block, a Gemini part) or the citations of the text block before it, as that
