@@ -74,8 +74,9 @@ FIELDS: Final = field_table(
         "thinking.metadata.redactedData": mapped("thinking-dropped", note="the redacted_thinking block's data"),
         "thinking.metadata.providerBlock": mapped(
             "provider-tool-dropped",
+            "field-dropped",
             note="a server tool's block (server_tool_use, *_tool_result), back unchanged in its place; another"
-            " provider's said",
+            " provider's said (a Responses message item's phase: field-dropped)",
         ),
         "thinking.metadata.citations": mapped(
             "citations-dropped", note="back on the text block sent right before it; another provider's said"

@@ -76,8 +76,10 @@ FIELDS: Final = field_table(
         "thinking.metadata.redactedData": reported("thinking-dropped", note="Gemini has no redacted reasoning"),
         "thinking.metadata.providerBlock": mapped(
             "provider-tool-dropped",
+            "field-dropped",
             note="a built-in tool's part (executableCode, codeExecutionResult, toolCall, toolResponse), back unchanged"
-            " in its place with its thoughtSignature; another provider's said",
+            " in its place with its thoughtSignature; another provider's said (a Responses message item's phase:"
+            " field-dropped)",
         ),
         "tool_use.metadata.thoughtSignature": mapped(
             "signature-dropped", "signature-added", note="the functionCall part's thoughtSignature"

@@ -102,8 +102,9 @@ FIELDS: Final = field_table(
         ),
         "thinking.metadata.providerBlock": mapped(
             "provider-tool-dropped",
-            note="a message item's id and phase (the reader's carrier), back on the assistant text before it; another"
-            " provider's said",
+            "field-dropped",
+            note="a message item's id and phase (the reader's carrier), back on the assistant text before it (with no"
+            " text before it: field-dropped); another provider's block said",
         ),
         "thinking.metadata.redacted": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
         "thinking.metadata.redactedData": reported("thinking-dropped", note="redacted reasoning cannot be sent"),

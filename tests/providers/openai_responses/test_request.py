@@ -242,9 +242,15 @@ def test_a_messages_phase_goes_back_on_its_text() -> None:
         "phase": "final_answer",
     }
     alone = [UserMessage("q"), AssistantMessage([carrier(id="msg_1", phase="commentary"), TextBlock(text="a")])]
-    assert rules(formatted("openai-responses", alone)) == [("/1/content/0", "provider-tool-dropped")]
-    # another provider's formatter says it (the phase means nothing to it)
-    assert ("/1/content/1", "provider-tool-dropped") in rules(formatted("anthropic", with_id))
+    request = formatted("openai-responses", alone)
+    assert rules(request) == [("/1/content/0", "field-dropped")]  # (no tool the provider ran: its id and phase)
+    assert request.diagnostics[0].message == (
+        "the message item's phase 'commentary' and id 'msg_1' from openai-responses not sent to openai-responses: no"
+        " assistant text is sent right before it; its text is"
+    )
+    # another provider's formatter says the phase (it has no place for it); not the id (a message's, not sent
+    # anywhere else: tests/providers/shared/test_request.py)
+    assert rules(formatted("anthropic", with_id)) == [("/1/content/1", "field-dropped")]
 
 
 def test_reasoning_effort_and_a_reasoning_effort_are_refused_together() -> None:

@@ -1123,6 +1123,41 @@ def test_another_providers_tools_and_citations_are_said_the_text_sent(provider: 
         get(provider).format_request(msgs, strict=True)
 
 
+def _responses_reply(part: dict[str, Any], **item: Any) -> agentmsg.Msg:
+    """A Responses reply of one output message (``part`` its content), read back as the reader keeps it."""
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [part]}
+    output = [message | item]
+    return get("openai-responses").parse_response(
+        {"id": "resp_1", "status": "completed", "model": "m", "output": output}
+    )
+
+
+@pytest.mark.parametrize("provider", [n for n in NAMES if n != "openai-responses"])
+def test_a_responses_message_items_carrier_is_no_provider_tool(provider: str) -> None:
+    """A Responses message item's id and phase, kept in a carrier after its text, are no tool the provider ran: they
+    were said as provider-tool-dropped ("message from openai-responses not sent") by every other provider. A refusal
+    (its item's id alone) loses nothing there: its text is sent (OpenAI's as its refusal), nothing said, strict
+    takes it. A phase is a field no other request has a place for: field-dropped, naming it."""
+    refused = _responses_reply({"type": "refusal", "refusal": "I can't help with that."})
+    assert refused.metadata["agentmsg_refusal"] is True and len(refused.content) == 2  # (its text, the carrier)
+    msgs = [UserMessage("q"), refused, UserMessage("Why?")]
+    request = formatted(provider, msgs)
+    assert request.diagnostics == ()
+    assert "I can't help with that." in request.body_bytes().decode() and "msg_1" not in request.body_bytes().decode()
+    get(provider).format_request(msgs, strict=True)  # (nothing lossy)
+    phased = _responses_reply({"type": "output_text", "text": "Checking.", "annotations": []}, phase="commentary")
+    request = formatted(provider, [UserMessage("q"), phased, UserMessage("Go on.")])
+    assert [(p.pointer, p.rule, p.message) for p in request.diagnostics] == [
+        (
+            "/1/content/1",
+            "field-dropped",
+            f"the message item's phase 'commentary' from openai-responses not sent to {provider}: only"
+            " openai-responses takes it back; its text is",
+        )
+    ]
+    assert "Checking." in request.body_bytes().decode() and "commentary" not in request.body_bytes().decode()
+
+
 @pytest.mark.parametrize("provider", NAMES)
 def test_a_replys_grounding_is_said_by_every_provider(provider: str) -> None:
     """A reply's grounding (message metadata agentmsg_grounding: OpenAI's annotations, Gemini's groundingMetadata,

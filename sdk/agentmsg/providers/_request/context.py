@@ -820,11 +820,34 @@ def carried_kind(value: Any) -> str:
     return "a provider block"
 
 
+def message_item(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``{type: "message", id, phase}`` a carrier's ``providerBlock`` holds when it keeps a Responses message
+    item's id and phase (the openai-responses reader's, after the item's text), else None: no tool the provider ran."""
+    block = meta.get(PROVIDER_BLOCK)
+    return block if isinstance(block, Mapping) and block.get("type") == "message" else None
+
+
 def carrier_dropped(ctx: Context, meta: Mapping[str, Any], pointer: str | tuple[int, int], why: str) -> None:
     """Say that a carrier (see :func:`is_carrier`) is not sent, and ``why``: ``provider-tool-dropped`` for a tool the
-    provider ran itself, ``citations-dropped`` for citations (their text is sent)."""
+    provider ran itself, ``citations-dropped`` for citations (their text is sent). A message item's id and phase
+    (:func:`message_item`) are no tool: its text is sent (a refusal's too, as the provider takes a refusal), so what
+    is lost is its ``phase`` (``field-dropped``), and its id only where its own provider would have sent it back
+    (another provider has no use for it: said of nothing else, as a message's id is not)."""
     origin = meta.get("provider")
     whose = f" from {origin}" if isinstance(origin, str) else ""
+    item = message_item(meta)
+    if item is not None:
+        phase, item_id = item.get("phase"), item.get("id")
+        lost = [f"phase {phase[:40]!r}"] if isinstance(phase, str) and phase else []
+        if isinstance(item_id, str) and item_id and isinstance(origin, str) and origin in ctx.families:
+            lost.append(f"id {item_id[:80]!r}")
+        if lost:
+            ctx.report(
+                pointer,
+                "field-dropped",
+                f"the message item's {' and '.join(lost)}{whose} not sent to {ctx.provider}: {why}; its text is",
+            )
+        return
     if PROVIDER_BLOCK in meta:
         what = carried_kind(meta[PROVIDER_BLOCK])
         ctx.report(pointer, "provider-tool-dropped", f"{what}{whose} not sent to {ctx.provider}: {why}")

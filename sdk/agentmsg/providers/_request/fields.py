@@ -8,8 +8,8 @@ unless it says otherwise):
 * ``sent``: in the request as given;
 * ``mapped``: in the request in another shape or place; whatever that loses is said by the walk that decides it,
   with one of the rules listed;
-* ``reported``: not in the request, said with the rule listed (``field-dropped`` by :func:`scan`, the others by
-  the walks where they decide, ``media-option-dropped`` say);
+* ``reported``: not in the request, said with the rules listed (by :func:`scan` when the first is
+  ``field-dropped``; else by the walks where they decide, ``media-option-dropped`` say);
 * ``not sent``: never in any request, by design: what describes a message rather than what was said (ids,
   timestamps, usage, lifecycle states, reasoning provenance) and free-form metadata. AgentScope keeps structured
   output and framework state in metadata precisely because it is never prompt text: said once, in
@@ -136,7 +136,10 @@ COMMON: Final[dict[str, dict[str, Handling]]] = {
         "metadata.model": not_sent("provenance"),
         "metadata.reasoningDetails": reported(note="OpenRouter's reasoning_details: no provider here takes them"),
         "metadata.providerBlock": reported(
-            "provider-tool-dropped", note="a tool the provider ran itself: this provider takes none back"
+            "provider-tool-dropped",
+            "field-dropped",
+            note="a tool the provider ran itself: this provider takes none back; of a Responses message item, its"
+            " phase (field-dropped; its id and text are a message's, the text sent)",
         ),
         "metadata.citations": reported(
             "citations-dropped", note="the citations of the text before it: this provider takes none back"
@@ -245,12 +248,16 @@ def _default(field: Any) -> Any:
     return None if default is attrs.NOTHING else default
 
 
+def _scanned(h: Handling) -> bool:
+    """Whether :func:`scan` says a field of this handling whenever it is set: reported, ``field-dropped`` first (a
+    row whose first rule is another's is said by the walk that decides, which may say ``field-dropped`` too)."""
+    return h.how == REPORTED and h.rules[:1] == ("field-dropped",)
+
+
 def _said_keys(fields: Mapping[str, Handling]) -> tuple[str, ...]:
     """The metadata keys a table's object says as ``field-dropped`` when set."""
     return tuple(
-        name.removeprefix("metadata.")
-        for name, h in fields.items()
-        if name.startswith("metadata.") and h.how == REPORTED and "field-dropped" in h.rules
+        name.removeprefix("metadata.") for name, h in fields.items() if name.startswith("metadata.") and _scanned(h)
     )
 
 
@@ -319,7 +326,7 @@ class _Checks:
                     continue
                 wire = f.metadata.get("wire", f.name)
                 handling = fields.get(wire)
-                if handling is None or (handling.how == REPORTED and "field-dropped" in handling.rules):
+                if handling is None or _scanned(handling):
                     said.append((f.name, wire, _default(f)))
             keys = frozenset(_said_keys(fields))
             check = (tuple(said), keys, "source" in names and tag != "hint", cls is ToolResultBlock)
