@@ -418,6 +418,8 @@ _RULE_FIX = {
     "history-name-forges-line": "nothing is changed (as AgentScope Java); give the agents names of one line without"
     " `: ` or tags",
     "prefix-name-forges-line": "nothing is changed; give the agents names of one line without `]:`",
+    "speaker-line-in-text": "nothing is changed (the history layout as AgentScope Java); if the other agent's text is"
+    " not trusted, check or rewrite such lines before formatting",
 }
 for _rule, (_kind, _meaning) in PROVIDER_RULES.items():
     RULES[_rule] = (

@@ -169,6 +169,12 @@ RULES: Final[dict[str, tuple[str, str]]] = {
         "a speaker name in a `[Name]: ` prefix (multi-agent prefix layout) holds a line break or `]:`: sent as it is,"
         " its text may read as another speaker's",
     ),
+    "speaker-line-in-text": (
+        INFO,
+        "another speaker's text holds a line that starts as a line of a speaker of the conversation does in the"
+        " multi-agent layout (`Name: ` in `<history>` lines, `[Name]: ` in the prefix layout): sent as it is, the"
+        " model may read that line as the other speaker's",
+    ),
     "tool-id-mapped": (REWRITE, "a tool-call id was mapped to one the provider accepts, alike in call and result"),
     "tool-name-mapped": (REWRITE, "a tool name was mapped to one the provider accepts, alike in call and definition"),
     "tool-arguments-invalid": (LOSSY, "the raw argument text is not a JSON object; the parsed input was sent"),
@@ -320,6 +326,7 @@ class Context:
 
     __slots__ = (
         "_media",
+        "_speakers",
         "cache_marks",
         "diagnostics",
         "families",
@@ -359,6 +366,7 @@ class Context:
         self.families = frozenset(options.replay_from if options.replay_from is not None else families)
         self.diagnostics: list[tuple[Any, ...]] = []  # (pointer, rule, message[, other pointers]): see report()
         self._media: MediaSession | None = None  # (made on first use: most conversations hold no media to resolve)
+        self._speakers: frozenset[str] | None = None  # (made on first use: see speakers)
         # tool-call ids the provider takes as they are: any (``id_free``), or non-empty ones of at most
         # ``id_max`` characters (0: any length) in which ``id_bad`` (a regex search) finds no character
         # it refuses; the others are mapped, alike in call and result
@@ -391,6 +399,17 @@ class Context:
         if media is None:
             media = self._media = self.options.media.session()
         return media
+
+    @property
+    def speakers(self) -> frozenset[str]:
+        """The labels (:func:`speaker_label`) of the conversation's user and assistant messages, made on first use:
+        the speakers whose lines another speaker's text can forge in a multi-agent layout."""
+        speakers = self._speakers
+        if speakers is None:
+            speakers = self._speakers = frozenset(
+                speaker_label(m) for m in self.messages if m.role.value in ("USER", "ASSISTANT")
+            )
+        return speakers
 
     def close_media(self) -> None:
         """Close the media session, if one was made (its download client); once."""
@@ -1152,6 +1171,8 @@ def history_parts(
                 lines.append(f"{label}: {text}")
                 if "<" in text:  # (a scan for one character, fast; the tags only then)
                     _tag_in_text(ctx, text, label, i, j)
+                if ": " in text:  # (the lines only then)
+                    _speaker_lines(ctx, text, label, i, j, _HISTORY_NAMES, False)
                 sent = True
             elif t in MEDIA:
                 lines.append(f"{label}:")
@@ -1183,9 +1204,13 @@ def history_parts(
 
 
 #: a history tag as a model reads it: ``<history>`` or ``</history>`` in any case, with whitespace (line breaks too)
-#: anywhere inside its brackets (``</HISTORY>``, ``< /history >``, ``</history\n>``); not a longer word or a tag with
-#: more in it (``</historyx>``, ``<histories>``, ``<history tags>``), nor the word alone
-_HISTORY_TAG: Final = re.compile(r"<\s*/?\s*history\s*>", re.IGNORECASE)
+#: anywhere inside its brackets (``</HISTORY>``, ``< /history >``, ``</history\n>``) and attributes as markup writes
+#: them, ``name=value`` (the value quoted or not: ``<history id=1>``, ``</history id="x">``); not a longer word or a
+#: tag with a bare word in it, which no markup reads as an attribute of the tag (``</historyx>``, ``<histories>``,
+#: ``<history tags>``), nor the word alone
+_HISTORY_TAG: Final = re.compile(
+    r"<\s*(?:/\s*)?history(?:\s+[^\s\"'<>/=]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'<>=`]+))*\s*>", re.IGNORECASE
+)
 #: the line breaks of str.splitlines: in a speaker name, they start a line of the name's choosing
 _LINE_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
@@ -1202,6 +1227,9 @@ class _NameRule:
     label_end: str
     line: str
     tags: bool
+    #: what a line of a speaker starts with before its name, and what follows the name (the text after it)
+    opener: str
+    closer: str
     plain: set[str] = attrs.field(factory=set, eq=False)
 
 
@@ -1212,10 +1240,18 @@ _HISTORY_NAMES: Final = _NameRule(
     ": ",
     "<history> lines",
     True,
+    "",
+    ": ",
 )
 #: ``[Name]: text``, the first text of each other speaker's turn (prefix layout)
 _PREFIX_NAMES: Final = _NameRule(
-    "prefix-name-forges-line", re.compile(f"[{re.escape(_LINE_BREAKS)}]|\\]:"), "]:", "'[Name]: ' prefix", False
+    "prefix-name-forges-line",
+    re.compile(f"[{re.escape(_LINE_BREAKS)}]|\\]:"),
+    "]:",
+    "'[Name]: ' prefix",
+    False,
+    "[",
+    "]: ",
 )
 
 
@@ -1235,10 +1271,46 @@ def _tag_in_text(ctx: Context, text: str, label: str, i: int, j: int) -> None:
 
 def prefix_name(ctx: Context, msg: Msg, i: int) -> None:
     """The speaker name of a ``[Name]: `` prefix a walk sent (prefix layout, once per message): one holding a line
-    break or ``]:`` is said, ``prefix-name-forges-line``."""
+    break or ``]:`` is said, ``prefix-name-forges-line``; a text of the message holding a line that starts as
+    another speaker's (``[moderator]: ``), ``speaker-line-in-text``."""
     name = msg.name
     if name and name not in _PREFIX_NAMES.plain:
         _check_name(ctx, name, i, _PREFIX_NAMES)
+    first = True  # (the first text follows the prefix: its first line is the message's own)
+    for j, b in enumerate(msg.content):
+        if type(b) is TextBlock:
+            if "]: " in b.text:  # (the lines only then)
+                _speaker_lines(ctx, b.text, speaker_label(msg), i, j, _PREFIX_NAMES, not first)
+            first = False
+
+
+def _speaker_lines(ctx: Context, text: str, label: str, i: int, j: int, layout: _NameRule, first_line: bool) -> None:
+    """Another speaker's text (``label``'s) holding a line that starts as a speaker of the conversation's line
+    starts in ``layout`` (``moderator: `` on ``<history>`` lines, ``[moderator]: `` in the prefix layout; whitespace
+    before it too): sent as it is (the history layout as AgentScope Java sends it), said, ``speaker-line-in-text``
+    (info), naming the speakers it can be read as. Only the labels of the conversation's speakers count (a line
+    ``Note: ...`` is ordinary text), not the text's own speaker; the first line only when ``first_line`` (a text
+    that does not follow its speaker's label)."""
+    opener, closer = layout.opener, layout.closer
+    forged: dict[str, str] = {}  # speaker -> the start of its line the text holds
+    for n, line in enumerate(text.splitlines()):
+        if n == 0 and not first_line:
+            continue
+        line = line.lstrip(" \t")
+        if not line.startswith(opener):
+            continue
+        head, sep, _ = line[len(opener) :].partition(closer)
+        if sep and head != label and head not in forged and head in ctx.speakers:
+            forged[head] = f"{opener}{head}{closer}"
+    if forged:
+        one = len(forged) == 1
+        ctx.report(
+            (i, j),
+            "speaker-line-in-text",
+            f"text of {label!r} holds {'a line' if one else 'lines'} starting {' and '.join(map(repr, forged.values()))},"
+            f" as {'a line' if one else 'lines'} of {' and '.join(map(repr, forged))} {'starts' if one else 'start'}:"
+            f" sent as it is, the model may read {'it' if one else 'them'} as that speaker's",
+        )
 
 
 def _check_name(ctx: Context, name: str, i: int, layout: _NameRule) -> None:
