@@ -245,6 +245,41 @@ def test_a_user_message_that_sends_nothing_does_not_end_a_run_of_assistant_messa
     assert "thinking-moved" not in _format_rules(out.messages)
 
 
+def _first_turn_role(provider: str, msgs: Sequence[Msg]) -> str:
+    """The role of the first turn the provider's request sends (system prompts aside)."""
+    from agentmsg.providers import get
+
+    body = get(provider).format_request(list(msgs)).body
+    turns = body.get("contents") or [m for m in body["messages"] if m["role"] != "system"]
+    return str(turns[0]["role"])
+
+
+@pytest.mark.parametrize("empty", ["", " \n", []])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_a_user_message_that_sends_nothing_opens_no_turn(provider: str, empty: Any) -> None:
+    # 3 sends nothing (every formatter leaves it out where it holds no text; the turn family where its text is blank
+    # too), so 2 and 4 meet: one answer to 1. 3 was taken for the opener of 4's turn: the kept tail was 3-4 and the
+    # first turn (1, 2) went whole, its question with it: Anthropic and Gemini were sent 4 alone, an assistant turn
+    # first (which they refuse; not said), OpenAI an empty question. The question now stays with its last answer
+    msgs = [
+        SYSTEM,
+        user("What is 2+2?"),
+        assistant(TextBlock(text="It is four. " * 4)),
+        Msg(MsgRole.USER, empty),
+        assistant(TextBlock(text="Anything else?")),
+    ]
+    out = run(msgs, total(msgs) - tokens(msgs[2]), provider)
+    assert out.removed == (2,)
+    assert kept_indexes(msgs, out) == [0, 1, 3, 4]
+    assert _first_turn_role(provider, out.messages) == "user"
+    # before any question: 1-2 are the lead an assistant turn opens, which goes (within budget too) where the
+    # provider takes no assistant turn first; 1 opened a turn, and the request was sent starting with 2
+    msgs = [SYSTEM, Msg(MsgRole.USER, empty), assistant(TextBlock(text="Hello.")), user("q"), assistant()]
+    out = run(msgs, 10**6, provider)
+    assert out.removed == ((1, 2) if provider != "openai" else ())
+    assert _first_turn_role(provider, out.messages) == ("user" if provider != "openai" or empty != [] else "assistant")
+
+
 @pytest.mark.parametrize("layout", ["prefix", "history"])
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_multi_agent_run_is_the_current_agents_turn_as_the_formatter_sends_it(provider: str, layout: str) -> None:

@@ -4,7 +4,8 @@ The conversation is cut into **units**, the smallest pieces that can go without 
 
 - a tool call and every result that answers it are one unit, with all the messages between them (parallel calls
   whose results interleave make one unit);
-- a **turn** starts at a USER message (its *opener*) and runs to the next; what answers an opener is kept with it:
+- a **turn** starts at a USER message that sends something (its *opener*; one every formatter leaves out opens none)
+  and runs to the next; what answers an opener is kept with it:
   the opener goes only with the last unit of its turn, so a kept answer always follows its question, and the
   result never starts with an assistant turn where the conversation did not;
 - in a run of assistant messages (one turn in the turn family, whose thinking moves to its start unless it starts
@@ -308,8 +309,11 @@ class _Plan:
                 units.append(unit)
             i = end + 1
         units = _glued(msgs, units, multi, agent)
-        # turns: each unit that is one USER message opens one
-        openers = [len(u) == 1 and msgs[u[0]].role is _USER for u in units]
+        # turns: each unit that is one USER message opens one, unless the request leaves it out (it sends nothing:
+        # the turns around it meet, so it answers nothing and is no question a kept answer can follow)
+        openers = [
+            len(u) == 1 and msgs[u[0]].role is _USER and not _sends_nothing(msgs[u[0]].content, multi) for u in units
+        ]
         user_first, signature_chain = rules
         if signature_chain and units:
             last = max((k for k, o in enumerate(openers) if o), default=-1)
