@@ -1078,6 +1078,14 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("ASSISTANT", HintBlock(hint="")),
             _msg("ASSISTANT", TextBlock(text="c")),
         ],
+        "empty and blank texts in tool results": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c1"), call("c2"), call("c3")),
+            _msg("TOOL", ToolResultBlock(id="c1", name="f", output=[TextBlock(text=x) for x in ("", "a", "")])),
+            _msg("TOOL", ToolResultBlock(id="c2", name="f", output=[TextBlock(text=""), TextBlock(text="")])),
+            _msg("TOOL", ToolResultBlock(id="c3", name="f", output=[TextBlock(text=" "), HintBlock(hint="  ")])),
+            _msg("ASSISTANT", TextBlock(text="ok")),
+        ],
         "speakers": [
             _msg("SYSTEM", TextBlock(text="You are Me."), name="Me"),
             _msg("USER", TextBlock(text="hi all"), name="Bob"),
@@ -1439,17 +1447,61 @@ def test_texts_and_hints_the_formatter_leaves_out_are_not_counted(provider: str,
     """DashScope leaves out an empty text before joining an assistant's texts by newlines, and an empty hint; the turn
     family (Anthropic, Gemini) a blank hint too: the request is the one of the conversation without them, and so is
     the count. (DashScope's count joined the empty texts, one token over here, and framed the empty hint as the
-    message it is not; Anthropic's and Gemini's priced the blank hint.)"""
+    message it is not; Anthropic's and Gemini's priced the blank hint, and then the blank texts of a user or an
+    assistant message, which they leave out too.)"""
 
     def sent(text: str) -> bool:
         return bool(text.strip() if blank else text)
 
-    question, thanks = _msg("USER", TextBlock(text="Capital of France?")), _msg("USER", TextBlock(text="thanks"))
-    blocks = [TextBlock(text=x) for x in ("", "Paris.", "", "", "It is.")]
+    question = _msg("USER", TextBlock(text="Capital of France?"))
+    blocks = [TextBlock(text=x) for x in ("", "Paris.", "", " ", "", "It is.")]
     blocks += [HintBlock(hint=""), HintBlock(hint=" ")]
-    msgs = [question, _msg("ASSISTANT", *blocks), thanks]
+    asked = [TextBlock(text=x) for x in (" ", "thanks", "  ")]
+    msgs = [question, _msg("ASSISTANT", *blocks), _msg("USER", *asked)]
     kept = [b for b in blocks if sent(b.text if type(b) is TextBlock else b.hint)]
-    without = [question, _msg("ASSISTANT", *kept), thanks]
+    without = [question, _msg("ASSISTANT", *kept), _msg("USER", *[b for b in asked if sent(b.text)])]
     real = get(provider)
     assert real.format_request(msgs).body == real.format_request(without).body
     assert count_tokens(msgs, provider=provider) == count_tokens(without, provider=provider)
+
+
+#: tool result outputs of empty and blank texts, which formatters join into one text (the chat family,
+#: the Responses API, Gemini) or send as parts, leaving out the blank ones (Anthropic)
+_BLANK_OUTPUTS: list[list[Any]] = [
+    [TextBlock(text=""), TextBlock(text="a"), TextBlock(text="")],
+    [TextBlock(text=""), TextBlock(text="")],
+    [TextBlock(text="")],
+    [],
+    [TextBlock(text=" "), TextBlock(text="a")],
+    [TextBlock(text="  "), TextBlock(text=" ")],
+    [TextBlock(text="a"), TextBlock(text=""), TextBlock(text="b")],
+    [TextBlock(text="a"), TextBlock(text=" "), TextBlock(text="")],
+]
+
+
+@pytest.mark.parametrize("output", range(len(_BLANK_OUTPUTS)))
+@pytest.mark.parametrize("provider", [*sorted(NAMES), "dashscope multimodal"])
+def test_a_tool_results_empty_and_blank_texts_count_as_sent(provider: str, output: int) -> None:
+    """A tool result's empty and blank texts: the request is the one of the conversation whose result holds the text
+    the formatter sends, its texts joined by newlines into one (the chat family, the Responses API, Gemini: an empty
+    text still adds its newline) or the parts it keeps (Anthropic leaves out a blank one), and so is the count. (The
+    Responses API's count priced each text alone, without the newlines its one output string holds: ``["", "a", ""]``
+    counted 2 o200k tokens short, stating no error; Gemini's likewise; Anthropic's priced the blank texts it leaves
+    out.)"""
+    name, _, multimodal = provider.partition(" ")
+    model = "qwen-vl-max" if multimodal else None
+    real = get(name)
+    blocks = _BLANK_OUTPUTS[output]
+
+    def conversation(out: list[Any]) -> list[Msg]:
+        result = ToolResultBlock(id="c1", name="f", output=out)
+        call = ToolUseBlock(id="c1", name="f", input={})
+        return [_msg("USER", TextBlock(text="q")), _msg("ASSISTANT", call), _msg("TOOL", result)]
+
+    joined = [TextBlock(text="\n".join(b.text for b in blocks))] if blocks else []
+    kept = [b for b in blocks if b.text.strip()]
+    body = real.format_request(conversation(blocks), model=model).body
+    sent = [out for out in (joined, kept) if real.format_request(conversation(out), model=model).body == body]
+    assert sent, "the body is neither the joined text's nor the kept parts'"
+    found = count_tokens(conversation(blocks), provider=name, model=model)
+    assert found == count_tokens(conversation(sent[0]), provider=name, model=model)

@@ -139,12 +139,13 @@ _GENERIC: Final = TokenProfile(vocab="o200k_base", own=False, text_error=0.5)
 class _Tally:
     """The parts of one count and the error each carries (tokens x relative error)."""
 
-    __slots__ = ("model", "profile", "text", "unsure")
+    __slots__ = ("drop", "model", "profile", "text", "unsure")
 
     def __init__(self, text: TextCounter, profile: TokenProfile, model: str | None) -> None:
         self.text = text
         self.profile = profile
         self.model = model
+        self.drop = dropping(profile)  # which texts (and hints) the request leaves out
         #: sum of tokens x their relative error, outside the text's own error
         self.unsure = 0.0
 
@@ -265,7 +266,7 @@ def _blocks(
             if texts is not None:
                 if b.text or not p.drop_empty:  # (DashScope leaves an empty one out before joining them)
                     texts.append(b.text)
-            else:
+            elif t.drop == 0 or kept(b.text, t.drop):  # (else left out: the turn family's blank text)
                 n += t.words(b.text)
         elif kind is ThinkingBlock:
             if demote is not None and (thinking or demote):  # (else none is sent, or none counted)
@@ -282,12 +283,11 @@ def _blocks(
                 n += t.words(b.name) + t.words(_dumps(b.input) if b.content is None else b.content) + p.per_call
         elif kind is ToolResultBlock:
             if not user:
-                n += (
-                    _result_text(t, b.id, b.output) if p.result_text else _blocks(t, b.output, False, output=True)
-                ) + p.per_result
+                n += (_result_text(t, b.id, b.output) if p.result_text else _output(t, b.output)) + p.per_result
         elif kind is HintBlock:
-            if output:  # (text of the output)
-                n += t.words(b.hint)
+            if output:  # (text of the output, a part of its own: ``_output``)
+                if kept(b.hint, t.drop):
+                    n += t.words(b.hint)
             elif kept(b.hint, dropping(p)):  # (else left out, as an empty text: ``Walk._hint``)
                 n += t.words(b.hint) + (0 if p.hint_parts else p.per_message)
         elif kind is ImageBlock:
@@ -383,6 +383,29 @@ def _items(
         if encrypted:
             n += t.unsure_tokens(per_message + tokens, _REASONING_ITEM_ERROR)
     return n
+
+
+def _output(t: _Tally, output: Sequence[Any]) -> int:
+    """A tool result's output where it is not sent as one text (``result_text``), as ``result_join`` says: its texts
+    and hints joined by newlines into one text (Gemini's; the Responses API's when it holds texts alone), its media
+    priced after it; else each a part of its own (:func:`_blocks`, which leaves out a blank one where the request
+    does: Anthropic's)."""
+    join = t.profile.result_join
+    if join == "parts" or (join == "texts" and any(type(b) is not TextBlock for b in output)):
+        return _blocks(t, output, False, output=True)
+    if len(output) == 1 and type(output[0]) is TextBlock:
+        return t.words(output[0].text)
+    texts = []
+    rest = []
+    for b in output:
+        kind = type(b)
+        if kind is TextBlock:
+            texts.append(b.text)
+        elif kind is HintBlock:
+            texts.append(b.hint)
+        else:
+            rest.append(b)
+    return t.words("\n".join(texts)) + (_blocks(t, rest, False, output=True) if rest else 0)
 
 
 def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:

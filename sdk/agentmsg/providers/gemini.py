@@ -153,6 +153,7 @@ SPEC: Final = Spec(
         turns=True,
         own_reasoning="thought",
         valid_signature=signature_ok,  # (a thought of another signature is sent unsigned)
+        result_join="all",  # (a result's texts and hints: one output string)
         models=((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
     ),
     # POST /v1beta/models/{model}:countTokens with the whole generateContent body (model named "models/...") under

@@ -136,6 +136,7 @@ SPEC: Final = Spec(
         thinking="items",
         leading_system=True,
         own_reasoning="items",
+        result_join="texts",  # (a result of texts alone: one output string; else output parts)
     ),
 )
 DEFAULT_MODEL: Final = SPEC.default_model

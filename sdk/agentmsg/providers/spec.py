@@ -127,7 +127,11 @@ class TokenProfile:
     signed, a redacted one with its data, else left out or with ``reasoning="text"`` text (Anthropic); ``thought`` a
     thought part, but redacted or empty and unsigned (Gemini); ``items`` a reasoning item's part (``reasoning_item``),
     else left out or with ``reasoning="text"`` text, redacted never (the Responses API). ``valid_signature``: with
-    ``thought``, whether a signature is one the formatter sends (Gemini's base64 check, in its module); None: any."""
+    ``thought``, whether a signature is one the formatter sends (Gemini's base64 check, in its module); None: any.
+    ``result_join``: how a tool result's output is sent where it is not one text (``result_text``): ``parts``, each
+    text (and hint) a part of its own, a blank one left out where the request leaves out blank texts (Anthropic);
+    ``texts``, its texts joined by newlines into one text when it holds texts alone, else parts (the Responses API);
+    ``all``, its texts and hints joined by newlines into one text, its media parts after it (Gemini)."""
 
     vocab: str
     own: bool
@@ -166,6 +170,7 @@ class TokenProfile:
     drop_empty: bool = False
     own_reasoning: Literal["field", "text", "signed", "thought", "items"] = "field"
     valid_signature: Callable[[str], bool] | None = None
+    result_join: Literal["parts", "texts", "all"] = "parts"
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
