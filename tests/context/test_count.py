@@ -1398,6 +1398,39 @@ def test_repair_results_count_as_the_results_the_formatter_adds(provider: str) -
 
 
 @pytest.mark.parametrize("provider", sorted(NAMES))
+def test_an_error_result_and_a_repair_result_count_the_error_flag_sent(provider: str) -> None:
+    """The error result the ``repair`` option adds is sent as a result in an error state (Anthropic's with
+    ``is_error: true``): the request is the one of the conversation holding that result, and so is the count. A
+    provider whose request carries the flag (``TokenProfile.per_error``: Anthropic's) prices it on both, stating its
+    error (its rendering is not published); the others send an error result as the same text (the chat family, the
+    Responses API) or under another key (Gemini's ``error``), priced as any result. (The flag was not priced.)"""
+    from agentmsg.providers._request.context import REPAIR_TEXT
+
+    def conversation(*answer: Msg) -> list[Msg]:
+        call = _msg("ASSISTANT", ToolUseBlock(id="c1", name="f", input={"a": 1}))
+        return [_msg("USER", TextBlock(text="q")), call, *answer, _msg("USER", TextBlock(text="next"))]
+
+    def result(**state: Any) -> Msg:
+        return _msg("TOOL", ToolResultBlock(id="c1", name="f", output=[TextBlock(text=REPAIR_TEXT)], **state))
+
+    real = get(provider)
+    tokens = real.spec.tokens
+    assert tokens is not None
+    unanswered, failed, answered = conversation(), conversation(result(state="error")), conversation(result())
+    repair = {"repair": True}
+    assert real.format_request(unanswered, options=repair).body == real.format_request(failed).body
+    repaired = count_tokens(unanswered, provider=provider, options=repair)
+    explicit = count_tokens(failed, provider=provider)  # (the same, but on a message of its own)
+    assert (repaired.total, repaired.error) == (explicit.total, explicit.error)
+    plain = count_tokens(answered, provider=provider)
+    flagged = "is_error" in str(real.format_request(failed).body)
+    assert (tokens.per_error > 0) == flagged
+    assert repaired.total - plain.total == tokens.per_error
+    if flagged:
+        assert repaired.error is not None and plain.error is not None and repaired.error > plain.error
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
 def test_reasoning_sent_as_text_counts_as_that_text(provider: str) -> None:
     """With the option ``reasoning="text"`` a formatter sends reasoning from another provider as text in its place
     (a chat message's joined content, a text part, a Responses message item's text): the request is the one of the

@@ -44,6 +44,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.context import (
+    ERROR_STATES,
     MEDIA,
     REPAIR_TEXT,
     TOOL_MEDIA_HEAD,
@@ -124,6 +125,8 @@ _CHARS_ERROR: Final = 0.5
 #: the error stated for a reasoning item sent back (the Responses API), counted as its summary: the model also reads
 #: the reasoning its encrypted content holds, of a size not known
 _REASONING_ITEM_ERROR: Final = 1.0
+#: the error stated for a tool result's error flag (``TokenProfile.per_error``), whose rendering is not published
+_ERROR_FLAG_ERROR: Final = 1.0
 #: tokens a data block is priced at when its content is not read (not text, not a PDF)
 _DEFAULT_FILE_TOKENS: Final = 1000
 _PDF_PAGE: Final = re.compile(rb"/Type\s*/Page[^s]")
@@ -157,6 +160,10 @@ class _Tally:
     def unsure_tokens(self, tokens: int, error: float) -> int:
         self.unsure += tokens * error
         return tokens
+
+    def error_flags(self, k: int) -> int:
+        """The tokens of the error flag ``k`` error results are sent with (``TokenProfile.per_error``)."""
+        return self.unsure_tokens(k * self.profile.per_error, _ERROR_FLAG_ERROR) if self.profile.per_error else 0
 
     # -- media --
 
@@ -284,6 +291,8 @@ def _blocks(
         elif kind is ToolResultBlock:
             if not user:
                 n += (_result_text(t, b.id, b.output) if p.result_text else _output(t, b.output)) + p.per_result
+                if p.per_error and b.state in ERROR_STATES:  # (sent with the error flag)
+                    n += t.error_flags(1)
         elif kind is HintBlock:
             if output:  # (text of the output, a part of its own: ``_output``)
                 if kept(b.hint, t.drop):
@@ -635,13 +644,15 @@ def count_tokens(
         extra = 0  # what the request sends for it beyond its blocks, or leaves out of them
         if frames.repaired:  # (the error results the repair option sent before it)
             repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
-            extra += frames.repaired * repair
+            extra += frames.repaired * repair + t.error_flags(frames.repaired)
         if frames.newline:
             newline = newline if newline >= 0 else t.words("\n")
             extra += newline
-        if frames.dropped:  # (results the repair option left out, as the blocks count them)
+        if frames.dropped:  # (results the repair option left out, as the blocks count them, and their error)
+            unsure = t.unsure
             for b in frames.dropped:
                 extra -= _blocks(t, (b,), False) + (per_message if items and role is _ASSISTANT else 0)
+            t.unsure = unsure - (t.unsure - unsure)
         label = ""
         if multi:
             if fold is not None:
@@ -682,7 +693,7 @@ def count_tokens(
     framed = frames.end()  # (the repair results of the calls open at the end, and the hints after them)
     if framed or frames.repaired:
         repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
-        counts[-1] += framed * per_message + frames.repaired * repair
+        counts[-1] += framed * per_message + frames.repaired * repair + t.error_flags(frames.repaired)
     tool_tokens = _tool_defs(t, defs)
     overhead = profile.priming
     total = sum(counts) + tool_tokens + overhead

@@ -133,6 +133,7 @@ SPEC: Final = Spec(
         turns=True,
         own_reasoning="signed",
         pdf_per_page=2250,
+        per_error=5,  # (an error result's "is_error":true: 4 o200k tokens, scaled; its rendering not published)
     ),
     # POST /v1/messages/count_tokens -> {"input_tokens": N}: the request's fields MessageCountTokensParams declares
     # (it lacks max_tokens, stream, stop_sequences, metadata, service_tier, temperature ...) [anthropic 2.15.0:

@@ -131,7 +131,10 @@ class TokenProfile:
     ``result_join``: how a tool result's output is sent where it is not one text (``result_text``): ``parts``, each
     text (and hint) a part of its own, a blank one left out where the request leaves out blank texts (Anthropic);
     ``texts``, its texts joined by newlines into one text when it holds texts alone, else parts (the Responses API);
-    ``all``, its texts and hints joined by newlines into one text, its media parts after it (Gemini)."""
+    ``all``, its texts and hints joined by newlines into one text, its media parts after it (Gemini). ``per_error``:
+    the error flag an error result is sent with (an error, denied or interrupted state, and the error result the
+    ``repair`` option adds: Anthropic's ``is_error: true``; 0 where the request carries none), its rendering not
+    published: counted with error 1.0."""
 
     vocab: str
     own: bool
@@ -171,6 +174,7 @@ class TokenProfile:
     own_reasoning: Literal["field", "text", "signed", "thought", "items"] = "field"
     valid_signature: Callable[[str], bool] | None = None
     result_join: Literal["parts", "texts", "all"] = "parts"
+    per_error: int = 0
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
