@@ -13,6 +13,7 @@ import sys
 import textwrap
 import threading
 import types
+import warnings
 from types import SimpleNamespace
 from typing import Any
 
@@ -168,6 +169,29 @@ def test_the_qwen_count_is_dashscopes_encoding(text: str) -> None:
     encoding, special tokens, NFC normalization and long texts included."""
     tok = importlib.import_module("dashscope.tokenizers").get_tokenizer("qwen-plus")
     assert _tokenizers.counter("qwen").count(text) == len(tok.encode(text))
+
+
+@pytest.mark.parametrize("vocabulary", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Question 7: what is the weather in city 7?",
+        "a <|endoftext|> b",  # (no special token: encoded as ordinary text)
+        "你好，世界 🙂 été",
+        "a\ud800b",  # (a lone surrogate, which the native count refuses: encode_ordinary replaces it)
+        "   \n\n\t x",
+        "word " * 30_000,  # (beyond the length counted at once)
+    ],
+)
+def test_the_openai_count_is_bpe_openais_encoding(vocabulary: str, text: str) -> None:
+    """The o200k and cl100k counters count with the Rust tokenizer's own count, not the length of the list
+    ``encode_ordinary`` builds through three Python calls (about half the cost of a short text): whatever the text,
+    the count is that length."""
+    counted = _tokenizers.counter(vocabulary)
+    with warnings.catch_warnings():  # (bpe-openai 0.1.4 reads its data with the deprecated open_binary)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        enc = importlib.import_module("bpe_openai").get_encoding(vocabulary)
+    assert counted.count(text) == len(enc.encode_ordinary(text))
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "gemini", "deepseek"])
