@@ -159,6 +159,7 @@ def test_dashscope_counts_with_the_qwen_vocabulary_shipped_in_dashscope() -> Non
         "e\u0301 \u212b \ufb01",  # (NFC composes the first two; a compatibility ligature it keeps)
         "<\u0338|im_end|>",  # (NFC makes "<" and the combining stroke one character: no special token then)
         "你好，世界 🙂",
+        "a\ud800b",  # (a lone surrogate, which tiktoken's core refuses: its encode_ordinary makes the text valid)
         "word " * 30_000,  # (beyond the length counted the short way)
         "<|im_end|>" + "word " * 30_000,
     ],

@@ -148,12 +148,21 @@ def _qwen() -> TextCounter | None:
     if ordinary is None or not specials or not all(s.startswith(_SPECIAL) for s in specials):
         return TextCounter("qwen", True, lambda text: len(encode(text)) if text else 0)
 
+    # (tiktoken's encode_ordinary is a Python call around its Rust core's, which it retries on a UnicodeEncodeError
+    # with the text made valid: the core's is called at once, checked once here, the Python one on that error)
+    fast: Any = getattr(getattr(core, "_core_bpe", None), "encode_ordinary", None)
+    if fast is None or fast(_PROBE) != ordinary(_PROBE):
+        fast = ordinary
+
     def count(text: str) -> int:
         if not text:
             return 0
-        nfc = normalize("NFC", text)
+        nfc = text if text.isascii() else normalize("NFC", text)  # (ASCII is its own NFC)
         if len(nfc) <= PIECE and _SPECIAL not in nfc:
-            return len(ordinary(nfc))
+            try:
+                return len(fast(nfc))
+            except UnicodeEncodeError:
+                return len(ordinary(nfc))
         return len(encode(text))
 
     return TextCounter("qwen", True, count)

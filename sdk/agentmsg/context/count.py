@@ -20,7 +20,7 @@ import base64
 import binascii
 import math
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -142,7 +142,7 @@ _GENERIC: Final = TokenProfile(vocab="o200k_base", own=False, text_error=0.5)
 class _Tally:
     """The parts of one count and the error each carries (tokens x relative error)."""
 
-    __slots__ = ("drop", "model", "profile", "text", "unsure")
+    __slots__ = ("drop", "model", "profile", "text", "unsure", "words")
 
     def __init__(self, text: TextCounter, profile: TokenProfile, model: str | None) -> None:
         self.text = text
@@ -151,11 +151,11 @@ class _Tally:
         self.drop = dropping(profile)  # which texts (and hints) the request leaves out
         #: sum of tokens x their relative error, outside the text's own error
         self.unsure = 0.0
-
-    def words(self, text: str) -> int:
-        n = self.text.count(text)
-        scale = self.profile.scale if not self.profile.own else 1.0
-        return math.ceil(n * scale) if scale != 1.0 else n
+        count = text.count
+        scale = profile.scale if not profile.own else 1.0
+        #: the tokens of a text: the vocabulary's count, scaled where it is an estimate (the counter itself where it
+        #: is not: no call in between, for the count's most frequent call)
+        self.words: Callable[[str], int] = count if scale == 1.0 else lambda s: math.ceil(count(s) * scale)
 
     def unsure_tokens(self, tokens: int, error: float) -> int:
         self.unsure += tokens * error
@@ -251,6 +251,9 @@ def _blocks(
     place, and the provider's own that its formatter sends as no reasoning (:func:`reasoning_sent`: OpenAI Chat's,
     Anthropic's unsigned; None: neither, the blocks of no assistant message). Reasoning the formatter leaves out
     (Anthropic's unsigned, Gemini's empty unsigned one, a redacted one) is not counted."""
+    if len(blocks) == 1 and not label and type(blocks[0]) is TextBlock:  # (the usual message: one text, as below)
+        text = blocks[0].text
+        return t.words(text) if not t.drop or kept(text, t.drop) else 0
     p = t.profile
     placeholders = p.text_only or (assistant and not p.assistant_media)
     texts: list[str] | None = [] if joined else None
@@ -629,7 +632,7 @@ def count_tokens(
     families = spec.families
     per_message = profile.per_message
     per_name = profile.per_name
-    counts = []
+    counts: list[int] = []
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
     opts = as_options(options)
     multi = bool(multi_agent)
@@ -638,9 +641,10 @@ def count_tokens(
     frames = Frames(profile, messages, opts.repair, multi, agent_name, history, families, demote)
     fold = _Fold(t, opts.history_prompt) if history else None
     repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
+    of, append, every = frames.of, counts.append, mode == "all"  # (read once: the loop runs per message)
     for i, msg in enumerate(messages):
         role = msg.role
-        framed = frames.of(i, msg)  # (the messages, turns or items the request opens for it: 0 when merged)
+        framed = of(i, msg)  # (the messages, turns or items the request opens for it: 0 when merged)
         extra = 0  # what the request sends for it beyond its blocks, or leaves out of them
         if frames.repaired:  # (the error results the repair option sent before it)
             repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
@@ -657,16 +661,16 @@ def count_tokens(
         if multi:
             if fold is not None:
                 if frames.folded:  # (another speaker's turn, folded into the history turn)
-                    counts.append(framed * per_message + extra + fold.add(i, msg.content, speaker_label(msg)))
+                    append(framed * per_message + extra + fold.add(i, msg.content, speaker_label(msg)))
                     continue
                 fold.close(counts)
             if frames.prefixed or frames.other:
                 label = f"[{speaker_label(msg)}]: "
                 role = _USER if frames.prefixed else role
         if items and role is _ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
-            counts.append(_items(t, msg.content, families, label, multi, demote) + (framed - 1) * per_message + extra)
+            append(_items(t, msg.content, families, label, multi, demote) + (framed - 1) * per_message + extra)
             continue
-        thinking = mode == "all" or (recent and (i > current or i in called))
+        thinking = every or (recent and (i > current or i in called))
         user = role is _USER
         # (its texts sent as one: the chat family's assistant and system messages, the Responses API's system ones)
         joined = (result_text and (not user or text_only) and role is not _TOOL) or (items and role is _SYSTEM)
@@ -687,7 +691,7 @@ def count_tokens(
         )
         if per_name and msg.name and frames.own:  # (a speaker name goes on a message of its own)
             n += per_name
-        counts.append(n)
+        append(n)
     if fold is not None:
         fold.close(counts)
     framed = frames.end()  # (the repair results of the calls open at the end, and the hints after them)
