@@ -438,6 +438,77 @@ def test_validate_applies_the_api_limits_and_rules(tmp_path: Path) -> None:
     assert r.returncode == 1 and r.stdout.endswith("[lone-surrogate]\n")
 
 
+def _twice(text: str, key: str, value: str) -> str:
+    """``text`` (compact JSON) with ``"key": value`` added after the first ``"key":...`` member: that key twice."""
+    at = text.index(f'"{key}":')
+    end = text.index(",", at) if text.find(",", at) != -1 else len(text) - 1
+    return text[:end] + f',"{key}":{value}' + text[end:]
+
+
+def test_validate_refuses_a_key_given_twice_in_one_object(tmp_path: Path) -> None:
+    """A message whose "role" (or a block's "text") was given twice passed: msgspec keeps the last value without a
+    word, as JSON.parse, python-jsonschema's and check-jsonschema's json.load and Jackson's default mapper do, so
+    each reader of the file may take either. validate is the CI check: such an instance is invalid (exit 1), rule
+    duplicate-key at the key in its object, on its line, in every report format; two spellings of one key
+    ("a" and "\\u0061") are one key."""
+    good = json.dumps(GOOD, separators=(",", ":"))
+    top = tmp_path / "top.json"
+    top.write_text(_twice(good, "role", '"SYSTEM"'))
+    r = run("validate", str(top))
+    assert r.returncode == 1
+    assert r.stdout == (
+        f"{top}:/role: key 'role' given 2 times in one object, its values differ: readers keep one (most, the last) [duplicate-key]\n"
+    )
+    block = tmp_path / "block.json"
+    block.write_text(good.replace('"text":"hi"', '"text":"rm -rf /","\\u0074ext":"hi"'))
+    r = run("validate", "--json", str(block))
+    assert r.returncode == 1
+    assert [(row["instance"], row["line"], row["pointer"], row["rule"]) for row in rows(r)] == [
+        (None, 1, "/content/0/text", "duplicate-key")
+    ]
+    array = tmp_path / "conversation.json"
+    array.write_text(
+        json.dumps([GOOD, json.loads(good)], indent=2).replace('"name": "Friday"', '"name": "a", "name": "b"', 1)
+    )
+    r = run("validate", "--json", str(array))
+    assert r.returncode == 1
+    assert [(row["instance"], row["pointer"], row["rule"]) for row in rows(r)] == [(0, "/name", "duplicate-key")]
+    jsonl = tmp_path / "log.jsonl"
+    jsonl.write_text("\n".join([good, good, "", _twice(good, "metadata", '{"k":1,"k":2}'), good]) + "\n")
+    r = run("validate", "--output-format", "github", str(jsonl))
+    assert r.returncode == 1
+    assert r.stdout.startswith(f"::error file={jsonl},line=4,title=agentmsg validate [duplicate-key]::/2/metadata: ")
+    assert r.stdout.endswith("(+1 more in this instance)\n")  # (the second metadata's "k" twice too)
+
+
+def test_validate_finds_no_duplicate_key_in_a_large_file_without_one(tmp_path: Path) -> None:
+    """Colons in strings (timestamps, URLs, keys), some written as \\u003a escapes, in a JSON array and in JSON
+    Lines beyond the 64 KiB above which the reader walks a value: valid, nothing said; the same file with one key
+    given twice in its last message is refused there."""
+    msgs = [
+        {
+            **GOOD,
+            "id": f"m{i}",
+            "timestamp": "2026-12-04 22:52:41.655",
+            "content": [{"type": "text", "text": f"see https://example.com:8080/{i} at 12:30"}],
+            "metadata": {"a:b": "::", "n": [i, {"x": None}]},
+        }
+        for i in range(3000)
+    ]
+    text = json.dumps(msgs).replace('"::"', '"\\u003a:"')
+    lines = "\n".join(json.dumps(m) for m in msgs) + "\n"
+    assert len(text) > 500_000 and len(lines) > 500_000
+    for name, body in (("array.json", text), ("log.jsonl", lines)):
+        path = tmp_path / name
+        path.write_text(body)
+        r = run("validate", str(path))
+        assert (r.returncode, r.stdout) == (0, ""), r.stdout[:500]
+        path.write_text(body.replace('"id": "m2999"', '"id": "m2999", "id": "again"'))
+        r = run("validate", "--json", str(path))
+        assert r.returncode == 1
+        assert [(row["instance"], row["pointer"], row["rule"]) for row in rows(r)] == [(2999, "/id", "duplicate-key")]
+
+
 def test_validate_reads_jsonl_line_by_line_and_refuses_long_records(tmp_path: Path) -> None:
     jsonl = tmp_path / "msgs.jsonl"
     jsonl.write_text(

@@ -114,3 +114,58 @@ def test_a_value_after_a_line_of_blanks_longer_than_a_chunk_is_read_at_its_colum
     assert broken[0].problem is not None and broken[0].problem.message.endswith("line 1 column 70006")
     nothing = list(read_records(b" " * 200_000))
     assert [(r.problem.rule if r.problem else None, r.line) for r in nothing] == [("json", None)]
+
+
+DUP = b'{"a":1,"b":{"k":1,"\\u006b":2},"a":3}'  # "a" twice, and "k" twice in /b (once spelled as an escape)
+ONE = b'{"a":1}'
+
+#: a file -> [(pointer, line, the pointer of its duplicate-key problem or None)] as read_records(unique_keys=True)
+#: gives its records, on each path it reads one by
+DUPLICATES: dict[str, tuple[bytes, list[tuple[str, int | None, str | None]]]] = {
+    "one-value": (DUP, [("", 1, "/a")]),
+    "one-value-bom-lf": (b"\xef\xbb\xbf" + DUP + b"\n", [("", 1, "/a")]),
+    "one-value-on-lines": (DUP.replace(b",", b",\n  ") + b"\n", [("", 1, "/a")]),
+    "one-line-array": (b"[" + ONE + b"," + DUP + b"]", [("/0", 1, None), ("/1", 1, "/a")]),
+    "array-on-lines": (
+        b"[\n" + ONE + b",\n" + DUP + b",\n" + ONE + b"\n]\n",
+        [("/0", None, None), ("/1", None, "/a"), ("/2", None, None)],
+    ),
+    "jsonl-first-line": (DUP + b"\n" + ONE + b"\n", [("/0", 1, "/a"), ("/1", 2, None)]),
+    "jsonl-line-3": (
+        ONE + b"\n" + ONE + b"\n\n" + DUP + b"\n" + ONE + b"\n",
+        [("/0", 1, None), ("/1", 2, None), ("/2", 4, "/a"), ("/3", 5, None)],
+    ),
+    "jsonl-after-a-broken-first-line": (
+        b"{broken\n" + DUP + b"\n" + ONE + b"\n",
+        [("/0", 1, None), ("/1", 2, "/a"), ("/2", 3, None)],
+    ),
+    "jsonl-beyond-the-sample": (
+        b"{broken\n" + b"".join(ONE + b"\n" for _ in range(150)) + DUP + b"\n",
+        [("/0", 1, None)] + [(f"/{i}", i + 1, None) for i in range(1, 151)] + [("/151", 152, "/a")],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DUPLICATES))
+def test_a_key_given_twice_is_refused_on_every_path_with_unique_keys(name: str) -> None:
+    """msgspec kept the last value of a key given twice, and read_records (agentmsg validate) said nothing: a CI
+    check passed a message whose "role" was given twice, each reader of the file free to take either. With
+    unique_keys the instance is refused (no value), its problem at the first such key (the others counted), on
+    its line; the other instances are read as before."""
+    data, expected = DUPLICATES[name]
+    records = list(read_records(data, unique_keys=True))
+    got = [
+        (r.pointer, r.line, r.problem.pointer if r.problem and r.problem.rule == "duplicate-key" else None)
+        for r in records
+    ]
+    assert got == expected
+    for r in records:
+        if r.problem is not None and r.problem.rule == "duplicate-key":
+            assert r.value is None
+            assert (
+                r.problem.message
+                == "key 'a' given 2 times in one object, its values differ: readers keep one (most, the last) (+1 more in this instance)"
+            )
+    # by default the last value is kept, as every JSON parser keeps it
+    kept = [r.value for r in read_records(data) if r.value is not None and "a" in r.value and "b" in r.value]
+    assert kept == [{"a": 3, "b": {"k": 2}}] * len(kept)

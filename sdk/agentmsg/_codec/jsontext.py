@@ -10,7 +10,8 @@ The one JSON entry point of the codec. What it accepts can always be written bac
 * :func:`dumps` turns any failure to write into a :class:`ValidationError` naming the rule.
 
 Rules: ``json`` (not JSON text), ``max-bytes``, ``max-depth`` (:class:`SizeLimitError`), ``integer-range``,
-``lone-surrogate``, ``json-value`` (a Python value that is not JSON).
+``lone-surrogate``, ``json-value`` (a Python value that is not JSON), ``duplicate-key`` (a key twice in one object,
+which the parsers resolve by keeping the last value: found by :func:`duplicate_keys`, refused where asked).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "depth_error",
     "depth_message",
     "dumps",
+    "duplicate_keys",
     "encode_error",
     "has_lone_surrogate",
     "json_type",
@@ -305,10 +307,12 @@ def without_bom(data: JsonInput) -> JsonInput:
     return data
 
 
-def loads(data: JsonInput, kind: str | None = None) -> Any:
+def loads(data: JsonInput, kind: str | None = None, *, unique_keys: bool = False) -> Any:
     """Parse JSON text under the limits (a UTF-8 byte-order mark at its start is skipped: :func:`without_bom`). Raises :class:`ValidationError` (rules ``json``, ``lone-surrogate``,
     ``integer-range``) for text that is not JSON or could not be written back, :class:`SizeLimitError`
-    beyond ``limits.max_bytes`` (UTF-8 bytes) or ``limits.max_depth``."""
+    beyond ``limits.max_bytes`` (UTF-8 bytes) or ``limits.max_depth``. A key twice in one object keeps its last
+    value, as every JSON parser of the SDK's peers does; ``unique_keys`` refuses it instead (rule ``duplicate-key``,
+    every such key said: :func:`duplicate_keys`)."""
     if not isinstance(data, (str, bytes, bytearray, memoryview)):
         raise ValidationError(
             [Problem("", "json", f"expected JSON text (str or bytes), got {type(data).__name__}")], kind
@@ -325,7 +329,120 @@ def loads(data: JsonInput, kind: str | None = None) -> Any:
     # Large text: the walk, which writes nothing (the round trip would keep a UTF-8 copy inside every
     # non-ASCII string it writes, and its buffers are a few times the text).
     check_json_value(value, kind, walk=len(data) > _WALK_ABOVE)
+    if unique_keys:
+        duplicates = duplicate_keys(data, value)
+        if duplicates:
+            raise ValidationError(duplicates, kind)
     return value
+
+
+class _Repeated(dict[str, Any]):
+    """An object of JSON text that holds a key more than once with values that differ (:func:`duplicate_keys`' slow
+    path): its keys with their last values, as the parsers keep them, and those keys, with how many times each
+    is given."""
+
+    __slots__ = ("repeated",)
+    repeated: dict[str, int]
+
+
+def _repeated(pairs: list[tuple[str, Any]], obj: dict[str, Any]) -> dict[str, Any]:
+    """The object of ``pairs`` (``obj``: their dict, shorter than them): a :class:`_Repeated` when a key comes more
+    than once with values that differ, else ``obj``."""
+    counts: dict[str, int] = {}
+    for key, _ in pairs:
+        counts[key] = counts.get(key, 0) + 1
+    differ = {key for key, child in pairs if counts[key] > 1 and not _same(child, obj[key])}
+    if not differ:
+        return obj
+    repeated = _Repeated(obj)
+    repeated.repeated = {key: n for key, n in counts.items() if key in differ}
+    return repeated
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two parsed JSON values are the same, type for type (``1``, ``1.0`` and ``true`` are three values: a
+    reader may keep each as its own), objects whatever their keys' order; iterative, linear in the values."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys() or isinstance(x, _Repeated) or isinstance(y, _Repeated):
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif x != y:
+            return False
+    return True
+
+
+def _colons(data: str | bytes) -> int:
+    """The colons of JSON text, with every ``\\u003a`` escape counted as one too (an upper bound of those that
+    stand for a colon in a string: a ``\\\\u003a`` counts, an escaped backslash then text)."""
+    if isinstance(data, str):
+        return data.count(":") + data.count("\\u003a") + data.count("\\u003A")
+    return data.count(b":") + data.count(b"\\u003a") + data.count(b"\\u003A")
+
+
+def duplicate_keys(data: JsonInput, value: Any) -> list[Problem]:
+    """The keys that come more than once with values that differ in one object of JSON text ``data``, which parsed
+    to ``value`` (the parsers keep each one's last value, without a word; a key given again with the same value,
+    as AgentScope Java writes each event's ``type``, loses nothing): one ``duplicate-key`` problem per such key, its
+    pointer the key's in the object (the object's pointer and the key), an object's before those of the objects
+    inside it, siblings in document order (the values a duplicate drops are not looked into); ``[]`` when there is
+    none. Two spellings of one key (``"a"`` and ``"\\u0061"``) are the same key; ``1``, ``1.0`` and ``true`` are
+    three values.
+
+    Linear in the text. The common case is two C passes and no second parse: ``value`` written back (orjson)
+    holds one colon per key it kept, plus the colons of its strings; the text holds one per key it has, plus the
+    same colons of its strings, written as ``:`` or as ``\\u003a``. So when the text holds no more colons and
+    ``\\u003a`` escapes than the value written back holds colons, no key was dropped. Else (a duplicate, or a
+    colon written as an escape) the text is read again with :mod:`json`, which tells each object's keys."""
+    text: str | bytes = data if isinstance(data, (str, bytes)) else bytes(data)
+    try:
+        if _colons(text) <= _orjson_dumps(value).count(b":"):
+            return []
+    except orjson.JSONEncodeError:  # (a value loads refuses: nothing to compare with, so read it again)
+        pass
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    met: list[_Repeated] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        out = _repeated(pairs, obj)
+        if type(out) is _Repeated:
+            met.append(out)
+        return out
+
+    parsed = json.loads(without_bom(text), object_pairs_hook=hook)  # type: ignore[arg-type]
+    found: list[Problem] = []
+    if not met:  # (only keys given again with the same value, as AgentScope Java writes each event's "type")
+        return found
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(parsed, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            if type(node) is _Repeated:
+                found.extend(
+                    Problem(
+                        pointer_of((*path, key)),
+                        "duplicate-key",
+                        f"key {_short(key)} given {n} times in one object, its values differ: readers keep one"
+                        " (most, the last)",
+                    )
+                    for key, n in node.repeated.items()
+                )
+            stack.extend(((child, (*path, key)) for key, child in reversed(node.items())))
+        elif isinstance(node, list):
+            stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
+    return found
 
 
 _WALK_ABOVE = 1 << 16  # bytes (or characters) of JSON text

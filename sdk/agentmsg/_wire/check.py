@@ -277,7 +277,7 @@ def _records(stream: Peeked, kind: str) -> Iterator[_Record]:
     ``agentmsg reduce`` and ``agentmsg serve`` read): each SSE event's data is an instance, prefix ``/N`` for the
     N-th event."""
     if sniff_format(stream.head.removeprefix(_BOM).lstrip(b" \t\r\n")) != "sse":
-        yield from read_records(stream)
+        yield from read_records(stream, unique_keys=True)  # (a key given twice: refused, rule duplicate-key)
         return
     if kind != "event":
         yield (

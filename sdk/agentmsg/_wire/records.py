@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
 
-from agentmsg._codec.jsontext import loads
+from agentmsg._codec.jsontext import duplicate_keys, loads
 from agentmsg._codec.limits import limits
 from agentmsg.errors import Problem, ValidationError
 
@@ -45,6 +45,24 @@ def _parse(text: bytes) -> tuple[Any, Problem | None]:
         return loads(text), None
     except ValidationError as exc:
         return None, exc.problems[0]
+
+
+def _record(pointer: str, text: bytes, value: Any, line: int | None, unique_keys: bool) -> Record:
+    """The record of an instance read from ``text`` whole (a JSON Lines record, a document of one instance): with
+    ``unique_keys``, refused (no value) for the first key given twice in one of its objects."""
+    if unique_keys:
+        duplicates = duplicate_keys(text, value)
+        if duplicates:
+            return Record(pointer, None, _first(duplicates), line)
+    return Record(pointer, value, None, line)
+
+
+def _first(duplicates: list[Problem], prefix: str = "") -> Problem:
+    """The problem of an instance with keys given twice (``duplicates``, their pointers under ``prefix``): the
+    first, its pointer the instance's, saying how many more there are."""
+    first = duplicates[0]
+    more = f" (+{len(duplicates) - 1} more in this instance)" if len(duplicates) > 1 else ""
+    return Problem(first.pointer[len(prefix) :], first.rule, first.message + more)
 
 
 def _skip_line(stream: Readable) -> None:
@@ -140,7 +158,7 @@ def _relocate(problem: Problem | None, line: int, *, one_line: bool = False) -> 
     return Problem(problem.pointer, problem.rule, message), at
 
 
-def read_records(source: bytes | Readable) -> Iterator[Record]:
+def read_records(source: bytes | Readable, *, unique_keys: bool = False) -> Iterator[Record]:
     """The instances of a file of JSON records, as they are read: named tuples ``(pointer, value, problem,
     line)``. The file is one JSON value (one instance), a JSON array (each item an instance) or JSON Lines
     (each non-blank line one; a line ends at LF, CRLF included, and a CR alone ends none, as the event reducer
@@ -158,7 +176,10 @@ def read_records(source: bytes | Readable) -> Iterator[Record]:
     JSON Lines one line at a time; a document or record beyond the limit gives ``max-bytes`` without being read
     whole. A leading UTF-8 BOM is left out. What cannot be read is a record with a ``problem`` (the others are
     still read: a broken line of JSON Lines does not stop the next), and the position a syntax error gives is
-    the file's (a JSON Lines record's is on its own line of the file, not on "line 1"). The values are not
+    the file's (a JSON Lines record's is on its own line of the file, not on "line 1"). A key given twice in one
+    object keeps its last value, as the JSON parsers keep it; ``unique_keys=True`` (what ``agentmsg validate``
+    reads with) refuses the instance instead: problem ``duplicate-key``, pointed at the first such key (the
+    object's pointer and the key), found in time linear in the text. The values are not
     checked against a schema: :func:`agentmsg.validate` or :meth:`agentmsg.Msg.from_dict` does that::
 
         for record in agentmsg.read_records(open("messages.jsonl", "rb")):
@@ -203,14 +224,15 @@ def read_records(source: bytes | Readable) -> Iterator[Record]:
             while nxt is not None and nxt.endswith(b"\n") and not nxt.strip():
                 nxt, nxt_at = _read_line(stream, max_bytes), nxt_at + 1
             if nxt is None or nxt.strip():
-                yield from _jsonl(stream, (value, at), (nxt, nxt_at))
+                yield _record("/0", first, value, at, unique_keys)
+                yield from _jsonl_rest(stream, 1, nxt, nxt_at, unique_keys)
             else:
-                yield from _items(value, at, one_line=True)
+                yield from _items(first, value, at, unique_keys, one_line=True)
             return
         if problem.rule != "json":
             yield Record("", None, problem, at)
             return
-        yield from _document_or_jsonl(stream, first, at, blank)
+        yield from _document_or_jsonl(stream, first, at, blank, unique_keys)
         return
     text = first  # the whole input is one line: a CR alone ends no line of JSON Lines, whatever it ends in
     if len(text) + blank > max_bytes:
@@ -218,7 +240,7 @@ def read_records(source: bytes | Readable) -> Iterator[Record]:
         return
     value, problem = _parse(text)
     if problem is None:
-        yield from _items(value, at, one_line=True)
+        yield from _items(text, value, at, unique_keys, one_line=True)
         return
     yield Record("", None, *_relocate(problem, at))
 
@@ -231,7 +253,7 @@ def _alone(line: bytes) -> bool:
     return line.lstrip()[:1] in b"{[" and _parse(line)[1] is None
 
 
-def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int) -> Iterator[Record]:
+def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int, unique_keys: bool) -> Iterator[Record]:
     """The instances of a file whose first line (``first``, on line ``at``) is no JSON value: a document over
     several lines (a pretty-printed one), or JSON Lines whose first record is broken. Told apart by the next
     (up to ``_SAMPLE``) non-blank lines: JSON Lines when most of them are JSON objects or arrays on their own.
@@ -262,15 +284,12 @@ def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int) -> I
         problem = _parse(first.rstrip(b"\r\n"))[1]
         yield Record("/0", None, *_relocate(problem, at, one_line=True))
         for index, (record_at, line) in enumerate(sample, 1):
-            value, problem = _parse(line)
-            if problem is not None and problem.rule == "json":
-                problem = _parse(line.rstrip(b"\r\n"))[1] or problem
-            yield Record(f"/{index}", value, _relocate(problem, record_at, one_line=True)[0], record_at)
+            yield _line_record(index, line, record_at, unique_keys)
         index = len(sample) + 1
         if too_long:
             yield Record(f"/{index}", None, _too_big(), line_at)
             index += 1
-        yield from _jsonl_rest(stream, index, _read_line(stream, max_bytes), line_at + 1)
+        yield from _jsonl_rest(stream, index, _read_line(stream, max_bytes), line_at + 1, unique_keys)
         return
     if too_long or size > max_bytes:
         yield Record("", None, _too_big(), at)
@@ -282,27 +301,38 @@ def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int) -> I
         return
     value, problem = _parse(text)
     if problem is None:
-        yield from _items(value, at, one_line=False)
+        yield from _items(text, value, at, unique_keys, one_line=False)
     else:
         yield Record("", None, *_relocate(problem, at))
 
 
-def _items(value: Any, at: int, *, one_line: bool) -> Iterator[Record]:
-    """The instances of a document starting on line ``at``: itself, or its items (their line known only when the
-    document is one line)."""
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            yield Record(f"/{index}", item, None, at if one_line else None)
-    else:
-        yield Record("", value, None, at)
+def _items(text: bytes, value: Any, at: int, unique_keys: bool, *, one_line: bool) -> Iterator[Record]:
+    """The instances of a document ``text`` (``value`` parsed) starting on line ``at``: itself, or its items (their
+    line known only when the document is one line); with ``unique_keys``, an instance with a key given twice in
+    one of its objects is refused (the first such key in it)."""
+    if not isinstance(value, list):
+        yield _record("", text, value, at, unique_keys)
+        return
+    duplicates: dict[int, list[Problem]] = {}
+    for problem in duplicate_keys(text, value) if unique_keys else ():
+        duplicates.setdefault(int(problem.pointer[1:].partition("/")[0]), []).append(problem)
+    refused = {index: _first(found, f"/{index}") for index, found in duplicates.items()}
+    for index, item in enumerate(value):
+        bad = refused.get(index)
+        yield Record(f"/{index}", item if bad is None else None, bad, at if one_line else None)
 
 
-def _jsonl(stream: Readable, first: tuple[Any, int], second: tuple[bytes | None, int]) -> Iterator[Record]:
-    yield Record("/0", first[0], None, first[1])
-    yield from _jsonl_rest(stream, 1, *second)
+def _line_record(index: int, line: bytes, at: int, unique_keys: bool) -> Record:
+    """The record of the ``index``-th line of JSON Lines, on the file's line ``at``."""
+    value, problem = _parse(line)
+    if problem is None:
+        return _record(f"/{index}", line, value, at, unique_keys)
+    if problem.rule == "json":  # its position on this line, not after its newline
+        problem = _parse(line.rstrip(b"\r\n"))[1] or problem
+    return Record(f"/{index}", None, _relocate(problem, at, one_line=True)[0], at)
 
 
-def _jsonl_rest(stream: Readable, index: int, line: bytes | None, at: int) -> Iterator[Record]:
+def _jsonl_rest(stream: Readable, index: int, line: bytes | None, at: int, unique_keys: bool) -> Iterator[Record]:
     """JSON Lines records from ``line`` (read already, on line ``at``; None when it was beyond the limit) on,
     the first of them instance ``index``."""
     max_bytes = limits.max_bytes
@@ -313,9 +343,6 @@ def _jsonl_rest(stream: Readable, index: int, line: bytes | None, at: int) -> It
         elif not line:
             return
         elif line.strip():
-            value, problem = _parse(line)
-            if problem is not None and problem.rule == "json":  # its position on this line, not after its newline
-                problem = _parse(line.rstrip(b"\r\n"))[1] or problem
-            yield Record(f"/{index}", value, _relocate(problem, at, one_line=True)[0], at)
+            yield _line_record(index, line, at, unique_keys)
             index += 1
         line, at = _read_line(stream, max_bytes), at + 1

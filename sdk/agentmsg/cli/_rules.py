@@ -111,6 +111,14 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`/score: NaN is not JSON`",
         "use a finite number or null",
     ),
+    "duplicate-key": (
+        'a key given twice in one JSON object with values that differ (`"a"` and `"\\u0061"` are one key; `1`, `1.0`'
+        " and `true` three values): the readers keep one (the last), so the other is lost; `agentmsg validate` and"
+        " `agentmsg.check` refuse the instance. A key given again with the same value (AgentScope Java writes each"
+        " event's `type` twice) loses nothing and is accepted",
+        "`/content/0/text: key 'text' given 2 times in one object, its values differ: readers keep one (most, the last)`",
+        "keep one of the values: fix the writer that repeats the key",
+    ),
     "utf-8": ("bytes that are not UTF-8", "`invalid UTF-8 at byte 12`", "write the file as UTF-8"),
     "lone-surrogate": (
         "a string holds half of a UTF-16 surrogate pair: no UTF-8 can write it",
