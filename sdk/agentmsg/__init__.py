@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # (at run time each name is imported on its first use: _HOMES
     from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
     from agentmsg._codec.unknown import find_unknown_keys
     from agentmsg._wire.check import CheckReport, CheckStream, Finding, check, iter_check
+    from agentmsg._wire.peek import Peeked
     from agentmsg._wire.records import read_records
     from agentmsg.blocks import (
         AudioBlock,
@@ -77,6 +78,7 @@ __all__ = [
     "Limits",
     "Msg",
     "MsgRole",
+    "Peeked",
     "Problem",
     "Reducer",
     "SSEDecoder",
@@ -148,6 +150,7 @@ _HOMES: Final = {
         "parse_timestamp",
     ),
     "agentmsg._codec.unknown": ("find_unknown_keys",),
+    "agentmsg._wire.peek": ("Peeked",),
     "agentmsg._wire.records": ("read_records",),
     "agentmsg.blocks": (
         "AudioBlock",

@@ -96,6 +96,17 @@ def test_the_pin_sees_a_private_import() -> None:
     assert any(module == "agentmsg.clients" and "Client" in names for _, module, names in found)  # (in run())
 
 
+def test_the_cli_reads_ahead_with_the_wires_stream() -> None:
+    """``agentmsg events`` told messages from events with ``cli/_io.Peeked``, a copy of ``_wire/peek.Peeked``
+    (which ``agentmsg.check`` uses) made because the CLI takes public names only: the one class is public as
+    ``agentmsg.Peeked``, and the CLI takes it from there."""
+    from agentmsg._wire.peek import Peeked
+    from agentmsg.cli import _io, events
+
+    assert agentmsg.Peeked is Peeked and events.Peeked is Peeked
+    assert not hasattr(_io, "Peeked")
+
+
 def _vendor_words() -> set[str]:
     """What names a provider, from the registry: each registry name and its parts, the first word of its title,
     its API-key variables and the provider family of its replies."""

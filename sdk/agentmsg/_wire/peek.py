@@ -1,6 +1,6 @@
 """A binary stream whose first bytes were read ahead, to tell what a file holds before reading it
 (:func:`agentmsg.check`'s kind, ``agentmsg events``' refusal of an event stream), and are served again: nothing is
-read twice from the stream, which may be a pipe."""
+read twice from the stream, which may be a pipe. Public as ``agentmsg.Peeked`` (the CLI takes it from there)."""
 
 from __future__ import annotations
 

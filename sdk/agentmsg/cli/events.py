@@ -11,7 +11,7 @@ from typing import IO, Any, TextIO
 import orjson
 
 import agentmsg.ui as ui
-from agentmsg import read_records
+from agentmsg import Peeked, read_records
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_INTERRUPTED,
@@ -19,7 +19,6 @@ from agentmsg.cli._io import (
     EXIT_OK,
     EXIT_USAGE,
     Emptiness,
-    Peeked,
     UsageError,
     binary,
     command_limits,
