@@ -70,17 +70,19 @@ class SSEEvent:
         return loads_bounded(self.data)
 
 
-def _event_end(chunk: bytes) -> int:
-    """Where the first blank line ``\n\n`` or ``\r\n\r\n`` of ``chunk`` ends (-1: none): whatever line the
-    chunk starts in, the second line end there ends an empty line, so the line parser holds no event after
-    it. (A blank line of lone CRs is not looked for: the line parser then reads the whole chunk.) Both are
-    looked for from the first LF (memchr): a find of two bytes or more reads each byte, 60 times slower, so a
-    chunk inside a long line cost a tenth of a millisecond per 64 KiB here."""
-    first = chunk.find(b"\n")
+def _event_end(chunk: bytes, pos: int = 0, stop: int | None = None) -> int:
+    """Where the first blank line ``\n\n`` or ``\r\n\r\n`` of ``chunk[pos:stop]`` ends (-1: none): whatever
+    line ``pos`` is in, the second line end there ends an empty line, so the line parser holds no event after
+    it. (A blank line of lone CRs or of mixed line ends is not looked for: the line parser reads on line by
+    line, which finds it.) Both are looked for from the first LF (memchr): a find of two bytes or more reads
+    each byte, 60 times slower, so a chunk inside a long line cost a tenth of a millisecond per 64 KiB here."""
+    if stop is None:
+        stop = len(chunk)
+    first = chunk.find(b"\n", pos, stop)
     if first < 0:
         return -1
-    lf = chunk.find(b"\n\n", first)
-    crlf = chunk.find(b"\r\n\r\n", max(first - 1, 0))
+    lf = chunk.find(b"\n\n", first, stop)
+    crlf = chunk.find(b"\r\n\r\n", max(first - 1, pos), stop)
     if crlf >= 0 and (lf < 0 or crlf + 4 < lf + 2):
         return crlf + 4
     return lf + 2 if lf >= 0 else -1
@@ -208,6 +210,16 @@ _scan = speedups.sse_scan if speedups is not None else None
 _DL_TAKE, _DL_UNKNOWN, _DL_PROVIDER = 1, 2, 4
 #: A blank line: two line ends in a row (each read whole, so the LF of a CRLF is never a line end of its own)
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+
+
+def _blank_end(chunk: bytes, pos: int) -> int:
+    """Where the first blank line after the line ``pos`` is in ends (-1: none), as :data:`_BLANK_LINE` finds it:
+    the regular expression (which looks at each byte in turn, 4 ms per MB) only where a CR is (memchr), else
+    :func:`_event_end`'s two ``find``."""
+    if chunk.find(b"\r", pos) < 0:
+        return _event_end(chunk, pos)
+    blank = _BLANK_LINE.search(chunk, pos)
+    return -1 if blank is None else blank.end()
 
 
 def _line_end(chunk: bytes, pos: int) -> int:
@@ -392,8 +404,8 @@ class SSEDecoder:
                 chunk, self._high = chunk[:-1], chunk[-1]  # the first half of a pair split across chunks?
             chunk = _text_bytes(chunk)  # a lone surrogate becomes an invalid byte: reported
         else:
-            if not isinstance(chunk, bytes):
-                chunk = bytes(chunk)
+            if type(chunk) is not bytes:
+                chunk = bytes(chunk)  # (a subclass too: the C scanner reads bytes, and the chunk from pos on)
             if self._high:
                 chunk, self._high = b"\xff" + chunk, ""  # the held high surrogate stays alone
         if self._head is not None:
@@ -406,20 +418,25 @@ class SSEDecoder:
         out: list[SSEEvent] = []
         if not chunk:
             return out
+        pos = 0
         if self._pending_cr:
             self._pending_cr = False
             if chunk[0] == 0x0A:
-                chunk = chunk[1:]  # the LF of a CRLF split across chunks
+                pos = 1  # the LF of a CRLF split across chunks
+        blank = -2
         if self._inside_event():
             # The last chunk ended inside an event: the line parser reads on to its blank line, the fast path
-            # takes the rest (else one cut event would send the whole stream down the line parser).
-            cut = _event_end(chunk)
-            if cut > 0:
-                self._lines(chunk[:cut], out)
-                chunk = chunk[cut:]
+            # takes the rest (else one cut event would send the whole stream down the line parser). Where the blank
+            # line is is handed on, not looked for again (none: -1, unless a CR may make one: _event_end reads LFs).
+            blank = _event_end(chunk, pos)
+            if blank > 0:
+                self._lines(chunk[pos:blank], out, 0, blank - pos)
+                pos, blank = blank, -2
+            elif chunk.find(b"\r", pos) >= 0:
+                blank = -2
         if not self._inside_event():
-            chunk = self._simple_events(chunk, out)
-        self._lines(chunk, out)
+            chunk, pos = self._simple_events(chunk, out, pos), 0
+        self._lines(chunk, out, pos, blank)
         return out
 
     def _inside_event(self) -> bool:
@@ -429,18 +446,18 @@ class SSEDecoder:
             or self._retry is not None
         )
 
-    def _simple_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
+    def _simple_events(self, chunk: bytes, out: list[SSEEvent], pos: int = 0) -> bytes:
         """The fast path, between events: whole events of one ``data`` line after any ``event``, ``id`` and
         comment lines (the shapes providers send) are dispatched straight from the chunk's
         blank-line-separated pieces (C searches, one decode per field); any other piece goes through the
         line parser (:meth:`_lines`), which leaves no event pending after the piece's blank line. Returns
         the rest of the chunk after its last blank line, for the line parser: the events are the line
-        parser's on the whole chunk."""
-        if 13 in chunk:  # a CR (an int: ``b"\r" in chunk`` raised and cleared a TypeError inside, each call)
+        parser's on the whole chunk. (From ``pos``: what is before it was read.)"""
+        if chunk.find(b"\r", pos) >= 0:  # a CR (memchr)
             if _scan is None:  # (the C scanner checks each piece for mixed line ends itself)
-                crlf = chunk.count(b"\r\n")
-                if crlf != chunk.count(b"\r") or crlf != chunk.count(b"\n"):
-                    return chunk  # mixed line ends: the line parser
+                crlf = chunk.count(b"\r\n", pos)
+                if crlf != chunk.count(b"\r", pos) or crlf != chunk.count(b"\n", pos):
+                    return chunk[pos:]  # mixed line ends: the line parser
             crlf = True
         else:
             crlf = False
@@ -448,7 +465,6 @@ class SSEDecoder:
         if self.max_line_bytes < limit:
             limit = self.max_line_bytes
         if _scan is not None:  # the same, in C (agentmsg._speedups.sse_scan)
-            pos = 0
             while True:
                 start = pos
                 pos, stop, last_id = _scan(
@@ -470,7 +486,7 @@ class SSEDecoder:
                 self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
                 pos = stop
         sep, eol = (b"\r\n\r\n", b"\r\n") if crlf else (b"\n\n", b"\n")
-        find, size, pos = chunk.find, len(sep), 0
+        find, size = chunk.find, len(sep)
         eol_data = eol + b"data:"
         while True:
             if chunk[pos : pos + 5] != b"data:":  # (lines that do nothing between events, skipped at once)
@@ -559,20 +575,21 @@ class SSEDecoder:
         self._id = self.last_event_id = last_id
         return SSEEvent(data, event, last_id)
 
-    def _lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
-        """The line parser (every case of the spec). Between events, a run of lines that do nothing there
-        (:meth:`_skip_idle`: blank lines, comments, fields the spec does not know) is skipped at once; inside an
-        event, a run of data lines is taken at once (:meth:`_data_lines`), the other lines up to the next blank
+    def _lines(self, chunk: bytes, out: list[SSEEvent], pos: int = 0, blank: int = -2) -> None:
+        """The line parser (every case of the spec), from ``pos`` on. Between events, a run of lines that do nothing
+        there (:meth:`_skip_idle`: blank lines, comments, fields the spec does not know) is skipped at once; inside
+        an event, a run of data lines is taken at once (:meth:`_data_lines`), the other lines up to the next blank
         line or data line are read one by one (:meth:`_read_lines`). Each byte is looked at a bounded number of
-        times."""
-        if not chunk:
-            return
+        times: the event's blank line is looked for once (:func:`_blank_end`; ``blank``: where the caller found it
+        from ``pos``, -1 none, -2 not looked for), and again only past it (a regular expression looked for it from
+        each piece's start, reading the chunk's bytes again at each and 4 ms per MB)."""
         n = len(chunk)
-        pos = 0
+        if pos >= n:
+            return
         while pos < n:
             if self._line or self._skip:  # a line a chunk before began: its end first
                 end = _line_end(chunk, pos)
-                self._read_lines(chunk[pos:end], out)
+                self._carry_on(chunk, pos, end, out)
                 pos = end
                 continue
             if not self._inside_event():
@@ -584,11 +601,12 @@ class SSEDecoder:
                 self._read_lines(chunk[pos:end], out)
                 pos = end
                 continue
-            blank = _BLANK_LINE.search(chunk, pos)
-            end = n if blank is None else blank.end()
+            if blank <= pos and blank != -1:  # (not looked for, or passed: from here on)
+                blank = _blank_end(chunk, pos)
+            end = n if blank < 0 else blank
             if end - pos >= _RUN_MIN and not self._own_value and (runs := data_run(self.max_line_bytes)) is not None:
                 if chunk.startswith(b"data:", pos):
-                    stop = self._run_end(runs, chunk, pos, n if blank is None else blank.start() + 1)
+                    stop = self._run_end(runs, chunk, pos, n if blank < 0 else blank - 1)
                     if stop > pos:  # whole data lines of the event: its data at once, not line by line
                         self._data_lines(chunk[pos:stop], out)
                         pos = stop
@@ -600,6 +618,39 @@ class SSEDecoder:
             pos = end
         if chunk[-1] == 0x0D:
             self._pending_cr = True  # an LF at the start of the next chunk belongs to this CR
+
+    def _carry_on(self, chunk: bytes, pos: int, end: int, out: list[SSEEvent]) -> None:
+        """The line a chunk before began (held in ``_line``, or being dropped) goes on in ``chunk[pos:end]``, and
+        ends there when ``end`` is after a line end (:func:`_line_end`). Its bytes are copied once, onto what is
+        held; a data line's value is then the event's data as it is held (:meth:`_data_value`). It was copied four
+        times (the piece, the line, its value, the data: 2.5 ms per MB in 64 KiB chunks), and split into lines
+        again."""
+        last = chunk[end - 1]
+        line = self._line
+        if last != 0x0A and last != 0x0D:  # no line end yet: the line goes on in the next chunk
+            if not self._skip:
+                line += memoryview(chunk)[pos:end] if pos or end < len(chunk) else chunk
+                if len(line) > self.max_line_bytes:
+                    self._overlong()
+            return
+        cut = end - 2 if last == 0x0A and end - pos >= 2 and chunk[end - 2] == 0x0D else end - 1
+        if self._skip:
+            self._skip = False  # the line over the limit ends here; it was reported
+            return
+        if len(line) + cut - pos > self.max_line_bytes:
+            self._overlong()
+            self._skip = False
+            return
+        if cut > pos:
+            line += memoryview(chunk)[pos:cut]
+        if line.startswith(b"data:") and not self._own_value:  # (a subclass's own value reads its lines itself)
+            del line[: 6 if line[5:6] == b" " else 5]  # (from a bytearray's start: no copy)
+            self._data_value(line)
+            self._line.clear()  # (the bytes held, unless they became the data's)
+        else:
+            whole = bytes(line)
+            line.clear()
+            self._process(whole, out)
 
     def _run_end(self, runs: re.Pattern[bytes], chunk: bytes, pos: int, limit: int) -> int:
         """Where the run of whole data lines (:func:`data_run`) from the line start ``pos`` ends, before ``limit``
@@ -755,6 +806,29 @@ class SSEDecoder:
                 self._problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a field) replaced by U+FFFD")
             return value.decode("utf-8", "replace")
 
+    def _data_value(self, value: bytes | bytearray) -> None:
+        """A data line's value, onto the event's data (``_buf``: its lines joined by LFs). The bytes of a line a chunk
+        before began (``_line``) that are the event's first data line become its data as they are (no copy)."""
+        if self._problem is not None and self._problem.rule != "utf-8":
+            return  # this event's data was dropped
+        self._size += len(value) + 1
+        if self._size > self.max_event_bytes:
+            self._drop_data()
+            self._problem = Problem(
+                "", "max-event-bytes", f"the event's data is longer than {self.max_event_bytes} bytes: dropped"
+            )
+            return
+        if self._data:
+            self._buf += b"\n"
+            self._buf += value
+        elif value is self._line and not self._buf:
+            self._buf, self._line = self._line, self._buf
+        else:
+            self._buf += value
+        self._data += 1
+        if len(self._buf) >= _DECODE_AT:
+            self._decode()
+
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if not line:
             self.last_event_id = self._id  # dispatched (with data or without, as the spec sets it)
@@ -786,22 +860,7 @@ class SSEDecoder:
             self._event, self._retry = "", None
             return
         if line[:5] == b"data:":  # the common case first
-            value = line[6:] if line[5:6] == b" " else line[5:]
-            if self._problem is not None and self._problem.rule != "utf-8":
-                return  # this event's data was dropped
-            self._size += len(value) + 1
-            if self._size > self.max_event_bytes:
-                self._drop_data()
-                self._problem = Problem(
-                    "", "max-event-bytes", f"the event's data is longer than {self.max_event_bytes} bytes: dropped"
-                )
-                return
-            if self._data:
-                self._buf += b"\n"
-            self._buf += value
-            self._data += 1
-            if len(self._buf) >= _DECODE_AT:
-                self._decode()
+            self._data_value(line[6:] if line[5:6] == b" " else line[5:])
             return
         if line[0] == 0x3A:  # ':' a comment
             return
