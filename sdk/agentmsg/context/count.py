@@ -405,8 +405,15 @@ def _output(t: _Tally, output: Sequence[Any]) -> int:
     join = t.profile.result_join
     if join == "parts" or (join == "texts" and any(type(b) is not TextBlock for b in output)):
         return _blocks(t, output, False, output=True)
+    text, rest = _joined(output)
+    return t.words(text) + (_blocks(t, rest, False, output=True) if rest else 0)
+
+
+def _joined(output: Sequence[Any]) -> tuple[str, list[Any]]:
+    """A tool result's output as a request joins it into one text: its texts and hints joined by newlines, and its
+    other blocks in order (:func:`_output` and :func:`_result_text` price them their ways)."""
     if len(output) == 1 and type(output[0]) is TextBlock:
-        return t.words(output[0].text)
+        return output[0].text, []
     texts = []
     rest = []
     for b in output:
@@ -417,26 +424,17 @@ def _output(t: _Tally, output: Sequence[Any]) -> int:
             texts.append(b.hint)
         else:
             rest.append(b)
-    return t.words("\n".join(texts)) + (_blocks(t, rest, False, output=True) if rest else 0)
+    return "\n".join(texts), rest
 
 
 def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
     """A tool result as the chat family sends it (``result_text``): one text, its texts and hints joined by newlines
     and then its media's placeholders; where the provider takes media, they follow the results in a user message of
     their own, after a line naming the call."""
-    if len(output) == 1 and type(output[0]) is TextBlock:
-        return t.words(output[0].text)
-    texts = []
-    media = []
-    for b in output:
-        kind = type(b)
-        if kind is TextBlock:
-            texts.append(b.text)
-        elif kind is HintBlock:
-            texts.append(b.hint)
-        elif kind in MEDIA:
-            media.append(b)
-    text = "\n".join(texts)
+    text, rest = _joined(output)
+    if not rest:
+        return t.words(text)
+    media = [b for b in rest if type(b) in MEDIA]
     labels = [block_label(b) for b in media]
     n = t.words("\n".join([text, *labels]) if text else "\n".join(labels))
     if media and not t.profile.text_only:
