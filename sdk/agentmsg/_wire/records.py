@@ -234,15 +234,8 @@ def read_records(source: bytes | Readable, *, unique_keys: bool = False) -> Iter
             return
         yield from _document_or_jsonl(stream, first, at, blank, unique_keys)
         return
-    text = first  # the whole input is one line: a CR alone ends no line of JSON Lines, whatever it ends in
-    if len(text) + blank > max_bytes:
-        yield Record("", None, _too_big(), at)
-        return
-    value, problem = _parse(text)
-    if problem is None:
-        yield from _items(text, value, at, unique_keys, one_line=True)
-        return
-    yield Record("", None, *_relocate(problem, at))
+    # the whole input is one line: a CR alone ends no line of JSON Lines, whatever it ends in
+    yield from _document(first, at, blank, unique_keys, one_line=True)
 
 
 _SAMPLE = 100  # lines looked at to tell JSON Lines with a broken first line from a broken document
@@ -296,12 +289,18 @@ def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int, uniq
         return
     text = first + b"".join(held) + _read_rest(stream, max_bytes - size)
     held.clear()
-    if len(text) + blank > max_bytes:
+    yield from _document(text, at, blank, unique_keys, one_line=False)
+
+
+def _document(text: bytes, at: int, blank: int, unique_keys: bool, *, one_line: bool) -> Iterator[Record]:
+    """The instances of a whole document ``text`` starting on line ``at`` after ``blank`` bytes of blank lines: one
+    problem when it is over ``limits.max_bytes`` or no JSON, else :func:`_items`."""
+    if len(text) + blank > limits.max_bytes:
         yield Record("", None, _too_big(), at)
         return
     value, problem = _parse(text)
     if problem is None:
-        yield from _items(text, value, at, unique_keys, one_line=False)
+        yield from _items(text, value, at, unique_keys, one_line=one_line)
     else:
         yield Record("", None, *_relocate(problem, at))
 
