@@ -385,11 +385,7 @@ class StreamParser:
         keeping all that was received. Returns the closing events."""
         b = self.builder
         if not b.closed:
-            b.tick()
-            for payload in self._framer.close():
-                self._data(payload.event, payload.data, payload.problem)
-            if self._framer.notes:
-                self._say_notes()
+            self._last_payload()
             self.reader.end()
             b.error(message, **info)
             b.close()
@@ -405,17 +401,22 @@ class StreamParser:
                 self._past_end(payload.event, payload.data)
             self._say_unclosed()
         if not b.closed:
-            b.tick()
-            for payload in self._framer.close():
-                self._data(payload.event, payload.data, payload.problem)
-            if self._framer.notes:
-                self._say_notes()
+            self._last_payload()
             self._say_unclosed()
             self.reader.end()
             b.close()
         if self._framer.notes:  # (a body of nothing but an HTTP head and the end signal)
             self._say_notes()
         return b.drain()
+
+    def _last_payload(self) -> None:
+        """The body ended (its end or a failed transport) with the reply open: read the payload the framer still
+        holds (one without its blank line) and say the framer's notes, before the reply is ended."""
+        self.builder.tick()
+        for payload in self._framer.close():
+            self._data(payload.event, payload.data, payload.problem)
+        if self._framer.notes:
+            self._say_notes()
 
 
 # ---- non-streaming responses: one reader for every provider --------------------------------------
