@@ -259,10 +259,6 @@ def data(payload: Any, event: str | None = None) -> bytes:
     return head + b"data: " + orjson.dumps(payload) + b"\n\n"
 
 
-def ant(kind: str, **fields: Any) -> bytes:
-    return data({"type": kind, **fields}, kind)
-
-
 def oai(content: str | None = None, finish: str | None = None, **extra: Any) -> bytes:
     delta = {} if content is None else {"content": content}
     choice = {"index": 0, "delta": delta, "finish_reason": finish}
@@ -286,9 +282,9 @@ def dsc(content: str, finish: str = "null", event: str = "result") -> bytes:
     )
 
 
-ANT_START = ant(
+ANT_START = ev(
     "message_start", message={"id": "msg_1", "model": "claude", "content": [], "usage": {"input_tokens": 3}}
-) + ant("content_block_start", index=0, content_block={"type": "text", "text": ""})
+) + ev("content_block_start", index=0, content_block={"type": "text", "text": ""})
 
 
 def once(text: str) -> None:

@@ -24,7 +24,6 @@ from tests._support.providers import (
     _nameless,
     _run,
     _thinking,
-    ant,
     calls,
     cited_response,
     custom,
@@ -366,7 +365,7 @@ def test_anthropic_an_error_keeps_its_request_id() -> None:
     kept in the error, streamed and whole; it was dropped unsaid."""
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_9"}
     parser = anthropic.StreamParser()
-    streamed = reduce_ok(parser.feed(ANT_START + ant("error", **{k: v for k, v in error.items() if k != "type"})))
+    streamed = reduce_ok(parser.feed(ANT_START + ev("error", **{k: v for k, v in error.items() if k != "type"})))
     whole = anthropic.parse_response(orjson.dumps(error))
     for msg in (streamed, whole):
         (err,) = msg.to_dict()["metadata"]["agentmsg_errors"]
@@ -424,14 +423,10 @@ def test_anthropic_a_merged_turn_without_thinking_gets_the_first_run_first() -> 
 
 
 def test_probe_anthropic_an_error_that_is_text_is_said_with_its_text() -> None:
-    body = ANT_START + ant("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"})
-    msg, said = _run(anthropic.StreamParser(), body + ant("error", error="Overloaded") + ant("message_stop"))
+    body = ANT_START + ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"})
+    msg, said = _run(anthropic.StreamParser(), body + ev("error", error="Overloaded") + ev("message_stop"))
     assert msg.text_content == "Hi" and msg.generate_reason.value == "INTERRUPTED" and said == ["order"]
     assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["Overloaded"]  # (it was '{}')
-
-
-def _anthropic(kind: str, **data: Any) -> bytes:
-    return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
 
 
 def test_anthropic_usage_of_many_keys_then_many_events_is_copied_in_linear_work(
@@ -450,10 +445,10 @@ def test_anthropic_usage_of_many_keys_then_many_events_is_copied_in_linear_work(
     monkeypatch.setattr(_builder.StreamBuilder, "usage_later", counted)
     n = 5000
     message = {"id": "m", "type": "message", "role": "assistant", "model": "c", "content": []}
-    body = _anthropic("message_start", message={**message, "usage": {"input_tokens": 7, "output_tokens": 1}})
-    body += _anthropic("message_delta", delta={}, usage={f"k{i}": {"n": i} for i in range(n)})
-    body += b"".join(_anthropic("message_delta", delta={}, usage={"output_tokens": i}) for i in range(n))
-    body += _anthropic("message_delta", delta={"stop_reason": "end_turn"}) + _anthropic("message_stop")
+    body = ev("message_start", message={**message, "usage": {"input_tokens": 7, "output_tokens": 1}})
+    body += ev("message_delta", delta={}, usage={f"k{i}": {"n": i} for i in range(n)})
+    body += b"".join(ev("message_delta", delta={}, usage={"output_tokens": i}) for i in range(n))
+    body += ev("message_delta", delta={"stop_reason": "end_turn"}) + ev("message_stop")
     # (the Python parser: the whole-body C fast path of parse_stream keeps its own 4 counts, and calls no usage_later)
     (msg,) = agentmsg.reduce_events(list(run_parser(anthropic.StreamParser(), body)))
     assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (7, n - 1)

@@ -1092,7 +1092,7 @@ def test_a_refusals_place_whole_and_streamed_and_what_goes_back_as_the_refusal()
         chunks = [chunk({"role": "assistant", **d}, created=1) for d in deltas] + [chunk({}, "stop", created=1)]
         snapshot = openai_snapshot(chunks)
         whole = openai.parse_response(snapshot)
-        streamed = reduce_ok(list(openai.parse_stream(_sse(*chunks))))
+        streamed = reduce_ok(list(openai.parse_stream(sse(*chunks))))
         for msg in (whole, streamed):
             assert msg.metadata["agentmsg_refusal"] is True
         kept = [b.text if b.type == "text" else b.name for b in streamed.content]  # type: ignore[union-attr]
@@ -1107,10 +1107,6 @@ def test_a_refusals_place_whole_and_streamed_and_what_goes_back_as_the_refusal()
         assert entry.get("refusal") == sent, deltas
         if sent != m["refusal"]:  # (the refusal that came first goes back as the content)
             assert entry["content"] == m["refusal"]
-
-
-def _sse(*payloads: Any) -> bytes:
-    return b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in payloads) + b"data: [DONE]\n\n"
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -1146,7 +1142,7 @@ def test_a_name_in_many_pieces_is_joined_once(shape: str, monkeypatch: pytest.Mo
     else:
         pieces = ["f", *("x" * 5000)]
         name = "f" + "x" * 5000
-    body = _sse(*(_call(name=p) for p in pieces), _call(arguments="{}"), _chunk({}, "tool_calls"))
+    body = sse(*(_call(name=p) for p in pieces), _call(arguments="{}"), _chunk({}, "tool_calls"))
     _CountedCall.written = 0
     (msg,) = agentmsg.reduce_events(list(openai.parse_stream(body)))
     (call,) = msg.content
@@ -1194,7 +1190,7 @@ def _choice(i: int, delta: dict[str, Any]) -> dict[str, Any]:
 def _choices_with_a_problem(n: int) -> bytes:
     """Choices 1..n (no choice 0), each with two calls sharing an id: a problem said of each, held for choice 0."""
     call = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
-    return _sse(
+    return sse(
         *(_choice(i, {"tool_calls": [{"index": k, "id": f"t{i}", **call} for k in (0, 1)]}) for i in range(1, n + 1))
     )
 
@@ -1202,7 +1198,7 @@ def _choices_with_a_problem(n: int) -> bytes:
 def _choices_with_audio(n: int) -> bytes:
     """Choices 0..n-1, each with 3 bytes of audio: too few to tell its type, so its block waits for the end."""
     audio = base64.b64encode(b"abc").decode()
-    return _sse(*(_choice(i, {"audio": {"id": f"a{i}", "data": audio}}) for i in range(n)))
+    return sse(*(_choice(i, {"audio": {"id": f"a{i}", "data": audio}}) for i in range(n)))
 
 
 @pytest.mark.parametrize("make", [_choices_with_a_problem, _choices_with_audio], ids=["held-problems", "waiting-audio"])

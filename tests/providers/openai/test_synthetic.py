@@ -47,6 +47,7 @@ from tests._support.providers import (
     reduce_checked,
     same_with_and_without_routes,
     split,
+    sse,
     sse_body,
 )
 
@@ -357,7 +358,7 @@ def test_openai_legacy_function_call_is_a_tool_call() -> None:
         ({}, "function_call"),
     ]
     chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": r}]} for d, r in deltas]
-    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    body = sse(*chunks)
     check_openai(chunks, body)
     mod = module("openai")
     msg = reduce_checked(list(mod.parse_stream(body)))
@@ -382,7 +383,7 @@ def test_openai_tool_name_after_its_id_keeps_name_and_place() -> None:
     chunks = [
         {**head, "choices": [{"index": 0, "delta": d, "finish_reason": r}]} for d, r in [*deltas, ({}, "tool_calls")]
     ]
-    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    body = sse(*chunks)
     check_openai(chunks, body)
     msg = reduce_checked(list(module("openai").parse_stream(body)))
     assert [(c.id, c.name, c.input) for c in msg.blocks("tool_use")] == [

@@ -44,7 +44,6 @@ from tests._support.providers import (
     FIX,
     _nameless,
     _no_counts,
-    ant,
     calls,
     chunk,
     custom,
@@ -789,18 +788,18 @@ def test_a_usage_that_is_no_object_is_said_once(provider: str, whole: bool, usag
 STREAMS: dict[str, tuple[Any, bytes, bytes, bytes]] = {
     "anthropic": (
         anthropic.StreamParser,
-        ANT_START + ant("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
-        ant("error", error={"type": "overloaded_error", "message": "Overloaded"}),
-        ant("content_block_delta", index=0, delta={"type": "text_delta", "text": " more"})
-        + ant("content_block_stop", index=0)
-        + ant("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 9})
-        + ant("message_stop"),
+        ANT_START + ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+        ev("error", error={"type": "overloaded_error", "message": "Overloaded"}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": " more"})
+        + ev("content_block_stop", index=0)
+        + ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 9})
+        + ev("message_stop"),
     ),
     "anthropic-untyped": (  # an error object without its event type (a proxy's; one on lines of no SSE field)
         anthropic.StreamParser,
-        ANT_START + ant("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+        ANT_START + ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
         data({"error": {"type": "overloaded_error", "message": "Overloaded"}}),
-        ant("content_block_delta", index=0, delta={"type": "text_delta", "text": " more"}) + ant("message_stop"),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": " more"}) + ev("message_stop"),
     ),
     "openai": (
         openai.StreamParser,
@@ -868,7 +867,7 @@ def test_an_error_at_the_end_says_nothing_more(name: str) -> None:
     the end: no problem."""
     make, before, error, _ = STREAMS[name]
     parser = make()
-    events = parser.feed(before + error + b": keep-alive\n\n" + b"data: [DONE]\n\n" + ant("ping")) + parser.close()
+    events = parser.feed(before + error + b": keep-alive\n\n" + b"data: [DONE]\n\n" + ev("ping")) + parser.close()
     assert reduce_ok(events).text_content == "Hi"
     assert parser.problems == []
 
@@ -1093,9 +1092,9 @@ def test_a_reply_says_max_problems_then_counts_the_rest_in_bounded_memory(monkey
     parser = get("anthropic").stream_parser()
 
     def bad(k: int) -> bytes:
-        return ant("content_block_delta", index=0, delta={"type": f"new_delta_{k}", "text": "a"})
+        return ev("content_block_delta", index=0, delta={"type": f"new_delta_{k}", "text": "a"})
 
-    events = parser.feed(ANT_START + ant("content_block_start", index=0, content_block={"type": "text", "text": ""}))
+    events = parser.feed(ANT_START + ev("content_block_start", index=0, content_block={"type": "text", "text": ""}))
     events += parser.feed(b"".join(bad(k) for k in range(200)))  # (past the cap: held from here on)
     tracemalloc.start()
     try:

@@ -15,7 +15,7 @@ from agentmsg.providers import get
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.think import ThinkTagBuilder
 from tests._support.budget import examples
-from tests._support.providers import ANT_START, ant, dsc, gem_sse, oai, split
+from tests._support.providers import ANT_START, dsc, ev, gem_sse, oai, split
 
 Blocks = list[tuple[str, str]]
 
@@ -80,9 +80,9 @@ def _whole(provider: str, text: str) -> dict[str, Any]:
 
 def _stream(provider: str, parts: list[str]) -> bytes:
     if provider == "anthropic":
-        deltas = b"".join(ant("content_block_delta", index=0, delta={"type": "text_delta", "text": p}) for p in parts)
-        end = ant("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2})
-        return ANT_START + deltas + ant("content_block_stop", index=0) + end + ant("message_stop")
+        deltas = b"".join(ev("content_block_delta", index=0, delta={"type": "text_delta", "text": p}) for p in parts)
+        end = ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2})
+        return ANT_START + deltas + ev("content_block_stop", index=0) + end + ev("message_stop")
     if provider == "gemini":
         return b"".join(gem_sse(p) for p in parts) + gem_sse("", "STOP")
     if provider == "dashscope":
