@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from agentmsg import UserMessage
 from agentmsg.clients import AsyncClient, Client, ProviderError
 from agentmsg.providers import FormattedRequest
 from agentmsg.testing import ReplayServer, Reply, malformed
+from tests._support.raw_server import RawServer
 from tests.conftest import ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "providers"
@@ -313,32 +313,20 @@ def test_no_response_within_the_timeout_is_said_the_same_sync_and_async() -> Non
 # ---- asyncio: cancellation ----------------------------------------------------------------------------------
 
 
-class Silent:
-    """A loopback server that takes each connection, reads the request and never answers."""
+class Silent(RawServer):
+    """A loopback server that takes each connection, reads the request and never answers: each connection is held
+    open until the server is closed."""
 
     def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.requests = threading.Semaphore(0)
-        self.conns: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.closed = threading.Event()
+        super().__init__(self._hold)
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.conns.append(conn)
-            conn.recv(65536)
-            self.requests.release()
+    def _hold(self, conn: object) -> None:
+        self.closed.wait()
 
     def close(self) -> None:
-        self.sock.close()
-        for conn in self.conns:
-            conn.close()
+        super().close()
+        self.closed.set()
 
 
 @pytest.mark.parametrize("phase", ["waiting-for-headers", "mid-stream"])
