@@ -9,7 +9,7 @@ import http.client
 import math
 import random
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import Any
 
@@ -840,7 +840,7 @@ def test_an_extra_header_the_endpoint_sets_replaces_it_and_vary_adds_to_it() -> 
         async def receive() -> dict[str, Any]:
             return {"type": "http.disconnect"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 sent.append(message["headers"])
 

@@ -39,7 +39,7 @@ class _Pairs:
 class Pairs:
     name = "pairs"
     media_type = "application/vnd.test.pairs+json"
-    response_headers = (("x-pairs", "v1"),)
+    response_headers: tuple[tuple[str, str], ...] = (("x-pairs", "v1"),)
 
     def __init__(self, resumable: bool = True) -> None:
         self.resumable = resumable
