@@ -19,12 +19,12 @@ from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, bounded
 def test_validation_errors_pickle_and_copy(cls: type[ValidationError]) -> None:
     """Exception's reduce rebuilt the error from its text, taken for its problems: one per character."""
     original = cls([Problem("/content/0/type", "role-content", "USER may not hold thinking")], "msg")
-    original.__notes__ = ["while reading conversation.json"]  # (add_note: Python 3.11+)
+    vars(original)["__notes__"] = ["while reading conversation.json"]  # (add_note, __notes__ typed: Python 3.11+)
     for again in (pickle.loads(pickle.dumps(original)), copy.copy(original), copy.deepcopy(original)):
         assert type(again) is cls
         assert again.problems == original.problems and again.kind == "msg"
         assert str(again) == str(original) == "invalid msg: /content/0/type: USER may not hold thinking [role-content]"
-        assert again.__notes__ == ["while reading conversation.json"]
+        assert vars(again)["__notes__"] == ["while reading conversation.json"]
 
 
 def test_a_long_message_keeps_its_start_and_its_end_and_says_how_much_it_leaves_out() -> None:

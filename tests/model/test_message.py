@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from datetime import timezone
 from typing import Any
 
@@ -124,7 +125,7 @@ def test_decode_returns_role_pinned_class() -> None:
         (SystemMessage, ToolResultBlock(id="c")),
     ],
 )
-def test_role_rules_at_construction(cls: type[Msg], block: Any) -> None:
+def test_role_rules_at_construction(cls: type[UserMessage] | type[SystemMessage], block: Any) -> None:
     with pytest.raises(ValidationError) as info:
         cls(["ok", block])
     (problem,) = info.value.problems
@@ -143,11 +144,12 @@ def test_role_rules_allow_what_java_allows() -> None:
 
 
 def test_lowercase_roles_are_rejected_with_a_hint_everywhere() -> None:
-    for make in (
+    makes: tuple[Callable[[], Msg], ...] = (
         lambda: Msg("user", "x"),
         lambda: UserMessage("x").copy(role="assistant"),
         lambda: Msg.from_json('{"id":"m","role":"USer","content":[]}'),
-    ):
+    )
+    for make in makes:
         with pytest.raises(ValidationError) as info:
             make()
         (problem,) = info.value.problems
@@ -256,9 +258,10 @@ def test_structured_output_read_as_a_dict_a_class_or_a_callable() -> None:
     assert [(p.pointer, p.rule) for p in exc.value.problems] == [
         ("/metadata/_structured_output/steps/1/n", "structured-output")
     ]
-    pydantic = pytest.importorskip("pydantic")
+    pytest.importorskip("pydantic")
+    from pydantic import BaseModel
 
-    class PSteps(pydantic.BaseModel):
+    class PSteps(BaseModel):
         goal: str
         steps: list[int]
 
@@ -408,12 +411,13 @@ def test_blocks_are_normalised_the_same_way_in_every_constructor() -> None:
 
 
 def test_message_constructors_decode_nested_dicts_and_reject_non_mappings() -> None:
-    m = AssistantMessage("a", usage={"inputTokens": 1})  # type: ignore[arg-type]
+    m = AssistantMessage("a", usage={"inputTokens": 1})
     assert m.chat_usage is not None and m.chat_usage.input_tokens == 1
     assert Msg.from_json(m.to_json()) == m
-    m = ToolResultMessage([{"type": "tool_result", "id": "c", "output": [{"type": "text", "text": "x"}]}])
-    assert m.content[0].output == [TextBlock(text="x")]  # type: ignore[union-attr]
-    assert Msg.from_json(m.to_json()) == m
+    tool = ToolResultMessage([{"type": "tool_result", "id": "c", "output": [{"type": "text", "text": "x"}]}])
+    (result,) = tool.content
+    assert isinstance(result, ToolResultBlock) and result.output == [TextBlock(text="x")]
+    assert Msg.from_json(tool.to_json()) == tool
     for bad in (["ab"], 5, "x"):
         with pytest.raises(ValidationError) as info:
             UserMessage("hi", metadata=bad)  # type: ignore[arg-type]
@@ -422,7 +426,7 @@ def test_message_constructors_decode_nested_dicts_and_reject_non_mappings() -> N
         AssistantMessage("a", usage=5)  # type: ignore[arg-type]
     assert info.value.problems[0].pointer == "/usage"
     with pytest.raises(ValidationError) as info:
-        AssistantMessage("a", usage={"inputTokens": -1})  # type: ignore[arg-type]
+        AssistantMessage("a", usage={"inputTokens": -1})
     assert info.value.problems[0].pointer == "/usage/inputTokens"
 
 
@@ -647,7 +651,12 @@ def test_a_field_set_to_a_wrong_type_after_construction_is_refused(change: Any, 
 
     msg = AssistantMessage(content=[TextBlock(text="hi"), ToolUseBlock(id="c1", name="f", input={})])
     change(msg)
-    calls = [msg.to_json, msg.to_json_bytes, msg.to_dict, lambda: agentmsg.validate(msg.to_dict())]
+    calls: list[Callable[[], object]] = [
+        msg.to_json,
+        msg.to_json_bytes,
+        msg.to_dict,
+        lambda: agentmsg.validate(msg.to_dict()),
+    ]
     if change not in (_set_role, _set_role_value, _set_lowercase_role):  # (emit_events says so first, rule "role")
         calls.append(lambda: emit_events(msg))
     for call in calls:

@@ -55,11 +55,11 @@ def test_error_and_text_take_id_name_output_in_javas_order() -> None:
         [TextBlock(text="division by zero")],
     )
     ok = ToolResultBlock.text("call_1", "get_weather", "Sunny, 25°C")
-    assert (ok.id, ok.name, ok.state, [b.text for b in ok.output]) == (
+    assert (ok.id, ok.name, ok.state, ok.output) == (
         "call_1",
         "get_weather",
         ToolResultState.SUCCESS,
-        ["Sunny, 25°C"],
+        [TextBlock(text="Sunny, 25°C")],
     )
     assert ToolResultBlock.error("call_1", "boom", name="f") == ToolResultBlock.error("call_1", "f", "boom")
 
@@ -75,11 +75,11 @@ def test_the_factories_take_output_as_every_constructor_does() -> None:
 @pytest.mark.parametrize(
     ("call", "pointer", "rule"),
     [
-        (lambda: ToolResultBlock.error(5, "x"), "/id", "type"),
-        (lambda: ToolResultBlock.error("c", 7, "x"), "/name", "type"),
-        (lambda: ToolResultBlock.error("c", [3]), "/output/0", "type"),
+        (lambda: ToolResultBlock.error(5, "x"), "/id", "type"),  # type: ignore[call-overload]
+        (lambda: ToolResultBlock.error("c", 7, "x"), "/name", "type"),  # type: ignore[call-overload]
+        (lambda: ToolResultBlock.error("c", [3]), "/output/0", "type"),  # type: ignore[list-item]
         (lambda: ToolResultBlock.text("c", {"type": "nope"}), "/output/0", None),
-        (lambda: ToolResultBlock.text("c", "x", metadata=[1]), "/metadata", "type"),
+        (lambda: ToolResultBlock.text("c", "x", metadata=[1]), "/metadata", "type"),  # type: ignore[call-overload]
     ],
 )
 def test_bad_values_are_refused_at_their_pointer(call: Any, pointer: str, rule: str | None) -> None:
