@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from agentmsg import (
     AssistantMessage,
+    ContentBlock,
     HintBlock,
     Msg,
     SystemMessage,
@@ -225,7 +226,7 @@ def test_a_tool_marker_is_seen_in_either_tool_form(form: str) -> None:
     did not see it when deciding to mark the tools or when ordering lifetimes, so it placed a second tools marker
     and 1h markers after that 5m one (Anthropic refuses them: cache-ttl-order). Both forms are now read alike."""
     msgs = _conversation()
-    plain = [{**TOOLS[0], "_cache_control": True}, *TOOLS[1:]]
+    plain: list[dict[str, Any]] = [{**TOOLS[0], "_cache_control": True}, *TOOLS[1:]]
     tools = plain if form == "plain" else [{"type": "function", "function": t} for t in plain]
     got = place_cache_markers(msgs, provider="anthropic", tools=tools, ttl="1h")
     assert [p.where for p in got.placed] == ["system", "turn"]
@@ -289,7 +290,7 @@ def test_named_blocks_that_land_on_one_part_count_as_one_breakpoint() -> None:
     thinking = ThinkingBlock(thinking="t", metadata={"signature": "c2ln", "provider": "anthropic"})
 
     def answer(text: str) -> Msg:
-        content = [TextBlock(text=text), thinking, TextBlock(text="more")]
+        content: list[ContentBlock] = [TextBlock(text=text), thinking, TextBlock(text="more")]
         return Msg(role="ASSISTANT", content=content, metadata={"_cache_control": {"blocks": [0, 1]}})
 
     msgs = [SystemMessage("You are helpful."), UserMessage("q1"), answer("a"), UserMessage("q2"), answer("b")]

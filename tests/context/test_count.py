@@ -14,6 +14,7 @@ import textwrap
 import threading
 import types
 import warnings
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 from agentmsg import (
     AudioBlock,
     Base64Source,
+    ContentBlock,
     DataBlock,
     HintBlock,
     ImageBlock,
@@ -89,6 +91,7 @@ def test_the_profile_is_the_providers_spec(monkeypatch: pytest.MonkeyPatch) -> N
     with_tokens(None)
     generic = count_tokens(msgs, provider="acme")
     assert generic.method == "estimate" and generic.error is not None and generic.error >= 0.5
+    assert real.spec.tokens is not None
     with_tokens(attrs.evolve(real.spec.tokens, per_message=103))
     own = count_tokens(msgs, provider="acme")
     monkeypatch.undo()
@@ -883,7 +886,7 @@ def test_openai_responses_counts_each_item_an_assistant_message_is_sent_as() -> 
     carrier = ThinkingBlock(
         thinking="", metadata={"provider": "openai-responses", "providerBlock": {"type": "message", "id": "msg_1"}}
     )
-    pieces = [
+    pieces: list[Callable[[int], ContentBlock]] = [
         lambda k: TextBlock(text=rng.choice(["a", "b", "Hello there.", "", "x1 7", "été"])),
         lambda k: ToolUseBlock(id=f"c{k}", name="look", input={"q": k}),
         lambda k: carrier,
@@ -1198,7 +1201,7 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, 
     scaled = SimpleNamespace(
         spec=attrs.evolve(real.spec, tokens=attrs.evolve(tokens, per_message=big)), format_request=real.format_request
     )
-    assert count_tokens(msgs, provider=scaled, **options).total // big == _sent_items(body)  # type: ignore[arg-type]
+    assert count_tokens(msgs, provider=scaled, **options).total // big == _sent_items(body)
     if (
         "multi_agent" in _MODES[mode] or case == "speakers"
     ):  # (a name is also a label, who speaks, whose text goes ahead
@@ -1246,7 +1249,7 @@ def _merging_conversation(rng: random.Random) -> list[Msg]:
             out.append(_msg("ASSISTANT", *[TextBlock(text=rng.choice(["a", "", " "]))] * rng.randint(1, 2)))
         elif kind == 2:
             open_calls.append(f"c{k}")
-            before = rng.choice(
+            before: list[ContentBlock] = rng.choice(
                 [
                     [],
                     [TextBlock(text="t")],
@@ -1311,7 +1314,7 @@ def test_the_counts_framing_is_the_requests_structure_for_random_conversations(
             body = real.format_request(msgs, **options).body
         except ValidationError:
             continue  # (a conversation the formatter refuses: nothing is sent to count)
-        got = count_tokens(msgs, provider=scaled, **options).total // big  # type: ignore[arg-type]
+        got = count_tokens(msgs, provider=scaled, **options).total // big
         assert got == _sent_items(body), [(m.role, [b.type for b in m.content]) for m in msgs]
         checked += 1
     assert checked > 0
@@ -1512,11 +1515,11 @@ def test_texts_and_hints_the_formatter_leaves_out_are_not_counted(provider: str,
         return bool(text.strip() if blank else text)
 
     question = _msg("USER", TextBlock(text="Capital of France?"))
-    blocks = [TextBlock(text=x) for x in ("", "Paris.", "", " ", "", "It is.")]
+    blocks: list[TextBlock | HintBlock] = [TextBlock(text=x) for x in ("", "Paris.", "", " ", "", "It is.")]
     blocks += [HintBlock(hint=""), HintBlock(hint=" ")]
     asked = [TextBlock(text=x) for x in (" ", "thanks", "  ")]
     msgs = [question, _msg("ASSISTANT", *blocks), _msg("USER", *asked)]
-    kept = [b for b in blocks if sent(b.text if type(b) is TextBlock else b.hint)]
+    kept = [b for b in blocks if sent(b.text if isinstance(b, TextBlock) else b.hint)]
     without = [question, _msg("ASSISTANT", *kept), _msg("USER", *[b for b in asked if sent(b.text)])]
     real = get(provider)
     assert real.format_request(msgs).body == real.format_request(without).body

@@ -13,7 +13,7 @@ from agentmsg.context import count_tokens, place_cache_markers, trim
 from agentmsg.context._tokenizers import counter
 from agentmsg.providers import get
 from agentmsg.providers.base import CacheMarkers, Entry, TokenProfile
-from tests._support.providers import TOOLS
+from tests._support.providers import TOOLS, module
 
 
 def _acme(**markers: Any) -> Entry:
@@ -26,7 +26,8 @@ def _acme(**markers: Any) -> Entry:
         cache_markers=CacheMarkers(models=lambda model: model.startswith("acme-2"), **markers),
         tokens=TokenProfile(vocab="o200k_base", own=True, vocabs=((("acme-1", "acme-1-*"), "cl100k_base"),)),
     )
-    return Entry(spec, base.module.format_request, base.module.Reader, "agentmsg.providers.openai")
+    openai = module("openai")
+    return Entry(spec, openai.format_request, openai.Reader, "agentmsg.providers.openai")
 
 
 def _conversation() -> list[Any]:
@@ -74,5 +75,5 @@ def test_openai_picks_cl100k_for_gpt_4_and_gpt_3_5_only() -> None:
     assert tokens is not None
     for model in ("gpt-4", "GPT-4", "gpt-4-0613", "gpt-4-turbo", "gpt-3.5-turbo", "gpt-3.5"):
         assert tokens.for_model(model).vocab_for(model) == "cl100k_base", model
-    for model in ("gpt-4o", "gpt-4.1", "gpt-40", "gpt-5", "o3", "ft:gpt-4-0613", None):
-        assert tokens.for_model(model).vocab_for(model) == "o200k_base", model
+    for other in ("gpt-4o", "gpt-4.1", "gpt-40", "gpt-5", "o3", "ft:gpt-4-0613", None):
+        assert tokens.for_model(other).vocab_for(other) == "o200k_base", other

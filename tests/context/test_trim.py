@@ -14,6 +14,8 @@ import pytest
 import agentmsg
 from agentmsg import Msg, MsgRole, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.context import TRIM_RULES, TrimBudgetError, Trimmed, atrim, trim
+from agentmsg.providers.base import Entry
+from tests._support.providers import module
 
 OVERHEAD = 3
 
@@ -489,13 +491,13 @@ def test_the_strategy_and_the_arguments_are_checked() -> None:
         with pytest.raises(ValueError, match="the counter gives each message's count"):
             trim(msgs, 100, provider="openai", counter=counter)
     # (a negative count was taken: a message "giving back" tokens, kept or removed against the budget)
-    for answer, said in (
+    for negative, said in (
         ([-5] * len(msgs), "negative count [(]-5 for message 0[)]"),
         (_Counts([1] * len(msgs), -1), "negative count [(]-1 for the total[)]"),
         (_Counts([1] * len(msgs), "x"), "the counter's total is a count"),
     ):
 
-        def counter(messages: Sequence[Msg], answer: Any = answer) -> Any:
+        def counter(messages: Sequence[Msg], answer: Any = negative) -> Any:
             return answer if len(messages) == len(msgs) else [1] * len(messages)
 
         with pytest.raises(ValueError, match=said):
@@ -612,14 +614,21 @@ def test_what_is_no_list_of_messages_is_a_validation_error(messages: Any) -> Non
         assert info.value.problems[0].rule == "type"
 
 
-def _own_provider(**rules: bool) -> Any:
-    """A provider defined here, in no registry: the rules trim keeps to come from its spec, not from its name."""
+def _own_provider(*, user_first: bool = False, signature_chain: bool = False) -> Entry:
+    """A provider defined here, in no registry: the rules trim keeps to come from its spec, not from its name
+    (both off, as OpenAI's are)."""
     from agentmsg.providers import get
-    from agentmsg.providers.base import Entry
 
-    base = get("openai")
-    spec = attrs.evolve(base.spec, name="acme-trim", title="Acme", families=("acme",), **rules)
-    return Entry(spec, base.module.format_request, base.module.Reader, "agentmsg.providers.openai")
+    openai = module("openai")
+    spec = attrs.evolve(
+        get("openai").spec,
+        name="acme-trim",
+        title="Acme",
+        families=("acme",),
+        user_first=user_first,
+        signature_chain=signature_chain,
+    )
+    return Entry(spec, openai.format_request, openai.Reader, "agentmsg.providers.openai")
 
 
 def test_the_first_turn_rule_is_the_specs_not_a_vendor_list() -> None:
