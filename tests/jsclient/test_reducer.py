@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +122,12 @@ def random_stream(rng: random.Random) -> list[Any]:
                     "meta",
                 ]
             )
-            keys = {"usage": usage} if usage is not None else {}
+            keys: dict[str, Any] = {"usage": usage} if usage is not None else {}
             ev("MODEL_CALL_END", **keys, **({"metadata": meta} if meta is not None else {}))
         elif r < 0.30:
             kind = rng.choice(["TEXT", "THINKING", "DATA"])
             stage = rng.choice(["START", "DELTA", "DELTA", "DELTA", "END"])
-            keys: dict[str, Any] = {"blockId": rng.choice(blocks)}
+            keys = {"blockId": rng.choice(blocks)}
             if stage == "DELTA":
                 keys["delta"] = rng.choice(b64) if kind == "DATA" else rng.choice(["hé", "llo ", "☀️", "", 7])
                 if kind == "THINKING" and rng.random() < 0.2:
@@ -281,7 +282,7 @@ def random_stream(rng: random.Random) -> list[Any]:
     return out
 
 
-def _typescript(tmp_path: Path, cases: list[tuple[list[Any], int | None]]) -> list[dict[str, Any]]:
+def _typescript(tmp_path: Path, cases: Sequence[tuple[list[Any], int | None]]) -> list[dict[str, Any]]:
     """What the TypeScript reducer (@agentmsg/client, built) makes of each stream (events, max_open_blocks): its
     messages, problems and checks, as :func:`_python` gives Python's."""
     path = tmp_path / "streams.jsonl"
