@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -22,7 +22,7 @@ import pytest
 
 import agentmsg
 from agentmsg import UserMessage
-from agentmsg.clients import AsyncClient, Client, ProviderError
+from agentmsg.clients import AsyncClient, AsyncReplyStream, Client, ProviderError, ReplyStream
 from agentmsg.providers import FormattedRequest
 from agentmsg.testing import ReplayServer, Reply, malformed
 from tests._support.raw_server import RawServer
@@ -242,13 +242,19 @@ def run_async(provider: str, path: str, opts: dict[str, Any], how: str) -> dict[
     return asyncio.run(main())
 
 
-def leave(how: str, events: list[Any]) -> bool:
+def leave(how: str, events: Sequence[Mapping[str, object]]) -> bool:
     if not how.startswith("leave:"):
         return False
     at = how.split(":", 1)[1]
     if at.isdigit():
         return sum(e["type"] == "TEXT_BLOCK_DELTA" for e in events) == int(at)
     return events[-1]["type"] == at
+
+
+def assert_cut_short(stream: ReplyStream | AsyncReplyStream) -> None:
+    """The stream is done, cut short: its message INTERRUPTED, with the text it had received."""
+    assert stream.done and stream.message is not None
+    assert stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
 
 
 def state(stream: Any) -> dict[str, Any]:
@@ -368,6 +374,7 @@ def test_a_task_cancelled_twice_gives_its_connection_back(server: ReplayServer, 
                 await task
             assert stream.done
             if phase == "mid-stream":
+                assert stream.message is not None
                 assert stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
             else:
                 assert stream.message is None
@@ -413,7 +420,7 @@ def test_a_task_cancelled_while_its_stream_closes_gives_the_connection_back(serv
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+            assert_cut_short(stream)
         server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))  # (the check of the pool needs no slow reply)
         assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"
         await http.aclose()
@@ -526,7 +533,7 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         await stream.aclose()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert stream.done and stream.message.generate_reason == "INTERRUPTED"
+        assert stream.done and stream.message is not None and stream.message.generate_reason == "INTERRUPTED"
         await http.aclose()
 
     try:
@@ -653,7 +660,7 @@ def test_a_stream_read_in_one_thread_and_closed_in_another_between_events(server
     reader.join(5)
     assert got and not reader.is_alive()
     stream.close(wait=30)
-    assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+    assert_cut_short(stream)
     rest: list[Any] = []
     reader = threading.Thread(target=lambda: rest.extend(stream))
     reader.start()
@@ -682,7 +689,7 @@ def test_timeouts_around_a_call_and_a_retry_wait_cancel_it(server: ReplayServer)
             await first_text(stream)
             with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(stream.until_done(), 0.05)
-            assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+            assert_cut_short(stream)
             if sys.version_info >= (3, 11):
                 stream = c.stream(CONVO)
                 await first_text(stream)
@@ -690,7 +697,7 @@ def test_timeouts_around_a_call_and_a_retry_wait_cancel_it(server: ReplayServer)
                     async with asyncio.timeout(0.05), stream:
                         async for _ in stream:
                             pass
-                assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+                assert_cut_short(stream)
             server.add(OPENAI, Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "30"}))
             server.requests.clear()
             stream = c.stream(CONVO)
@@ -887,7 +894,7 @@ def test_close_from_another_thread_as_the_reader_takes_an_event_and_leaves(serve
     stream.close(wait=2)
     reader.join(5)
     assert got and not reader.is_alive()
-    assert stream.done and stream.message.generate_reason == "INTERRUPTED"
+    assert stream.done and stream.message is not None and stream.message.generate_reason == "INTERRUPTED"
     server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
     assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
     http.close()
@@ -919,7 +926,7 @@ def test_aclose_from_another_task_as_the_cancelled_loop_closes_its_response(serv
         await asyncio.wait_for(stream.aclose(), 5)
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+        assert_cut_short(stream)
         server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
         assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"
         await http.aclose()

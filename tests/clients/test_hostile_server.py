@@ -701,6 +701,7 @@ def test_stream_on_a_server_that_answers_whole_gives_the_whole_reply(provider: s
             events = list(stream)
         assert events and stream.done
         msg = stream.message
+        assert msg is not None
         assert msg.to_dict()["content"] == want.to_dict()["content"]
         assert msg.generate_reason == want.generate_reason != "INTERRUPTED"
 

@@ -15,7 +15,7 @@ import pytest
 
 import agentmsg
 import agentmsg.clients
-from agentmsg import UserMessage, reduce_events
+from agentmsg import Msg, UserMessage, reduce_events
 from agentmsg.clients import (
     AsyncClient,
     AuthenticationError,
@@ -251,8 +251,16 @@ def test_a_callers_raise_for_status_hook_is_judged_by_the_status(server: ReplayS
 
                 async def run() -> None:
                     http = httpx.AsyncClient(event_hooks={"response": [ahook]})
-                    kw = {"max_retries": 2, "backoff": 0.01, "timeout": 5.0, "http_client": http}
-                    async with AsyncClient("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", **kw) as c:
+                    async with AsyncClient(
+                        "openai",
+                        base_url=server.url,
+                        api_key="sk-test",
+                        model="gpt-4o",
+                        max_retries=2,
+                        backoff=0.01,
+                        timeout=5.0,
+                        http_client=http,
+                    ) as c:
                         await c.call(CONVO)
 
                 asyncio.run(run())
@@ -418,12 +426,12 @@ def test_mid_stream_snapshot_does_not_claim_a_normal_end(server: ReplayServer) -
     server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
     stream = client(server).stream(CONVO)
     assert stream.message is None and not stream.done
-    snapshots = []
+    snapshots: list[Msg] = []
     for e in stream:
         if e["type"] == "TEXT_BLOCK_DELTA":
-            assert not stream.done
+            assert not stream.done and stream.message is not None
             snapshots.append(stream.message)
-    assert snapshots and all(m is not None for m in snapshots)
+    assert snapshots
     for m in snapshots:
         assert m.metadata["agentscope_generate_reason"] == "INTERRUPTED"
         assert m.generate_reason == agentmsg.GenerateReason.INTERRUPTED

@@ -14,13 +14,13 @@ import json
 import threading
 import traceback
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from agentmsg import UserMessage
+from agentmsg import Msg, UserMessage
 from agentmsg.cli.chat import _Redacting
 from agentmsg.clients import (
     AsyncClient,
@@ -241,7 +241,11 @@ def test_an_echoed_key_is_in_no_error(
     async def run() -> list[BaseException]:
         errors: list[BaseException] = []
         async with AsyncClient(provider, base_url=server.url, api_key=key, model="m", max_retries=0) as ac:
-            for call in (lambda: ac.call(CONVO), lambda: ac.stream(CONVO).until_done()):
+            calls: tuple[Callable[[], Awaitable[Msg]], ...] = (
+                lambda: ac.call(CONVO),
+                lambda: ac.stream(CONVO).until_done(),
+            )
+            for call in calls:
                 try:
                     await call()
                 except ProviderError as exc:
@@ -265,10 +269,11 @@ def test_an_echoed_key_is_in_no_stream_error_event(serve: Callable[[Echo], EchoS
         for e in stream:
             events.append(e)
     assert "bad key" in info.value.message and "[redacted]" in info.value.message
+    assert stream.message is not None
     assert_hidden(key, shown(info.value), json.dumps(events), stream.message.to_json())
     quiet = client.stream(CONVO, raise_on_error=False)
     events = list(quiet)
-    assert quiet.error is not None
+    assert quiet.error is not None and quiet.message is not None
     assert_hidden(key, quiet.error, json.dumps(events), quiet.message.to_json())
 
     async def run() -> BaseException:

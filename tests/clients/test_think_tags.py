@@ -30,6 +30,7 @@ def test_the_client_reads_the_tags_of_streams_and_whole_replies() -> None:
             events = list(stream)
         whole = client.call([UserMessage("你好，你是谁？")])
         client.close()
+    assert stream.message is not None
     assert kinds(stream.message) == kinds(whole) == ["thinking", "text"]
     texts = [
         [getattr(b, "thinking", None) or getattr(b, "text", None) for b in m.content] for m in (stream.message, whole)
