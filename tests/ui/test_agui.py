@@ -123,11 +123,13 @@ def test_events_without_an_ag_ui_event_are_wrapped_and_said_once_per_type() -> N
         "STEP_FINISHED", "CUSTOM", "RUN_FINISHED",
     ]  # fmt: skip
     assert written[6]["name"] == agui.WRAPPED and written[6]["value"]["type"] == "AGENT_RESULT"
-    assert written[-1]["result"] == events[-2]["result"]  # the AG-UI client's run result: the message
+    result, delta = events[-2], events[3]
+    assert result["type"] == "AGENT_RESULT" and delta["type"] == "TEXT_BLOCK_DELTA"
+    assert written[-1]["result"] == result["result"]  # the AG-UI client's run result: the message
     assert [(p.pointer, p.rule) for p in enc.notes] == [("/6", "ui-wrapped")]
     # what AG-UI has no field for travels in metadata; the createdAt in whole seconds is the timestamp
     assert written[3]["timestamp"] == 1767225600000
-    assert written[3]["metadata"] == {"agentmsg": {"id": "e3", "replyId": events[3]["replyId"]}}
+    assert written[3]["metadata"] == {"agentmsg": {"id": "e3", "replyId": delta["replyId"]}}
 
 
 def test_a_tool_call_without_deltas_sends_its_input_and_a_stream_ends_in_a_closed_run() -> None:
@@ -313,7 +315,7 @@ def test_events_outside_a_run_are_read_and_said_once_per_stretch() -> None:
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
     ]
-    stream = [*text, {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}]
+    stream: list[dict[str, Any]] = [*text, {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}]
     stream += [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}, {"type": "CUSTOM", "name": "n", "value": {}}]
     events, dec = decode(stream)
     assert [(p.pointer, p.rule) for p in dec.notes] == [("/0/type", "order"), ("/5/type", "order")]

@@ -487,7 +487,7 @@ def test_a_value_orjson_cannot_write_is_sent_as_javascript_writes_it(strict: boo
     """A tool's input or output given as a value is sent on as its JSON text: one holding a lone surrogate (which
     iter_chunks lets through, as JSON.parse does) or an integer beyond 64 bits raised orjson's TypeError from the
     decoder, tolerant or strict. Now written as JSON.stringify writes it (the surrogate as its escape)."""
-    stream = [
+    stream: list[dict[str, Any]] = [
         {"type": "start", "messageId": "m"},
         {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": [2**70]},
         {"type": "tool-output-available", "toolCallId": "c", "output": {"text": "\ud83d", "n": 2**64}},

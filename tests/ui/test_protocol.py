@@ -93,7 +93,7 @@ def test_an_encoder_writes_a_tool_results_data_json_does_not_hold_as_text(name: 
     """A TOOL_RESULT_DATA_DELTA's data with an integer beyond 64 bits (the reducer refuses it): the AG-UI encoder
     wrote the result's parts with orjson (TypeError); every encoder now gives frames a server writes."""
     at = {"createdAt": "2025-01-01T00:00:00Z", "replyId": "r"}
-    events = [
+    events: list[dict[str, Any]] = [
         {**at, "type": "AGENT_START", "id": "1", "name": "F"},
         {**at, "type": "TOOL_RESULT_START", "id": "2", "toolCallId": "c", "toolCallName": "f"},
         {**at, "type": "TOOL_RESULT_DATA_DELTA", "id": "3", "toolCallId": "c", "data": {"type": "x", "k": 2**64}},

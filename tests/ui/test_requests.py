@@ -398,9 +398,9 @@ def test_media_agentmsg_cannot_hold_is_refused_at_the_body_s_own_path(tmp_path: 
         with pytest.raises(ValidationError) as caught:
             ai_sdk.read_request(body)
         assert rules(caught.value) == [("/messages/0/parts/1" + key, rule)]
-    for body, (_, key, rule) in zip(runs, sources, strict=True):
+    for run, (_, key, rule) in zip(runs, sources, strict=True):
         with pytest.raises(ValidationError) as caught:
-            agui.read_input(body)
+            agui.read_input(run)
         assert rules(caught.value) == [("/messages/0/content/1/source" + key, rule)]
 
 
@@ -425,9 +425,9 @@ def test_bad_bodies_raise_the_sdks_own_error(reader: Any) -> None:
     deep: Any = "x"
     for _ in range(limits.max_depth + 5):
         deep = [deep]
-    for body in ({"messages": deep, "threadId": deep}, '{"messages":' + "[" * 100_000 + "]" * 100_000 + "}"):
+    for too_deep in ({"messages": deep, "threadId": deep}, '{"messages":' + "[" * 100_000 + "]" * 100_000 + "}"):
         with pytest.raises(SizeLimitError) as caught:
-            reader(body)
+            reader(too_deep)
         assert [p.rule for p in caught.value.problems] == ["max-depth"]
     old = limits.max_bytes
     limits.max_bytes = 1000
