@@ -190,8 +190,8 @@ def test_null_metadata_and_text_content_of_any_message() -> None:
 
 @pytest.mark.parametrize("kind", [[], {}, ["text"], {"a": 1}, 1, None, True])
 def test_a_block_type_that_is_no_string_is_refused_in_words(kind: Any) -> None:
-    # A lowercase role reads the message as AgentScope Python's, whose block keys are looked up by the block's
-    # type: a list or an object there is a schema problem at that pointer, not a TypeError of the lookup.
+    # A lowercase role reads the message as AgentScope Python's, whose block keys are looked up by the block's type:
+    # a list or an object there is a schema problem at that pointer, not a TypeError of the lookup.
     value = {"role": "user", "name": "u", "content": [{"type": kind, "text": "x"}]}
     for read in (
         lambda: Msg.from_dict(value, notes=[]),

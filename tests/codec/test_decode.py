@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from rfc3339_validator import validate_rfc3339  # type: ignore[import-untyped]
 
 import agentmsg
-from agentmsg import Msg, ValidationError
+from agentmsg import ContentBlock, Msg, ValidationError
 from agentmsg import message as message_module
 from tests._support.budget import examples
 from tests._support.mutators import edited_json_text, mutated
@@ -42,7 +42,7 @@ pytestmark = [pytest.mark.fuzz, pytest.mark.oracle]
 
 MSG_URI = "https://agentmsg.dev/schemas/v1/msg.schema.json"
 BLOCK_URI = "https://agentmsg.dev/schemas/v1/content-block.schema.json"
-SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def _registry(docs: Any) -> Any:
@@ -123,6 +123,11 @@ def _unwritable(value: Any) -> set[str]:
     return rules
 
 
+def _written(value: Msg | ContentBlock) -> bytes:
+    """A message's or a block's JSON, as agentmsg writes it."""
+    return value.to_json_bytes() if isinstance(value, Msg) else agentmsg.block_to_json(value).encode()
+
+
 def _decide(kind: str, text: str | bytes) -> None:
     """Decode ``text`` with agentmsg and check it against every oracle."""
     decode = Msg.from_json if kind == "msg" else agentmsg.block_from_json
@@ -154,10 +159,10 @@ def _decide(kind: str, text: str | bytes) -> None:
         assert ours == reference_problems(current, kind), "the linear reporter differs from the reference"
         return
     # Accepted: it writes back and reads back equal; strict reading and the unknown keys agree with the oracle.
-    written = got.to_json_bytes() if kind == "msg" else agentmsg.block_to_json(got).encode()
+    written = _written(got)
     again = decode(written)
     assert again == got and type(again) is type(got)
-    assert (again.to_json_bytes() if kind == "msg" else agentmsg.block_to_json(again).encode()) == written
+    assert _written(again) == written
     unknown = agentmsg.find_unknown_keys(got)
     assert CLOSED[kind].is_valid(current) == (not unknown)
     strict_ok = True
@@ -171,7 +176,7 @@ def _decide(kind: str, text: str | bytes) -> None:
         assert detailed == got and type(detailed) is type(got)
 
 
-@settings(max_examples=examples(60), **SETTINGS)
+@settings(SETTINGS, max_examples=examples(60))
 @given(messages())
 def test_constructed_messages_round_trip_byte_stably(m: Msg) -> None:
     text = m.to_json_bytes()
@@ -189,7 +194,7 @@ def test_constructed_messages_round_trip_byte_stably(m: Msg) -> None:
     assert CLOSED["msg"].is_valid(parsed) == (not agentmsg.find_unknown_keys(m))
 
 
-@settings(max_examples=examples(100), **SETTINGS)
+@settings(SETTINGS, max_examples=examples(100))
 @given(st.data())
 def test_mutated_messages_decide_as_the_oracles(data: st.DataObject) -> None:
     base = data.draw(messages()).to_dict()
@@ -215,7 +220,7 @@ def _decide_bytes(raw: bytes) -> None:
     _decide("msg", raw)
 
 
-@settings(max_examples=examples(60), **SETTINGS)
+@settings(SETTINGS, max_examples=examples(60))
 @given(st.data())
 def test_mutated_blocks_decide_as_the_oracles(data: st.DataObject) -> None:
     block = agentmsg.block_to_dict(data.draw(any_block))
@@ -260,7 +265,7 @@ CONSTRUCTORS = {
     agentmsg.DataBlock: ["source", "id", "name", "unknown_keys"],
     agentmsg.HintBlock: ["hint", "id", "source", "unknown_keys"],
 }
-REQUIRED = {
+REQUIRED: dict[type[object], dict[str, Any]] = {
     agentmsg.TextBlock: {"text": "t"},
     agentmsg.ThinkingBlock: {"thinking": "t"},
     agentmsg.ToolUseBlock: {"id": "c", "name": "f"},
@@ -272,7 +277,7 @@ REQUIRED = {
 }
 
 
-@settings(max_examples=examples(300), **SETTINGS)
+@settings(SETTINGS, max_examples=examples(300))
 @given(st.sampled_from(sorted(CONSTRUCTORS, key=lambda c: c.__name__)), st.data())
 def test_constructors_accept_or_raise_validation_error_only(cls: Any, data: st.DataObject) -> None:
     names = data.draw(st.lists(st.sampled_from(CONSTRUCTORS[cls]), unique=True, max_size=3))
@@ -288,7 +293,7 @@ def test_constructors_accept_or_raise_validation_error_only(cls: Any, data: st.D
         assert again == made and type(again) is type(made)
 
 
-@settings(max_examples=examples(30), **SETTINGS)
+@settings(SETTINGS, max_examples=examples(30))
 @given(st.lists(messages(), max_size=3), st.data())
 def test_conversations_accepted_are_written_and_read_back_equal(msgs: list[Msg], data: st.DataObject) -> None:
     value = json.loads(agentmsg.encode_messages(msgs).decode())

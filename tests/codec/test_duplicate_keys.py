@@ -6,6 +6,7 @@ again with the same value (AgentScope Java writes each event's ``type`` twice) l
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import orjson
 import pytest
@@ -13,7 +14,13 @@ import pytest
 from agentmsg import ValidationError
 from agentmsg._codec.jsontext import duplicate_keys, loads
 
-MSG = {"id": "m1", "name": None, "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+MSG: dict[str, Any] = {
+    "id": "m1",
+    "name": None,
+    "role": "USER",
+    "content": [{"type": "text", "text": "hi"}],
+    "metadata": {},
+}
 
 #: text -> the pointers of its duplicate keys (every one, in document order)
 CASES: dict[str, tuple[str, list[str]]] = {

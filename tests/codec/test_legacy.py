@@ -101,12 +101,16 @@ def test_without_a_notes_list_the_notes_are_one_warning() -> None:
 
 
 def test_strict_readers_refuse_legacy_keys_by_name() -> None:
-    data = {"id": "m", "role": "TOOL", "content": [{"type": "tool_result", "toolUseId": "c", "output": []}]}
+    data: dict[str, Any] = {
+        "id": "m",
+        "role": "TOOL",
+        "content": [{"type": "tool_result", "toolUseId": "c", "output": []}],
+    }
     for read in (
         lambda: Msg.from_dict(data, strict=True),
         lambda: Msg.from_json(json.dumps(data), strict=True),
         lambda: agentmsg.decode_messages(json.dumps([data]), strict=True),
-        lambda: agentmsg.block_from_dict(data["content"][0], strict=True),  # type: ignore[index]
+        lambda: agentmsg.block_from_dict(data["content"][0], strict=True),
     ):
         with pytest.raises(ValidationError) as info:
             read()

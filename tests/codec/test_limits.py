@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import orjson
@@ -83,7 +84,7 @@ def test_nested_tool_results_with_a_bad_leaf_report_in_linear_work(validated_nod
     for levels in (20, 60, 125):
         validated_nodes.clear()
         value = _nested_results(levels, {"type": "text", "text": 5})
-        problems = _problems(lambda value=value: Msg.from_json(json.dumps(value)))
+        problems = _problems(partial(Msg.from_json, json.dumps(value)))
         assert problems == [("/content/0" + "/output/0" * levels + "/text", "type")]
         assert sum(validated_nodes) <= 5 * _nodes(value), (levels, sum(validated_nodes), _nodes(value))
     # The issue's exact message is deeper than the limit: rejected at once by depth.
@@ -278,8 +279,13 @@ BIG = 18446744073709551617  # the issue's inputTokens
 
 def test_the_issues_input_tokens_is_rejected_never_a_float() -> None:
     text = '{"id":"m","role":"ASSISTANT","content":[],"usage":{"inputTokens":18446744073709551617}}'
-    for decode in (Msg.from_json, lambda t: Msg.from_json(t.encode()), lambda t: Msg.from_dict(json.loads(t))):
-        assert _problems(lambda decode=decode: decode(text)) == [("/usage/inputTokens", "integer-range")]
+    decoders: tuple[Callable[[str], Msg], ...] = (
+        Msg.from_json,
+        lambda t: Msg.from_json(t.encode()),
+        lambda t: Msg.from_dict(json.loads(t)),
+    )
+    for decode in decoders:
+        assert _problems(partial(decode, text)) == [("/usage/inputTokens", "integer-range")]
     assert _problems(lambda: agentmsg.decode_messages("[" + text + "]")) == [("/0/usage/inputTokens", "integer-range")]
 
 
@@ -382,10 +388,9 @@ def test_max_bytes_counts_utf8_bytes_of_a_str(monkeypatch: pytest.MonkeyPatch) -
     assert len(text) <= 110 < len(text.encode())
     monkeypatch.setattr(limits, "max_bytes", 110)
     for data in (text, text.encode()):
-        assert _problems(lambda data=data: Msg.from_json(data)) == [("", "max-bytes")]
-        assert _problems(
-            lambda data=data: agentmsg.decode_messages(f"[{data}]" if isinstance(data, str) else b"[" + data + b"]")
-        ) == [("", "max-bytes")]
+        assert _problems(partial(Msg.from_json, data)) == [("", "max-bytes")]
+        listed = f"[{data}]" if isinstance(data, str) else b"[" + data + b"]"
+        assert _problems(partial(agentmsg.decode_messages, listed)) == [("", "max-bytes")]
     monkeypatch.setattr(limits, "max_bytes", len(text.encode()))
     assert Msg.from_json(text).text_content == "é" * 40
 
@@ -413,7 +418,7 @@ def test_a_conversation_at_the_limit_is_refused_when_its_written_form_would_be_d
     bare = [_nested_results(125, {"type": "tool_result", "id": "c"})]
     full = [_nested_results(125, {"type": "tool_result", "id": "c", "output": [], "metadata": {}})]
     for data in (json.dumps(bare), json.dumps(bare).encode()):
-        assert _problems(lambda data=data: agentmsg.decode_messages(data)) == [("", "max-depth")]
+        assert _problems(partial(agentmsg.decode_messages, data)) == [("", "max-depth")]
     with pytest.raises(SizeLimitError):
         agentmsg.decode_messages(json.dumps(full))  # already 255 deep as read
     text = [_nested_results(125, {"type": "text", "text": "x"})]  # 254 deep, nothing added on write

@@ -104,7 +104,7 @@ def test_constructors_take_unknown_keys_and_refuse_declared_ones() -> None:
         TextBlock(text="a", unknown_keys={"text": "b"})
     assert (info.value.problems[0].pointer, info.value.problems[0].rule) == ("/text", "unknown-key")
     with pytest.raises(ValidationError):
-        ImageBlock(source={"type": "url", "url": "u"}, unknown_keys={"min_pixels": 3})  # an accepted spelling
+        ImageBlock(source=URLSource(url="u"), unknown_keys={"min_pixels": 3})  # an accepted spelling
     with pytest.raises(ValidationError):
         UserMessage("x", unknown_keys={"role": "USER"})
     with pytest.raises(ValidationError):
@@ -119,7 +119,7 @@ def test_sources_and_usage_given_as_objects_or_dicts_keep_unknown_keys() -> None
     assert ImageBlock(source=URLSource(url="u", unknown_keys={})) == ImageBlock(source=URLSource(url="u"))
     from_dict = ImageBlock(source={"type": "url", "url": "u", "detail": "high"})  # type: ignore[arg-type]
     assert from_dict == image
-    usage = AssistantMessage("x", usage={"inputTokens": 1, "futureTokens": 2}).usage  # type: ignore[arg-type]
+    usage = AssistantMessage("x", usage={"inputTokens": 1, "futureTokens": 2}).usage
     assert usage == ChatUsage(input_tokens=1, unknown_keys={"futureTokens": 2})
     assert AssistantMessage("x", usage=ChatUsage(unknown_keys={})).usage == ChatUsage()
 
