@@ -6,6 +6,7 @@ now refuses such input where it reads it: a problem with rule ``max-depth`` and 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -139,11 +140,12 @@ def test_the_event_iterators_refuse_a_deep_event_with_the_rule() -> None:
     lines = stream(BAD_LINES["whole-line"])
     jsonl = b"\n".join(lines) + b"\n"
     sse = b"".join(b"data: " + line + b"\n\n" for line in lines)
-    for events in (
+    readers: tuple[Callable[..., Iterable[Any]], ...] = (
         lambda **k: iter_jsonl(jsonl, **k),
         lambda **k: iter_sse_events(sse, **k),
         lambda **k: read_events(jsonl, **k),
-    ):
+    )
+    for events in readers:
         seen: list[Any] = []
         assert len(list(events(strict=False, on_problem=seen.append))) == 6
         assert [p.rule for p in seen] == ["max-depth"]

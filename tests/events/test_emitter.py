@@ -66,7 +66,8 @@ def test_emitted_shape_follows_java() -> None:
         "name": "Friday",
         "role": "assistant",
     }
-    assert events[3]["blockId"] == "text" and events[3]["delta"] == "hi"
+    delta = events[3]
+    assert delta["type"] == "TEXT_BLOCK_DELTA" and delta["blockId"] == "text" and delta["delta"] == "hi"
 
 
 def test_two_calls_with_one_id_go_to_two_model_calls() -> None:
@@ -130,10 +131,23 @@ def test_emitted_events_type_check_as_typed_dicts() -> None:
 @pytest.mark.parametrize(
     ("call", "says"),
     [
-        (lambda: emit_events([AssistantMessage("hi")]), "got list: one message at a time"),  # AttributeError
-        (lambda: emit_events({"role": "ASSISTANT", "content": []}), "got dict: Msg.from_dict reads one"),
-        (lambda: encode_sse(AssistantMessage("hi")), "got AssistantMessage: a message's events are emit_events"),
-        (lambda: encode_sse(emit_events(AssistantMessage("hi"))[0]), "got dict: one event: encode_sse_event"),
+        # (each given what its type refuses, on purpose: what it says at run time is the test)
+        (
+            lambda: emit_events([AssistantMessage("hi")]),  # type: ignore[arg-type]
+            "got list: one message at a time",
+        ),
+        (
+            lambda: emit_events({"role": "ASSISTANT", "content": []}),  # type: ignore[arg-type]
+            "got dict: Msg.from_dict reads one",
+        ),
+        (
+            lambda: encode_sse(AssistantMessage("hi")),  # type: ignore[arg-type]
+            "got AssistantMessage: a message's events are emit_events",
+        ),
+        (
+            lambda: encode_sse(emit_events(AssistantMessage("hi"))[0]),  # type: ignore[arg-type]
+            "got dict: one event: encode_sse_event",
+        ),
     ],
 )
 def test_emitting_the_wrong_thing_says_what_to_call(call: Any, says: str) -> None:

@@ -13,6 +13,8 @@ from agentmsg import (
     AssistantMessage,
     Reducer,
     SizeLimitError,
+    TextBlock,
+    ToolUseBlock,
     ValidationError,
     emit_events,
     reduce_events,
@@ -196,6 +198,7 @@ def test_tool_arguments_are_parsed_only_at_the_end() -> None:
     snap = reducer.snapshot()
     assert snap is not None
     call = snap.content[0]
+    assert isinstance(call, ToolUseBlock)
     assert call.content == '{"a": ' and call.input == {} and "argumentsError" not in call.metadata
 
 
@@ -393,6 +396,7 @@ def test_arguments_too_deep_to_write_are_not_valid_json() -> None:
         ]
     )
     call = msg.content[0]
+    assert isinstance(call, ToolUseBlock)
     assert call.input == {} and call.metadata == {"argumentsError": "arguments are not valid JSON"}
     assert msg.to_json()  # the message can be written
 
@@ -464,14 +468,14 @@ def test_text_with_a_lone_surrogate_fed_as_python_objects_is_replaced_and_said()
         r = Reducer()
         r.feed_many(events, trusted=trusted)
         (msg,) = r.finish()
-        assert [b.text for b in msg.content] == ["a\ufffdb", "ok \U0001f600"]
+        assert msg.content == [TextBlock(text="a\ufffdb"), TextBlock(text="ok \U0001f600")]
         assert agentmsg.Msg.from_json(msg.to_json()).to_dict() == msg.to_dict()
         assert [(p.pointer, p.rule) for p in r.problems] == [("/1", "lone-surrogate")]
     r = Reducer()
     for e in events[:-1]:
         r.feed(e)
     snap = r.snapshot()  # a snapshot joins and replaces the same way (nothing said until the end)
-    assert snap is not None and [b.text for b in snap.content] == ["a\ufffdb", "ok \U0001f600"]
+    assert snap is not None and snap.content == [TextBlock(text="a\ufffdb"), TextBlock(text="ok \U0001f600")]
 
 
 @pytest.mark.parametrize(
@@ -603,7 +607,7 @@ def test_many_distinct_open_blocks_are_bounded() -> None:
     events += [ev(10_001, "TEXT_BLOCK_DELTA", blockId="b10000", delta="last")]
     r = Reducer()
     (msg,) = reduce_stream(jsonl(events), reducer=r)
-    assert len(msg.content) == 10_000 and msg.content[-1].text == "last"
+    assert len(msg.content) == 10_000 and msg.content[-1] == TextBlock(text="last")
     limit = agentmsg.limits.max_open_blocks
     assert [p.rule for p in r.problems] == ["max-open-blocks"] * (10_000 - limit) + ["incomplete_stream"]
     # the cut names the first blocks still open and counts the rest: its words stay short
@@ -901,7 +905,7 @@ def test_no_fragment_is_lost_where_text_is_joined() -> None:
             snap = r.snapshot()
             assert snap is not None
             so_far = "".join(x["delta"] for x in events[: n + 1] if x["type"] == "TEXT_BLOCK_DELTA")
-            assert snap.content[0].text == so_far
+            assert snap.content[0] == TextBlock(text=so_far)
 
 
 def test_invalid_value_under_a_numeric_looking_key_is_left_out() -> None:
@@ -956,7 +960,8 @@ def test_values_json_cannot_carry_are_left_out_and_reported() -> None:
     r.feed_many(events)
     (msg,) = r.finish()
     msg.to_json()
-    assert msg.content[0].metadata == {"k": "\ufffd", "ok": 1}
+    call = msg.content[0]
+    assert isinstance(call, ToolUseBlock) and call.metadata == {"k": "\ufffd", "ok": 1}
     assert [(p.pointer, p.rule) for p in r.problems if p.rule in ("json-value", "lone-surrogate")] == [
         ("/3/metadata/k", "lone-surrogate"),  # the event's schema check
         ("/2", "lone-surrogate"),  # the message's value: replaced

@@ -18,6 +18,8 @@ from agentmsg import (
     Reducer,
     SizeLimitError,
     SSEDecoder,
+    TextBlock,
+    ToolUseBlock,
     ValidationError,
     emit_events,
     encode_sse,
@@ -654,12 +656,14 @@ def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    text = msg.content[0].text
+    answer, call = msg.content
+    assert isinstance(answer, TextBlock) and isinstance(call, ToolUseBlock)
+    text = answer.text
     assert text == "25°C, sunny. " * 20_000
     # a Latin-1 str is its characters plus a fixed header; a cached UTF-8 copy would add len + extra bytes
     assert sys.getsizeof(text) < len(text) + 100
-    assert msg.content[1].input == {"log": "25°C " * 20_000}
-    assert sys.getsizeof(msg.content[1].input["log"]) < 100_000 + 100  # nor do the parsed arguments
+    assert call.input == {"log": "25°C " * 20_000}
+    assert sys.getsizeof(call.input["log"]) < 100_000 + 100  # nor do the parsed arguments
     assert peak < 6 * len(msg.to_json_bytes())
 
 
