@@ -65,7 +65,7 @@ def _allof_targets(node: Any, out: set[str]) -> None:
 
 def _close(node: Any, open_here: bool = False) -> Any:
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in node.items():
             if k == "allOf" and isinstance(v, list):
                 out[k] = [_close(b, open_here=True) for b in v]

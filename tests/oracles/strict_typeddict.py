@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections.abc
 import functools
+import types
 import typing
 from typing import Any
 
@@ -59,7 +60,7 @@ class _Builder:
                 fields[key] = typing_extensions.Required[new]
             else:
                 fields[key] = typing_extensions.NotRequired[new]
-        made = typing_extensions.TypedDict(td.__name__, fields)  # type: ignore[operator]
+        made = typing_extensions.TypedDict(td.__name__, fields)  # type: ignore[misc]  # (built at run time)
         made.__pydantic_config__ = _CLOSED  # type: ignore[attr-defined]
         self.done[td] = made
         return made
@@ -72,7 +73,7 @@ class _Builder:
             return origin[Any if inner is _DROP else inner]
         if origin is typing_extensions.Annotated:
             return self.convert(args[0])
-        if origin in (typing.Union, getattr(__import__("types"), "UnionType", typing.Union)):
+        if origin in (typing.Union, getattr(types, "UnionType", typing.Union)):
             kept = [c for c in (self.convert(a) for a in args) if c is not _DROP]
             if not kept:
                 return _DROP
@@ -81,10 +82,10 @@ class _Builder:
             return tp
         if origin in _SEQUENCES:
             inner = self.convert(args[0]) if args else Any
-            return list[Any if inner is _DROP else inner]  # type: ignore[valid-type]
+            return types.GenericAlias(list, (Any if inner is _DROP else inner,))  # list[inner], of a run-time type
         if origin in _MAPPINGS:
             value = self.convert(args[1]) if len(args) == 2 else Any
-            return dict[str, Any if value is _DROP else value]  # type: ignore[valid-type]
+            return types.GenericAlias(dict, (str, Any if value is _DROP else value))
         if _is_typeddict(tp):
             return self.typeddict(tp)
         if isinstance(tp, type) and issubclass(tp, BaseModel):
