@@ -3,6 +3,7 @@ the estimate without it."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import importlib.machinery
 import math
@@ -36,6 +37,7 @@ from agentmsg import (
     URLSource,
     UserMessage,
     ValidationError,
+    VideoBlock,
 )
 from agentmsg.context import TokenCount, _media, _tokenizers, count_tokens
 from agentmsg.context.count import profiled
@@ -435,9 +437,10 @@ def test_media_in_a_data_url_is_counted_as_the_same_bytes_in_base64(provider: st
     assert _media.media_seconds(audio.source) == 3.0
     text = DataBlock(source=URLSource(url="data:text/plain,hello%20world"))
     same = DataBlock(source=Base64Source(media_type="text/plain", data=_images.b64(b"hello world")))
-    assert count_tokens([_msg("USER", text)], provider=provider) == count_tokens(
-        [_msg("USER", same)], provider=provider
-    )
+    if provider in ("anthropic", "gemini"):  # (OpenAI Chat and DashScope send a text file as a placeholder naming it)
+        assert count_tokens([_msg("USER", text)], provider=provider) == count_tokens(
+            [_msg("USER", same)], provider=provider
+        )
     bad = ImageBlock(source=URLSource(url="data:image/png;base64,%%%"))  # (not base64: priced as unknown)
     assert _media.image_size(bad.source) is None
 
@@ -462,8 +465,8 @@ def test_a_wav_duration_lowers_the_error_only_where_the_rate_is_documented(provi
     assert known.error is not None and unknown.error is not None
     if provider == "gemini":
         assert known.error < 0.7 < unknown.error
-    elif provider == "deepseek":  # (text only: the audio is sent as a placeholder, counted as its text)
-        assert known.error == unknown.error == 0.5
+    elif provider in ("deepseek", "anthropic"):  # (no audio: sent as a placeholder, counted as its text)
+        assert known.error == unknown.error == get(provider).spec.tokens.text_error  # type: ignore[union-attr]
     else:  # (the audio is nearly all of the count: its error, that of a rate not the provider's, nearly all of it)
         assert known.error > 0.95 and unknown.error > 0.95, (known.error, unknown.error)
 
@@ -936,6 +939,17 @@ def test_openai_responses_counts_the_reasoning_items_it_sends_back() -> None:
         assert count_tokens(msgs, provider="openai-responses", model="gpt-5") == plain
 
 
+#: media some formatter sends as a text placeholder naming them (each of OpenAI Chat, DashScope, Anthropic, Gemini,
+#: the Responses API one at least) in a user turn and in a tool result: audio and video (most), a file of no known
+#: type, media by a web URL of no known MIME type (Gemini)
+_NAMED_MEDIA: list[Any] = [
+    VideoBlock(source=URLSource(url="https://example.com/film.mp4")),
+    AudioBlock(source=URLSource(url="https://example.com/clip")),
+    ImageBlock(source=URLSource(url="https://example.com/cat")),
+    DataBlock(source=URLSource(url="https://example.com/file")),
+]
+
+
 def _odd_conversations() -> dict[str, list[Msg]]:
     """Conversations whose blocks a formatter splits, drops, merges or moves, and whose messages it sends as one
     (leading system messages, runs of one role, text between a call and its result) or leaves out (empty ones)."""
@@ -954,6 +968,7 @@ def _odd_conversations() -> dict[str, list[Msg]]:
     own = _msg("ASSISTANT", TextBlock(text="y"), call("c2"))
     own.content.append(result("c2"))
     url = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
+    film = VideoBlock(source=URLSource(url="https://example.com/film.mp4"))
     return {
         "text, call, text": [
             _msg("SYSTEM", TextBlock(text="Be brief.")),
@@ -1114,6 +1129,14 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("TOOL", ToolResultBlock(id="c3", name="f", output=[TextBlock(text=" "), HintBlock(hint="  ")])),
             _msg("ASSISTANT", TextBlock(text="ok")),
         ],
+        "media in tool results": [
+            _msg("USER", TextBlock(text="q"), film),
+            _msg("ASSISTANT", call("c1"), call("c2"), call("c3")),
+            _msg("TOOL", ToolResultBlock(id="c1", name="f", output=[TextBlock(text="r"), *_NAMED_MEDIA])),
+            _msg("TOOL", ToolResultBlock(id="c2", name="f", output=[film, url])),
+            _msg("TOOL", ToolResultBlock(id="c3", name="f", output=[_NAMED_MEDIA[3]])),  # (no medium sent after it)
+            _msg("ASSISTANT", TextBlock(text="ok")),
+        ],
         "speakers": [
             _msg("SYSTEM", TextBlock(text="You are Me."), name="Me"),
             _msg("USER", TextBlock(text="hi all"), name="Bob"),
@@ -1213,6 +1236,47 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, 
         - count_tokens(unnamed, provider=provider, **options).total
     )
     assert named == tokens.per_name * _names_sent(body)
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+def test_a_medium_sent_as_a_placeholder_counts_as_the_placeholder_text(provider: str) -> None:
+    """A medium the formatter sends as the text placeholder naming it (said ``media-unsupported``: Anthropic's audio,
+    video and other files; OpenAI Chat's video and audio but WAV and MP3; Gemini's web URL of no known MIME type,
+    whose placeholder joins a tool result's output text; ...) is counted as that text, in a user turn and in a tool
+    result alike: the request is the one of the conversation holding the placeholder's text in the medium's place,
+    and so is the count. (It was priced as the medium: Gemini's unknown-type URL image in a tool result as 1,032
+    tokens for the 10 its placeholder sends, an Anthropic video as 2,630, and OpenAI Chat framed a user message for a
+    tool result's video it never sends.) A base64 image beside it keeps the output a list of parts where the request
+    would join texts alone into one (the Responses API)."""
+    from agentmsg.providers._request.context import block_label
+
+    image = ImageBlock(source=Base64Source(media_type="image/png", data=base64.b64encode(_images.png(8, 8)).decode()))
+
+    def conversation(medium: Any, in_result: bool) -> list[Msg]:
+        user = [TextBlock(text="q"), *([] if in_result else [medium])]
+        output = [TextBlock(text="r"), *([medium, image] if in_result else [])]
+        return [
+            _msg("USER", *user),
+            _msg("ASSISTANT", ToolUseBlock(id="c1", name="f", input={})),
+            _msg("TOOL", ToolResultBlock(id="c1", name="f", output=output)),
+            _msg("ASSISTANT", TextBlock(text="ok")),
+        ]
+
+    real = get(provider)
+    checked = 0
+    for medium in _NAMED_MEDIA:
+        for in_result in (False, True):
+            msgs = conversation(medium, in_result)
+            request = real.format_request(msgs)
+            pointer = "/2/content/0/output/1" if in_result else "/0/content/1"
+            if ("media-unsupported", pointer) not in {(p.rule, p.pointer) for p in request.diagnostics}:
+                continue  # (sent as a medium)
+            named = conversation(TextBlock(text=block_label(medium)), in_result)
+            if provider != "dashscope":  # (its native request holding a medium is multimodal: the same texts, as parts)
+                assert real.format_request(named).body == request.body
+            assert count_tokens(msgs, provider=provider) == count_tokens(named, provider=provider), (medium, in_result)
+            checked += 1
+    assert checked > 0
 
 
 #: the metadata of the reasoning _merging_conversation draws: the provider's own (none, signed, redacted with its data

@@ -142,12 +142,15 @@ _GENERIC: Final = TokenProfile(vocab="o200k_base", own=False, text_error=0.5)
 class _Tally:
     """The parts of one count and the error each carries (tokens x relative error)."""
 
-    __slots__ = ("drop", "model", "profile", "text", "unsure", "words")
+    __slots__ = ("drop", "model", "options", "placeholder", "profile", "text", "unsure", "words")
 
-    def __init__(self, text: TextCounter, profile: TokenProfile, model: str | None) -> None:
+    def __init__(self, text: TextCounter, profile: TokenProfile, model: str | None, options: FormatOptions) -> None:
         self.text = text
         self.profile = profile
         self.model = model
+        self.options = options
+        #: the formatter's rule for the media it sends as a text placeholder (``TokenProfile.media_placeholder``)
+        self.placeholder = profile.media_placeholder
         self.drop = dropping(profile)  # which texts (and hints) the request leaves out
         #: sum of tokens x their relative error, outside the text's own error
         self.unsure = 0.0
@@ -156,6 +159,12 @@ class _Tally:
         #: the tokens of a text: the vocabulary's count, scaled where it is an estimate (the counter itself where it
         #: is not: no call in between, for the count's most frequent call)
         self.words: Callable[[str], int] = count if scale == 1.0 else lambda s: math.ceil(count(s) * scale)
+
+    def sent_as_text(self, block: Any, in_result: bool) -> bool:
+        """Whether the formatter sends the medium ``block`` as the text placeholder naming it (``in_result``: in a
+        tool result's output), by its own rule (``TokenProfile.media_placeholder``)."""
+        placeholder = self.placeholder
+        return placeholder is not None and placeholder(block, in_result, self.options) is not None
 
     def unsure_tokens(self, tokens: int, error: float) -> int:
         self.unsure += tokens * error
@@ -267,7 +276,7 @@ def _blocks(
                 continue
             n += t.words(label.rstrip())  # (a text of its own before a medium)
             label = ""
-        if placeholders and kind in MEDIA:  # (sent as the text naming it, not the medium)
+        if kind in MEDIA and (placeholders or t.sent_as_text(b, output)):  # (sent as the text naming it)
             if texts is not None:
                 texts.append(block_label(b))
             else:
@@ -406,6 +415,17 @@ def _output(t: _Tally, output: Sequence[Any]) -> int:
     if join == "parts" or (join == "texts" and any(type(b) is not TextBlock for b in output)):
         return _blocks(t, output, False, output=True)
     text, rest = _joined(output)
+    if rest:  # (a medium sent as its placeholder joins the output text, after a newline if it has any: Gemini's)
+        labels: list[str] = []
+        left: list[Any] = []
+        for b in rest:
+            if type(b) in MEDIA and t.sent_as_text(b, True):
+                labels.append(block_label(b))
+            else:
+                left.append(b)
+        if labels:
+            text = "\n".join([text, *labels]) if text else "\n".join(labels)
+            rest = left
     return t.words(text) + (_blocks(t, rest, False, output=True) if rest else 0)
 
 
@@ -438,7 +458,9 @@ def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
     labels = [block_label(b) for b in media]
     n = t.words("\n".join([text, *labels]) if text else "\n".join(labels))
     if media and not t.profile.text_only:
-        n += t.profile.per_message + t.words(TOOL_MEDIA_HEAD.format(call_id)) + _blocks(t, media, False)
+        sent = [b for b in media if not t.sent_as_text(b, False)]  # (a placeholder: named in the text already)
+        if sent:
+            n += t.profile.per_message + t.words(TOOL_MEDIA_HEAD.format(call_id)) + _blocks(t, sent, False)
     return n
 
 
@@ -615,7 +637,8 @@ def count_tokens(
     spec = provider_of(provider, model).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(profile.vocab_for(model))
-    t = _Tally(text, profile, model)
+    opts = as_options(options)
+    t = _Tally(text, profile, model, opts)
     messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
     current = -1
@@ -632,7 +655,6 @@ def count_tokens(
     per_name = profile.per_name
     counts: list[int] = []
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
-    opts = as_options(options)
     multi = bool(multi_agent)
     history = multi and opts.multi_agent_layout == "history"
     demote = opts.reasoning == "text"  # (reasoning from another provider, or unsent own, sent as text)

@@ -96,6 +96,21 @@ FIELDS: Final = field_table(
     }
 )
 
+
+def media_placeholder(block: Any, in_result: bool, options: Any = None) -> str | None:
+    """Why a medium of a user turn or a tool result is sent as a text placeholder naming it (None: it is sent): an
+    image of a type Anthropic takes (JPEG, PNG, GIF, WebP; a URL of no known type too) and, outside a tool result, a
+    PDF or plain-text document are sent; audio, video and every other file are not. The count reads it from the token
+    profile (``TokenProfile.media_placeholder``); plain text that turns out not to be UTF-8 is a placeholder too,
+    found only when it is read."""
+    kind, mime = media_kind(block)
+    if kind == "image" and (mime is None or mime in _IMAGE_TYPES):
+        return None
+    if kind == "file" and not in_result and mime in ("application/pdf", "text/plain"):
+        return None
+    return f"{mime or kind} in {'a tool result' if in_result else 'a user turn'}"
+
+
 #: The Messages API version every request names (the ``anthropic-version`` header)
 API_VERSION: Final = "2023-06-01"
 SPEC: Final = Spec(
@@ -129,6 +144,7 @@ SPEC: Final = Spec(
         per_tool=8,
         image="anthropic",
         assistant_media=False,  # (an assistant turn's media: placeholders)
+        media_placeholder=media_placeholder,  # (audio, video, other files: placeholders)
         hint_parts=True,  # (a text part of the user turn after it)
         turns=True,
         own_reasoning="signed",
@@ -457,7 +473,10 @@ class _AnthropicWalk(TurnWalk):
                 return usual
         kind, mime = media_kind(block)
         F.media_options(block, (), ctx, pointer)
-        if kind == "image" and (mime is None or mime in _IMAGE_TYPES):
+        why = media_placeholder(block, in_result)
+        if why is not None:
+            return self._placeholder(block, pointer, why)
+        if kind == "image":
             m = ctx.media.resolve(block.source, pointer, inline=False)
             if m.url is not None:
                 F.name_not_sent(block, ctx, pointer)
@@ -465,28 +484,28 @@ class _AnthropicWalk(TurnWalk):
             if m.mime in _IMAGE_TYPES:
                 F.name_not_sent(block, ctx, pointer)
                 return {"type": "image", "source": {"type": "base64", "media_type": m.mime, "data": m.data}}
-        elif kind == "file" and not in_result and mime in ("application/pdf", "text/plain"):
-            # a URL document is a PDF to Anthropic (URLPDFSource): plain text goes as its text, so its bytes are needed
-            m = ctx.media.resolve(block.source, pointer, inline=mime == "text/plain")
-            doc: dict[str, Any]
-            if m.url is not None:
-                doc = {"type": "document", "source": {"type": "url", "url": m.url}}
-            elif mime == "application/pdf":
-                doc = {
-                    "type": "document",
-                    "source": {"type": "base64", "media_type": "application/pdf", "data": m.data},
-                }
-            else:
-                text = _decode_text(m.data or "")
-                if text is None:
-                    return self._placeholder(block, pointer, "text/plain data that is not UTF-8")
-                doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
-            name = getattr(block, "name", None)
-            if name:
-                doc["title"] = name
-            return doc
-        where = "a tool result" if in_result else "a user turn"
-        return self._placeholder(block, pointer, f"{mime or kind} in {where}")
+            where = "a tool result" if in_result else "a user turn"  # (bytes of a type it does not take)
+            return self._placeholder(block, pointer, f"{mime or kind} in {where}")
+        # a PDF or plain-text document; a URL document is a PDF to Anthropic (URLPDFSource): plain text goes as its
+        # text, so its bytes are needed
+        m = ctx.media.resolve(block.source, pointer, inline=mime == "text/plain")
+        doc: dict[str, Any]
+        if m.url is not None:
+            doc = {"type": "document", "source": {"type": "url", "url": m.url}}
+        elif mime == "application/pdf":
+            doc = {
+                "type": "document",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": m.data},
+            }
+        else:
+            text = _decode_text(m.data or "")
+            if text is None:
+                return self._placeholder(block, pointer, "text/plain data that is not UTF-8")
+            doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+        name = getattr(block, "name", None)
+        if name:
+            doc["title"] = name
+        return doc
 
     def _placeholder(self, block: Any, pointer: str, what: str) -> dict[str, Any]:
         label = F.block_label(block)

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Final
 
+import attrs
+
 from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.errors import ValidationError
@@ -87,6 +89,15 @@ FIELDS: Final = field_table(
     }
 )
 
+
+def media_placeholder(block: Any) -> str | None:
+    """Why DashScope's native request sends a medium (of a user message, or of a tool result, sent in the user
+    message after the results) as a text placeholder naming it (None: it is sent as a part): it takes images, audio
+    and video, no other file. The count reads it from the token profile (``TokenProfile.media_placeholder``)."""
+    kind, mime = media_kind(block)
+    return f"{mime or 'unknown'} data" if kind == "file" else None
+
+
 SPEC: Final = Spec(
     name="dashscope",
     title="DashScope",
@@ -108,7 +119,7 @@ SPEC: Final = Spec(
     ),
     client_class="DashScopeClient",
     fields=FIELDS,
-    tokens=QWEN_TOKENS,
+    tokens=attrs.evolve(QWEN_TOKENS, media_placeholder=lambda block, in_result, options: media_placeholder(block)),
     cache_markers=CacheMarkers(),  # (on messages; its system prompt's marker caches the tools before it)
     # POST {base}/tokenizer with {model, input: {messages}, parameters} (dashscope 2.0.2 tokenizers/tokenization.py,
     # FUNCTION "tokenizer"); the count in usage.input_tokens. Only some older models (qwen-turbo, qwen-plus,
@@ -280,9 +291,10 @@ class _DashScopeWalk(ChatWalk):
             usual = self.inline_image(b)
             if usual is not None:
                 return usual
-        kind, mime = media_kind(b)
-        if kind == "file":
-            return self.placeholder(b, pointer, f"{mime or 'unknown'} data")
+        why = media_placeholder(b)
+        if why is not None:
+            return self.placeholder(b, pointer, why)
+        kind = media_kind(b)[0]
         m = ctx.media.resolve(b.source, pointer, inline=False, schemes=("http", "https", "oss"))
         part: dict[str, Any] = {kind: m.url or m.data_uri()}
         kept = _HINTS.get(b.type, ())

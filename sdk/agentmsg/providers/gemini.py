@@ -25,7 +25,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
-from agentmsg.providers._request.common import WEB_URL, media_kind
+from agentmsg.providers._request.common import WEB_URL, media_kind, mime_of
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
@@ -120,6 +120,22 @@ _B64_EITHER = re.compile(r"[A-Za-z0-9+/]*|[A-Za-z0-9_-]*").fullmatch  # one alph
 _B64_VALUE: Final = {c: v for v, c in enumerate(_B64_STANDARD)} | {"-": 62, "_": 63}
 
 
+def media_placeholder(block: Any, in_result: bool, options: FormatOptions) -> str | None:
+    """Why a medium is sent as a text placeholder naming it, in a user turn and in a tool result alike (None: it is
+    sent as a part): a web URL of no known MIME type (none declared, no extension that implies one), which Gemini
+    cannot take by URL and the request may not download (``MediaPolicy.allow_download``). In a tool result the
+    placeholder joins the result's output text (function response parts hold media only). The count reads it from
+    the token profile (``TokenProfile.media_placeholder``)."""
+    source = block.source
+    if source.type != "url" or options.media.allow_download or mime_of(source) is not None:
+        return None
+    from agentmsg.providers._request.media import scheme_of
+
+    if scheme_of(source.url) not in ("http", "https"):
+        return None
+    return f"unknown MIME type of a URL {media_kind(block)[0]}"
+
+
 SPEC: Final = Spec(
     name="gemini",
     title="Gemini",
@@ -154,6 +170,7 @@ SPEC: Final = Spec(
         own_reasoning="thought",
         valid_signature=signature_ok,  # (a thought of another signature is sent unsigned)
         result_join="all",  # (a result's texts and hints: one output string)
+        media_placeholder=media_placeholder,  # (a URL of no known MIME type: its placeholder text)
         models=((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
     ),
     # POST /v1beta/models/{model}:countTokens with the whole generateContent body (model named "models/...") under
@@ -501,17 +518,12 @@ class _GeminiWalk(TurnWalk):
             usual = self.inline_image(block)
             if usual is not None:
                 return usual
+        why = media_placeholder(block, False, ctx.options)
+        if why is not None:
+            ctx.report(pointer, "media-unsupported", f"{why}; sent as a text placeholder")
+            return {"text": F.block_label(block)}
         kind, mime = media_kind(block)
         inline = mime is None
-        if inline and not ctx.options.media.allow_download and block.source.type == "url":
-            from agentmsg.providers._request.media import scheme_of
-
-            if scheme_of(block.source.url) in ("http", "https"):
-                label = F.block_label(block)
-                ctx.report(
-                    pointer, "media-unsupported", f"unknown MIME type of a URL {kind}; sent as a text placeholder"
-                )
-                return {"text": label}
         m = ctx.media.resolve(block.source, pointer, inline=inline, schemes=("http", "https", "gs"), kind=kind)
         part: dict[str, Any]
         if m.url is not None:

@@ -196,6 +196,30 @@ _DEEPSEEK_TOKENS: Final = TokenProfile(
     result_text=True,
 )
 
+
+def media_placeholder(variant: str, block: Any) -> str | None:
+    """Why the variant ``variant`` sends a medium (of a user message, or of a tool result, sent in the user message
+    after the results) as a text placeholder naming it (None: it is sent as a part): every medium where it takes text
+    only; else audio but WAV and MP3, video where it takes none, and any file but a PDF (or every file where it
+    takes none). The count reads it from the token profile (``TokenProfile.media_placeholder``)."""
+    v = VARIANTS[variant]
+    if v.text_only:
+        return "media (text only)"
+    kind, mime = media_kind(block)
+    if kind == "image":
+        return None
+    if kind == "audio":
+        return None if mime in AUDIO_FORMATS else f"audio format {mime!r} (only wav and mp3)"
+    if kind == "video":
+        return None if v.video else "video"
+    return None if v.files and mime == "application/pdf" else f"{mime or 'unknown'} data"
+
+
+def _placeholders(variant: str) -> Any:
+    """The variant's :func:`media_placeholder` as a token profile takes it (``(block, in_result, options)``)."""
+    return lambda block, in_result, options: media_placeholder(variant, block)
+
+
 SPECS: Final = (
     Spec(
         name="openai",
@@ -207,7 +231,7 @@ SPECS: Final = (
         families=("openai",),
         client_class="OpenAIClient",
         fields=FIELDS["openai"],
-        tokens=TOKENS,
+        tokens=attrs.evolve(TOKENS, media_placeholder=_placeholders("openai")),
         cache_markers=CacheMarkers(models=explicit_breakpoints),  # (on messages, not tools; gpt-5.6 and later)
     ),
     Spec(
@@ -220,7 +244,7 @@ SPECS: Final = (
         families=("deepseek",),
         client_class="DeepSeekClient",
         fields=FIELDS["deepseek"],
-        tokens=_DEEPSEEK_TOKENS,
+        tokens=attrs.evolve(_DEEPSEEK_TOKENS, media_placeholder=_placeholders("deepseek")),
     ),
     Spec(
         name="dashscope-compatible",
@@ -232,7 +256,8 @@ SPECS: Final = (
         families=("dashscope",),
         client_class="DashScopeCompatibleClient",
         fields=FIELDS["dashscope-compatible"],
-        tokens=QWEN_TOKENS,  # (Qwen's tokenizer behind either endpoint)
+        # (Qwen's tokenizer behind either endpoint)
+        tokens=attrs.evolve(QWEN_TOKENS, media_placeholder=_placeholders("dashscope-compatible")),
         cache_markers=CacheMarkers(),  # (on messages; its system prompt's marker caches the tools before it)
     ),
 )
@@ -445,8 +470,9 @@ class _OpenAIWalk(ChatWalk):
             usual = self.inline_image(b)
             if usual is not None:
                 return usual
-        if v.text_only:
-            return self.placeholder(b, pointer, "media (text only)")
+        why = media_placeholder(v.name, b)
+        if why is not None:
+            return self.placeholder(b, pointer, why)
         kind, mime = media_kind(b)
         if kind == "image":
             m = ctx.media.resolve(src, pointer, inline=False)
@@ -457,15 +483,11 @@ class _OpenAIWalk(ChatWalk):
             F.name_not_sent(b, ctx, pointer)
             return part
         if kind == "audio":
-            fmt = AUDIO_FORMATS.get(mime or "")
-            if fmt is None:
-                return self.placeholder(b, pointer, f"audio format {mime!r} (only wav and mp3)")
+            fmt = AUDIO_FORMATS[mime or ""]
             m = ctx.media.resolve(b.source, pointer, inline=not v.audio_urls)
             F.name_not_sent(b, ctx, pointer)
             return {"type": "input_audio", "input_audio": {"data": m.url or m.data or "", "format": fmt}}
         if kind == "video":
-            if not v.video:
-                return self.placeholder(b, pointer, "video")
             m = ctx.media.resolve(b.source, pointer, inline=False)
             part = {"type": "video_url", "video_url": {"url": m.url or m.data_uri()}}
             kept = ("fps", "min_pixels", "max_pixels", "total_pixels") if v.pixel_hints else ()
@@ -473,9 +495,7 @@ class _OpenAIWalk(ChatWalk):
             F.media_options(b, kept, ctx, pointer)
             F.name_not_sent(b, ctx, pointer)
             return part
-        if not v.files or mime != "application/pdf":
-            return self.placeholder(b, pointer, f"{mime or 'unknown'} data")
-        m = ctx.media.resolve(b.source, pointer, inline=True)
+        m = ctx.media.resolve(b.source, pointer, inline=True)  # (a PDF)
         file: dict[str, Any] = {"filename": getattr(b, "name", None) or "document.pdf", "file_data": m.data_uri()}
         return {"type": "file", "file": file}
 

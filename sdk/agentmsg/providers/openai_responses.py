@@ -115,6 +115,15 @@ FIELDS: Final = field_table(
     }
 )
 
+
+def media_placeholder(block: Any) -> str | None:
+    """Why the Responses API's request sends a medium (of a user message or a tool result's output) as a text
+    placeholder naming it (None: it is sent as a part): it takes text, images and files, no audio or video. The
+    count reads it from the token profile (``TokenProfile.media_placeholder``)."""
+    kind = media_kind(block)[0]
+    return None if kind in ("image", "file") else f"{kind} (text, images and files only)"
+
+
 SPEC: Final = Spec(
     name="openai-responses",
     title="OpenAI Responses",
@@ -137,6 +146,7 @@ SPEC: Final = Spec(
         leading_system=True,
         own_reasoning="items",
         result_join="texts",  # (a result of texts alone: one output string; else output parts)
+        media_placeholder=lambda block, in_result, options: media_placeholder(block),
     ),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
@@ -363,25 +373,26 @@ class _Walk(ChatWalk):
             usual = self.inline_image(b)
             if usual is not None:
                 return usual
+        why = media_placeholder(b)
+        if why is not None:
+            return self.placeholder(b, pointer, why)
         kind, _ = media_kind(b)
         if kind == "image":
             F.media_options(b, (), ctx, pointer)
             m = ctx.media.resolve(b.source, pointer, inline=False)
             F.name_not_sent(b, ctx, pointer)
             return {"type": "input_image", "image_url": m.url or m.data_uri(), "detail": "auto"}
-        if kind == "file":
-            m = ctx.media.resolve(b.source, pointer, inline=False)
-            part: dict[str, Any] = {"type": "input_file"}
-            name = getattr(b, "name", None)
-            if m.url is not None:
-                part["file_url"] = m.url
-                if name:
-                    F.name_not_sent(b, ctx, pointer)
-            else:
-                part["filename"] = name or ("document.pdf" if m.mime == "application/pdf" else "file")
-                part["file_data"] = m.data_uri()
-            return part
-        return self.placeholder(b, pointer, f"{kind} (text, images and files only)")
+        m = ctx.media.resolve(b.source, pointer, inline=False)  # (a file)
+        part: dict[str, Any] = {"type": "input_file"}
+        name = getattr(b, "name", None)
+        if m.url is not None:
+            part["file_url"] = m.url
+            if name:
+                F.name_not_sent(b, ctx, pointer)
+        else:
+            part["filename"] = name or ("document.pdf" if m.mime == "application/pdf" else "file")
+            part["file_data"] = m.data_uri()
+        return part
 
     # ---- messages ----
 

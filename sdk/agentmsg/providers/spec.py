@@ -134,7 +134,10 @@ class TokenProfile:
     ``all``, its texts and hints joined by newlines into one text, its media parts after it (Gemini). ``per_error``:
     the error flag an error result is sent with (an error, denied or interrupted state, and the error result the
     ``repair`` option adds: Anthropic's ``is_error: true``; 0 where the request carries none), its rendering not
-    published: counted with error 1.0."""
+    published: counted with error 1.0. ``media_placeholder``: the formatter's own rule (in its module) for which media
+    it sends as a text placeholder naming them, ``(block, in a tool result, the request's FormatOptions) -> reason``
+    (None: the medium is sent), so that the count prices the placeholder sent, not the medium; None: every medium is
+    sent (outside ``text_only`` and ``assistant_media``)."""
 
     vocab: str
     own: bool
@@ -175,6 +178,7 @@ class TokenProfile:
     valid_signature: Callable[[str], bool] | None = None
     result_join: Literal["parts", "texts", "all"] = "parts"
     per_error: int = 0
+    media_placeholder: Callable[[Any, bool, Any], str | None] | None = None
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
