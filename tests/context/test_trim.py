@@ -262,7 +262,8 @@ def test_a_user_message_that_sends_nothing_opens_no_turn(provider: str, empty: A
     # 3 sends nothing (every formatter leaves it out where it holds no text; the turn family where its text is blank
     # too), so 2 and 4 meet: one answer to 1. 3 was taken for the opener of 4's turn: the kept tail was 3-4 and the
     # first turn (1, 2) went whole, its question with it: Anthropic and Gemini were sent 4 alone, an assistant turn
-    # first (which they refuse; not said), OpenAI an empty question. The question now stays with its last answer
+    # first (which they refuse; not said), OpenAI an empty question. The question now stays with its last answer (3
+    # goes with 2, the unit before it: test_a_user_message_that_sends_nothing_goes_with_the_unit_before_it)
     msgs = [
         SYSTEM,
         user("What is 2+2?"),
@@ -271,8 +272,8 @@ def test_a_user_message_that_sends_nothing_opens_no_turn(provider: str, empty: A
         assistant(TextBlock(text="Anything else?")),
     ]
     out = run(msgs, total(msgs) - tokens(msgs[2]), provider)
-    assert out.removed == (2,)
-    assert kept_indexes(msgs, out) == [0, 1, 3, 4]
+    assert out.removed == (2, 3)
+    assert kept_indexes(msgs, out) == [0, 1, 4]
     assert _first_turn_role(provider, out.messages) == "user"
     # before any question: 1-2 are the lead an assistant turn opens, which goes (within budget too) where the
     # provider takes no assistant turn first; 1 opened a turn, and the request was sent starting with 2
@@ -280,6 +281,41 @@ def test_a_user_message_that_sends_nothing_opens_no_turn(provider: str, empty: A
     out = run(msgs, 10**6, provider)
     assert out.removed == ((1, 2) if provider != "openai" else ())
     assert _first_turn_role(provider, out.messages) == ("user" if provider != "openai" or empty != [] else "assistant")
+
+
+@pytest.mark.parametrize("empty", ["", " \n", []])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_a_user_message_that_sends_nothing_goes_with_the_unit_before_it(provider: str, empty: Any) -> None:
+    # a user message the formatters leave out answers nothing and asks nothing: it goes with the unit before it (the
+    # first unit: the one after it). It was a unit of its own: removed as a step of its own (a trim-removed of a few
+    # tokens apart), and at the end of the conversation the last unit, which keep_last kept with its turn's opener
+    # while the answer before it went: 1, 3 and 5 were kept, 4 (the answer to 3) removed
+    msgs = [
+        SYSTEM,
+        user("What is 2+2?"),
+        assistant(TextBlock(text="It is four. " * 4)),
+        user("And 3+3?"),
+        assistant(TextBlock(text="Six.")),
+        Msg(MsgRole.USER, empty),
+    ]
+    out = run(msgs, total(msgs) - tokens(msgs[1]), provider)
+    assert kept_indexes(msgs, out) == [0, 3, 4, 5]
+    assert [p.pointer for p in out.diagnostics] == ["/1"]  # (one step: the first turn)
+    with pytest.raises(TrimBudgetError) as info:  # (the last turn, its answer with it, is what is kept at least)
+        run(msgs, total(msgs) - tokens(msgs[1]) - tokens(msgs[2]) - 1, provider)
+    assert info.value.result is not None
+    assert kept_indexes(msgs, info.value.result) == [0, 3, 4, 5]
+    # in a turn: with the answer before it, one step, one diagnostic
+    msgs = [SYSTEM, user("q"), assistant(TextBlock(text="a " * 20)), Msg(MsgRole.USER, empty), assistant(), user("r")]
+    msgs.append(assistant())
+    out = run(msgs, total(msgs) - tokens(msgs[2]), provider)
+    assert out.removed == (2, 3)
+    assert [(p.pointer, p.message.split(":")[0]) for p in out.diagnostics] == [("/2", "removed with /3")]
+    # before any question: with the question after it, which stays an opener (its answer is not sent first)
+    msgs = [SYSTEM, Msg(MsgRole.USER, empty), user("q"), assistant(TextBlock(text="a " * 20)), user("r"), assistant()]
+    out = run(msgs, total(msgs) - 1, provider)
+    assert out.removed == (1, 2, 3)
+    assert _first_turn_role(provider, out.messages) == "user"
 
 
 @pytest.mark.parametrize("layout", ["prefix", "history"])

@@ -4,8 +4,10 @@ The conversation is cut into **units**, the smallest pieces that can go without 
 
 - a tool call and every result that answers it are one unit, with all the messages between them (parallel calls
   whose results interleave make one unit);
-- a **turn** starts at a USER message that sends something (its *opener*; one every formatter leaves out opens none)
-  and runs to the next; what answers an opener is kept with it:
+- a USER message that sends nothing (every formatter leaves it out) goes with the unit before it (the first unit:
+  the one after it); it opens no turn;
+- a **turn** starts at a USER message that sends something (its *opener*) and runs to the next; what answers an
+  opener is kept with it:
   the opener goes only with the last unit of its turn, so a kept answer always follows its question, and the
   result never starts with an assistant turn where the conversation did not;
 - in a run of assistant messages (one turn in the turn family, whose thinking moves to its start unless it starts
@@ -266,6 +268,32 @@ def _glued(
     return out
 
 
+def _quiet(msg: Msg, multi: bool) -> bool:
+    """A user message the request leaves out (:func:`_sends_nothing`): the turns around it meet."""
+    return msg.role is _USER and _sends_nothing(msg.content, multi)
+
+
+def _quiet_glued(msgs: Sequence[Msg], units: list[list[int]], multi: bool) -> list[list[int]]:
+    """The units, each user message that sends nothing (:func:`_quiet`) glued to the unit before it, or to the one
+    after it where none is before (its unit starts with it then). Such a message answers nothing and is no question a
+    kept answer can follow: on its own it was a step of a few tokens, said ``trim-removed`` apart, and at the end of
+    the conversation the last unit ``keep_last`` keeps, for which the answer before it went."""
+    out: list[list[int]] = []
+    ahead: list[int] = []  # quiet messages before the first unit that sends something
+    for u in units:
+        if all(_quiet(msgs[x], multi) for x in u):
+            if out:
+                out[-1].extend(u)  # (in place: a long run glued stays linear)
+            else:
+                ahead.extend(u)
+        else:
+            out.append(ahead + u if ahead else u)
+            ahead = []
+    if ahead:  # (the conversation sends nothing but system messages)
+        out.append(ahead)
+    return out
+
+
 class _Plan:
     """The units, the kept tail and the removal order of one conversation (built once, linear)."""
 
@@ -308,12 +336,9 @@ class _Plan:
             if unit:
                 units.append(unit)
             i = end + 1
-        units = _glued(msgs, units, multi, agent)
-        # turns: each unit that is one USER message opens one, unless the request leaves it out (it sends nothing:
-        # the turns around it meet, so it answers nothing and is no question a kept answer can follow)
-        openers = [
-            len(u) == 1 and msgs[u[0]].role is _USER and not _sends_nothing(msgs[u[0]].content, multi) for u in units
-        ]
+        units = _quiet_glued(msgs, _glued(msgs, units, multi, agent), multi)
+        # turns: each unit of USER messages opens one (one that sends something, with the quiet ones glued to it)
+        openers = [all(msgs[x].role is _USER for x in u) and not all(_quiet(msgs[x], multi) for x in u) for u in units]
         user_first, signature_chain = rules
         if signature_chain and units:
             last = max((k for k, o in enumerate(openers) if o), default=-1)
