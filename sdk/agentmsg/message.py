@@ -175,13 +175,14 @@ def member_blocks(messages: Sequence[Msg]) -> Sequence[Msg]:
 
 
 def members(messages: Sequence[Msg]) -> Sequence[Msg]:
-    """:func:`member_roles`, then :func:`member_blocks` unless the C writer's check (``surely_writes``) tells at
-    once that every block is of one of agentmsg's own classes: what code that tells roles and blocks apart by
-    identity reads (counting, trimming, cache markers; the formatters check their messages themselves)."""
-    messages = member_roles(messages)
-    if type(messages) is list and surely_writes(messages):
+    """:func:`member_roles`, then :func:`member_blocks`: what code that tells roles and blocks apart by identity reads
+    (counting, trimming, cache markers; the formatters check their messages themselves). A list of Msg (the class
+    itself) that the C writer's check (``surely_writes``) passes needs neither, and is given as it is at once: that
+    check passes only roles that are MsgRole members and blocks of agentmsg's own classes (and no Msg subclass), so
+    member_roles' own pass over the roles is not made before it."""
+    if type(messages) is list and set(map(type, messages)) <= {Msg} and surely_writes(messages):
         return messages
-    return member_blocks(messages)
+    return member_blocks(member_roles(messages))
 
 
 #: ChatUsage's attribute names that are not its JSON keys (``input_tokens`` / ``inputTokens``, ...)
