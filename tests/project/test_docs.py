@@ -882,3 +882,42 @@ def test_the_example_provider_keeps_the_contract_and_needs_no_other_edit(
     assert json.loads(capsys.readouterr().out)["messages"] == [{"role": "user", "content": "Hi"}]
     assert main(["parse", "--provider", "acme", str(reply)]) == 0
     assert "Hello!" in capsys.readouterr().out
+
+
+def test_the_example_provider_passes_the_shared_tests_that_hold_no_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared tests format and count for every registry name: docs/adding-a-provider.md's acme.py, registered,
+    passes those that hold no per-provider row (its oracle is none here). The page's example, followed, failed three:
+    it left structured output unmapped (``param-dropped``; tests/providers/shared/test_structured.py asks every
+    provider for it), its body had no key of its own for a parameter to clash with, and its token profile framed
+    tool results unlike the messages its requests send (tests/context/test_count.py)."""
+    import sys
+    import types
+
+    from agentmsg import providers
+    from agentmsg.providers import StructuredOutput
+    from tests import oracles
+    from tests.context import test_count
+    from tests.providers.shared import test_request
+
+    source = fenced(ROOT / "docs" / "adding-a-provider.md", "python")[0]
+    module = types.ModuleType("acme_doc_example")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(source, "acme.py", "exec"), module.__dict__)
+    (entry,) = module.PROVIDERS
+    monkeypatch.setitem(providers._load(), "acme", entry)
+    check = oracles.check
+    monkeypatch.setattr(oracles, "check", lambda name, request: [] if name == "acme" else check(name, request))
+
+    test_request.test_a_parameter_never_replaces_what_the_request_has("acme")
+    for case in sorted(test_count._odd_conversations()):
+        for mode in sorted(test_count._MODES):
+            for repair in (False, True):
+                test_count.test_the_counts_framing_is_the_requests_structure("acme", case, repair, mode)
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    ask = [UserMessage("Where? Answer in JSON.")]
+    as_text = entry.format_request(ask, structured_output=StructuredOutput(schema, name="City"))
+    assert [d.rule for d in as_text.diagnostics] == []
+    assert as_text.parser_options == {"structured_output": {"from": "text"}}
+    as_tool = entry.format_request(ask, structured_output=StructuredOutput(schema, name="City", mode="tool"))
+    assert [d.rule for d in as_tool.diagnostics] == ["structured-output-as-tool"]
+    assert as_tool.parser_options == {"structured_output": {"from": "tool", "name": "City"}}
