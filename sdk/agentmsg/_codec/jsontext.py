@@ -388,6 +388,105 @@ def _colons(data: str | bytes) -> int:
     return data.count(b":") + data.count(b"\\u003a") + data.count(b"\\u003A")
 
 
+_WHITESPACE = b" \t\r\n"
+#: every byte but the four brackets (deleted from a stretch of text to leave its nesting)
+_NOT_BRACKETS = bytes(range(256)).translate(None, b"{}[]")
+#: a member ``,"k":v`` of compact JSON text, from its comma: ``k`` without quote or backslash and not starting with a
+#: byte that may follow a closing quote (so that its quote opens a key, wherever it is met), ``v`` a string without
+#: quote or backslash or a literal up to what ends a value
+_MEMBER = re.compile(rb',("(?:[^"\\,:\]} \t\r\n][^"\\]*)?":(?:"[^"\\]*"|[-+.0-9a-zE]+(?=[,}\] \t\r\n])))')
+_AFTER_VALUE = frozenset(b",}] \t\r\n")
+_MAX_TAKEN_OUT = 16
+_MAX_NESTING = 32
+
+
+def _equal_repeats_only(data: str | bytes, written: bytes) -> bool:
+    """Whether JSON text ``data`` is ``written`` (its value written back by orjson) with members taken out that each
+    repeat, byte for byte, an earlier member of their object: then every key given more than once in one object
+    is given with one value, and :func:`duplicate_keys` has nothing to say. False when that is not shown (the
+    caller then reads the text again). The second filter of :func:`duplicate_keys`, for the text of a compact
+    writer that gives a member twice (AgentScope Java writes each event's ``"type"`` first and last): a few C
+    calls (comparisons, searches, a regular expression matched at one place) per member taken out, no parse.
+
+    Why it is exact: each piece taken out is ``,"k":v`` (:data:`_MEMBER`), a whole member of one object. What is
+    left is byte for byte the text of a value without a repeated key, so in each object every repeated key was
+    taken out but once; the first of them cannot have been (nothing earlier in its object repeats it), so each
+    other one repeats, byte for byte, an earlier member of the same object (``"k":v`` found earlier, not after a
+    backslash, a literal ended there as here, the brackets in between balanced outside strings): all of them are
+    the first. Linear: at most :data:`_MAX_TAKEN_OUT` members are taken out, the searches back and the
+    stretches between twins are held to a budget of a few times the text, their nesting to :data:`_MAX_NESTING`."""
+    text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if text.startswith(BOM):
+        text = text[3:]
+    text = text.strip(_WHITESPACE)
+    size, end = len(text), len(written)
+    budget = 4 * size + (1 << 16)
+    at = to = 0  # the next byte of text to compare, and of written
+    for _ in range(_MAX_TAKEN_OUT + 1):
+        n = min(size - at, end - to)
+        mine, theirs = text[at : at + n], written[to : to + n]
+        if mine == theirs:
+            if size - at == end - to:
+                return True
+            same = n
+        elif mine[:-1] == theirs[:-1]:  # (a member given again last in the object: AgentScope Java's "type")
+            same = n - 1
+        else:  # (the first byte that differs: the highest bit of the exclusive or)
+            same = n - 1 - ((int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")).bit_length() - 1) // 8
+        cut = text.rfind(b",", at, at + same + 1)
+        member = _MEMBER.match(text, cut) if cut >= 0 else None
+        if member is None or size - at - same <= end - to - same:
+            return False
+        after = member.end()
+        budget -= _twin_cost(text, cut, after, member.group(1), budget)
+        if budget < 0:
+            return False
+        to += cut - at  # (the text before the comma matched written; after the member the comparison goes on)
+        at = after
+    return False
+
+
+def _twin_cost(text: bytes, cut: int, after: int, member: bytes, budget: int) -> int:
+    """The bytes looked at to find ``member`` (``"k":v``, from ``cut`` (its comma) to ``after``) earlier in the
+    same object of ``text``; more than ``budget`` when it is not found there. The first member of an object text
+    and its last one are in one object (AgentScope Java's two ``"type"``), at no cost."""
+    literal = member[-1] != 0x22
+    spent, before = 0, cut
+    for _ in range(4):
+        twin = text.rfind(member, 0, before)
+        spent += before - max(twin, 0)
+        if twin <= 0 or spent > budget:
+            break
+        before = twin
+        if text[twin - 1] == 0x5C or (literal and text[twin + len(member)] not in _AFTER_VALUE):
+            continue  # (inside a string, or a longer literal)
+        if twin == 1 and after == len(text) - 1 and text[0] == 0x7B:
+            return spent
+        between = text[twin:cut]
+        spent += len(between)
+        if _balanced(between):
+            return spent
+    return budget + 1
+
+
+def _balanced(between: bytes) -> bool:
+    """Whether the brackets of JSON text ``between`` (from a quote that opens a string), outside its strings, close
+    every one they open and nothing more: its two ends are in one object."""
+    if between.translate(None, _NOT_BRACKETS) == b"":
+        return True
+    if b"\\" in between:
+        between = between.replace(b"\\\\", b"__").replace(b'\\"', b"__")
+    brackets = b"".join(between.split(b'"')[0::2]).translate(None, _NOT_BRACKETS)
+    for _ in range(_MAX_NESTING + 1):  # (deeper: read again; the cost stays linear)
+        if not brackets:
+            return True
+        fewer = brackets.replace(b"{}", b"").replace(b"[]", b"")
+        if len(fewer) == len(brackets):
+            return False
+        brackets = fewer
+    return False
+
+
 def duplicate_keys(data: JsonInput, value: Any) -> list[Problem]:
     """The keys that come more than once with values that differ in one object of JSON text ``data``, which parsed
     to ``value`` (the parsers keep each one's last value, without a word; a key given again with the same value,
@@ -401,13 +500,17 @@ def duplicate_keys(data: JsonInput, value: Any) -> list[Problem]:
     holds one colon per key it kept, plus the colons of its strings; the text holds one per key it has, plus the
     same colons of its strings, written as ``:`` or as ``\\u003a``. So when the text holds no more colons and
     ``\\u003a`` escapes than the value written back holds colons, no key was dropped. Else (a duplicate, or a
-    colon written as an escape) the text is read again with :mod:`json`, which tells each object's keys."""
+    colon written as an escape) a second filter, a few C passes more (:func:`_equal_repeats_only`), settles the
+    text of a writer that gives a member again byte for byte (AgentScope Java's ``type``); what it cannot settle
+    is read again with :mod:`json`, which tells each object's keys."""
     text: str | bytes = data if isinstance(data, (str, bytes)) else bytes(data)
     try:
-        if _colons(text) <= _orjson_dumps(value).count(b":"):
-            return []
+        written = _orjson_dumps(value)
     except orjson.JSONEncodeError:  # (a value loads refuses: nothing to compare with, so read it again)
         pass
+    else:
+        if _colons(text) <= written.count(b":") or _equal_repeats_only(text, written):
+            return []
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     met: list[_Repeated] = []
