@@ -437,19 +437,20 @@ def _equal_repeats_only(data: str | bytes, written: bytes) -> bool:
         member = _MEMBER.match(text, cut) if cut >= 0 else None
         if member is None or size - at - same <= end - to - same:
             return False
-        after = member.end()
-        budget -= _twin_cost(text, cut, after, member.group(1), budget)
-        if budget < 0:
-            return False
+        after, repeated = member.end(), member.group(1)
+        # (the first member of an object text and its last, a string each, are in one object: Java's two "type")
+        if after != size - 1 or text[after - 1] != 0x22 or text[0] != 0x7B or not text.startswith(repeated, 1):
+            budget -= _twin_cost(text, cut, repeated, budget)
+            if budget < 0:
+                return False
         to += cut - at  # (the text before the comma matched written; after the member the comparison goes on)
         at = after
     return False
 
 
-def _twin_cost(text: bytes, cut: int, after: int, member: bytes, budget: int) -> int:
-    """The bytes looked at to find ``member`` (``"k":v``, from ``cut`` (its comma) to ``after``) earlier in the
-    same object of ``text``; more than ``budget`` when it is not found there. The first member of an object text
-    and its last one are in one object (AgentScope Java's two ``"type"``), at no cost."""
+def _twin_cost(text: bytes, cut: int, member: bytes, budget: int) -> int:
+    """The bytes looked at to find ``member`` (``"k":v``, whose comma is at ``cut``) earlier in the same object of
+    ``text``; more than ``budget`` when it is not found there."""
     literal = member[-1] != 0x22
     spent, before = 0, cut
     for _ in range(4):
@@ -460,8 +461,6 @@ def _twin_cost(text: bytes, cut: int, after: int, member: bytes, budget: int) ->
         before = twin
         if text[twin - 1] == 0x5C or (literal and text[twin + len(member)] not in _AFTER_VALUE):
             continue  # (inside a string, or a longer literal)
-        if twin == 1 and after == len(text) - 1 and text[0] == 0x7B:
-            return spent
         between = text[twin:cut]
         spent += len(between)
         if _balanced(between):
