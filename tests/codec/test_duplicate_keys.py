@@ -228,7 +228,7 @@ def _random_object(rng: random.Random, depth: int, pretty: bool) -> str:
 def random_json_texts(seed: str, count: int) -> list[str]:
     """``count`` random JSON texts of objects (nested, in arrays) with keys planted twice: most compact."""
     rng = random.Random(seed)
-    texts = []
+    texts: list[str] = []
     while len(texts) < count:
         pretty = rng.random() < 0.1
         text = _random_object(rng, 0, pretty) if rng.random() < 0.8 else _random_value(rng, 0, pretty)
@@ -253,7 +253,7 @@ def _reference(text: str) -> list[Problem]:
         return dict(pairs)
 
     def conflicts(pairs: _Pairs) -> dict[str, int]:
-        kept, counts = last(pairs), {}
+        kept, counts = last(pairs), dict[str, int]()
         for key, _ in pairs:
             counts[key] = counts.get(key, 0) + 1
         differ = {key for key, value in pairs if counts[key] > 1 and not same(value, kept[key])}
