@@ -428,12 +428,28 @@ class Msg(_msg_mod.Msg):
         # takes the detailed path below, which decides and reports exactly.
         fast = _fast_path.value if _fast_path.done else _fast_path()  # (built: no call on the hot path)
         if fast is not None:
-            msg = fast.decode(data)
-            if msg is not None and (cls is Msg or isinstance(msg, cls)):
-                if msg.usage is not None:
-                    restore_usage(msg)
-                return msg  # type: ignore[no-any-return]
+            msg = cls._fast_result(fast.decode(data))
+            if msg is not None:
+                return msg
         return cls._from_parsed(loads(data, "msg"), strict, notes=notes, stacklevel=3)
+
+    @classmethod
+    def _from_json_value(cls: type[M], data: Any) -> M | None:
+        """The message of ``data``, parsed JSON that can be written back (the caller has made sure: no lone
+        surrogate, no integer beyond 64 bits, nothing but JSON values), through the decode fast path's typed
+        checks without writing it as text (its strings are the message's own: a long reply's text is held
+        once); None when the fast path does not take it (then :meth:`_from_parsed` decides and says why)."""
+        fast = _fast_path.value if _fast_path.done else _fast_path()
+        return None if fast is None else cls._fast_result(fast.convert(data))
+
+    @classmethod
+    def _fast_result(cls: type[M], msg: Any) -> M | None:
+        """What the fast path built (None: it did not take the input), if it is a ``cls``, its usage restored."""
+        if msg is None or not (cls is Msg or isinstance(msg, cls)):
+            return None
+        if msg.usage is not None:
+            restore_usage(msg)
+        return msg  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(

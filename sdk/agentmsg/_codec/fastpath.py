@@ -386,6 +386,19 @@ class FastPath:
         except _DECODE_ERRORS:
             return None
 
+    def convert(self, data: object) -> Any:
+        """The model of ``data``, JSON values already parsed (dicts, lists, str, int, float, bool, None),
+        through the same typed checks as :meth:`decode` but without writing it as JSON text first: its
+        strings are the model's own, not copies (a reply's text is held once). None when it does not
+        take that way (the caller decides, as for :meth:`decode`). ``data`` must be writable JSON (no
+        lone surrogate, no integer beyond 64 bits): msgspec checks neither here."""
+        if limits.max_depth != MAX_WRITABLE_DEPTH:
+            return None
+        try:
+            return self._convert(msgspec.convert(data, self.root), 1)
+        except _DECODE_ERRORS:
+            return None
+
     def decode_list(self, data: object) -> list[Any] | None:
         if not self.takes(data):
             return None

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, join_surrogates, parse_arguments
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate
@@ -154,24 +152,21 @@ def build(
         "timestamp": result.get("timestamp") if "timestamp" in result else reply.timestamp,
         "usage": usage,
     }
-    force_text = False
     if reply.trusted:
-        # Valid events parsed from JSON text (Reducer.feed_many(trusted=True)): the data is JSON already, so
-        # the message takes the codec's fast path (one C encode, one typed decode); anything it does not
-        # accept is decided and salvaged below as for any other reply.
-        try:
-            encoded = orjson.dumps(data, option=_JSON_ONLY)
-        except orjson.JSONEncodeError:
-            force_text = True  # the promise is broken (e.g. a lone surrogate): its text is checked too
-        else:
-            try:
-                msg = Msg.from_json(encoded, notes=[])  # (legacy keys: said by the events that held them)
-            except ValidationError:
-                pass
-            else:
+        # Valid events parsed from JSON text (Reducer.feed_many(trusted=True)): the data is JSON values, so the
+        # message takes the codec's fast path, its typed checks on the values as they are. (Written as JSON
+        # and read back, the reply's text was held three times at the end, its JSON bytes ten times over
+        # with orjson's reserve.) What JSON cannot carry is looked for first, the text included: found (the
+        # promise is broken, e.g. a lone surrogate), or a value the fast path does not take, the message is
+        # decided and salvaged below as any other reply's.
+        unwritable, lone, recheck = _unwritable(data, text_too=True)
+        if not (unwritable or lone or recheck):
+            msg = Msg._from_json_value(data)
+            if msg is not None:
                 assert isinstance(msg, AssistantMessage)
                 return msg
-    unwritable, lone, recheck = _unwritable(data, text_too=force_text or (text_too if st is None else st.unchecked))
+    else:
+        unwritable, lone, recheck = _unwritable(data, text_too=text_too if st is None else st.unchecked)
     found: list[Problem] = []
     for path in deepest_last_first(lone):
         # A string holding surrogates (from events fed as objects): a pair split across deltas is joined, as
@@ -212,9 +207,6 @@ def build(
     assert isinstance(msg, AssistantMessage)
     return msg
 
-
-#: orjson writes these Python types in a JSON form of its own: they are not JSON values, so they fail here.
-_JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
