@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agentmsg._codec.converter import surely_writes
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, join_surrogates, parse_arguments
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate
@@ -152,21 +153,18 @@ def build(
         "timestamp": result.get("timestamp") if "timestamp" in result else reply.timestamp,
         "usage": usage,
     }
-    if reply.trusted:
+    if reply.trusted and (surely_writes(data) or not any(_unwritable(data, text_too=True))):
         # Valid events parsed from JSON text (Reducer.feed_many(trusted=True)): the data is JSON values, so the
         # message takes the codec's fast path, its typed checks on the values as they are. (Written as JSON
         # and read back, the reply's text was held three times at the end, its JSON bytes ten times over
-        # with orjson's reserve.) What JSON cannot carry is looked for first, the text included: found (the
-        # promise is broken, e.g. a lone surrogate), or a value the fast path does not take, the message is
-        # decided and salvaged below as any other reply's.
-        unwritable, lone, recheck = _unwritable(data, text_too=True)
-        if not (unwritable or lone or recheck):
-            msg = Msg._from_json_value(data)
-            if msg is not None:
-                assert isinstance(msg, AssistantMessage)
-                return msg
-    else:
-        unwritable, lone, recheck = _unwritable(data, text_too=text_too if st is None else st.unchecked)
+        # with orjson's reserve.) What JSON cannot carry is looked for first, the text included (the C
+        # writer's check, else the walk): found (the promise is broken, e.g. a lone surrogate), or a value
+        # the fast path does not take, the message is decided and salvaged below as any other reply's.
+        msg = Msg._from_json_value(data)
+        if msg is not None:
+            assert isinstance(msg, AssistantMessage)
+            return msg
+    unwritable, lone, recheck = _unwritable(data, text_too=reply.trusted or (text_too if st is None else st.unchecked))
     found: list[Problem] = []
     for path in deepest_last_first(lone):
         # A string holding surrogates (from events fed as objects): a pair split across deltas is joined, as
