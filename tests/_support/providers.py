@@ -11,8 +11,9 @@ import itertools
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from hypothesis import HealthCheck, settings
@@ -83,6 +84,23 @@ def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
     (msg,) = r.finish()
     assert r.problems == []
     return msg
+
+
+B = TypeVar("B")
+
+
+def all_of(kind: type[B], blocks: Iterable[object]) -> list[B]:
+    """The blocks, each asserted to be a ``kind`` (a message's content is a union of nine block types: this is
+    where a test says which one it reads)."""
+    out = list(blocks)
+    assert all(isinstance(b, kind) for b in out), [type(b).__name__ for b in out]
+    return [b for b in out if isinstance(b, kind)]
+
+
+def one(kind: type[B], block: object) -> B:
+    """The block, asserted to be a ``kind``."""
+    assert isinstance(block, kind), type(block).__name__
+    return block
 
 
 def calls(msg: agentmsg.Msg) -> list[tuple[str, str, Any]]:

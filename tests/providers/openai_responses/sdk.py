@@ -29,7 +29,7 @@ def _state(payloads: list[dict[str, Any]]) -> Any:
 
     state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
     for payload in payloads:
-        state.handle_event(construct_type(type_=ResponseStreamEvent, value=payload))  # type: ignore[arg-type]
+        state.handle_event(construct_type(type_=ResponseStreamEvent, value=payload))
     return state
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentmsg import UserMessage, reduce_events
+from agentmsg import Msg, UserMessage, reduce_events
 from agentmsg.clients import AsyncClient, Client
 from agentmsg.providers import get
 from agentmsg.testing import ReplayServer, Reply
@@ -22,12 +23,13 @@ CALL = (DIR / "stream_reasoning_commentary_function_call.sse").read_bytes()
 P = get("openai-responses")
 
 
-def _expected(body: bytes) -> dict[str, object]:
+def _expected(body: bytes) -> dict[str, Any]:
     return reduce_checked(list(P.parse_stream(body))).to_dict()
 
 
-def _same(msg: object, body: bytes) -> None:
-    got, want = msg.to_dict(), _expected(body)  # type: ignore[attr-defined]
+def _same(msg: Msg | None, body: bytes) -> None:
+    assert msg is not None
+    got, want = msg.to_dict(), _expected(body)
     for d in (got, want):
         d.pop("timestamp", None)
         (d.get("usage") or {}).pop("time", None)
@@ -53,7 +55,7 @@ def test_the_client_streams_and_sends_the_formatted_request() -> None:
 def test_the_async_client_reads_the_same_reply_whole_and_streamed() -> None:
     whole = (DIR / "response_reasoning_summary_encrypted.json").read_bytes()
 
-    async def run() -> tuple[object, object]:
+    async def run() -> tuple[Msg | None, Msg]:
         with ReplayServer() as server:
             server.add("/responses", Reply(body=TEXT, sse=True), Reply(body=whole))
             async with AsyncClient("openai-responses", api_key="k", base_url=server.url) as client:
@@ -65,7 +67,7 @@ def test_the_async_client_reads_the_same_reply_whole_and_streamed() -> None:
 
     streamed, msg = asyncio.run(run())
     _same(streamed, TEXT)
-    assert msg.to_dict()["content"] == P.parse_response(whole).to_dict()["content"]  # type: ignore[attr-defined]
+    assert msg.to_dict()["content"] == P.parse_response(whole).to_dict()["content"]
 
 
 def test_a_cut_stream_ends_interrupted_with_what_came() -> None:
@@ -80,7 +82,8 @@ def test_a_cut_stream_ends_interrupted_with_what_came() -> None:
     meta = msg.to_dict()["metadata"]
     assert meta["agentscope_generate_reason"] == "INTERRUPTED"
     # the reasoning item came whole before the cut: kept with its id and encrypted content, and the text
-    (thinking,) = [b for b in msg.blocks("thinking") if "providerBlock" not in b.metadata]  # (not the phase's)
+    (thinking,) = [b for b in msg.blocks("thinking") if "providerBlock" not in (b.metadata or {})]  # (not the phase's)
+    assert thinking.metadata is not None
     assert thinking.metadata["itemId"].startswith("rs_") and thinking.metadata["signature"].startswith("gAAAA")
     assert msg.blocks("text")
 

@@ -9,13 +9,20 @@ from typing import Any
 import orjson
 import pytest
 
-from agentmsg import AssistantMessage, TextBlock, UserMessage, reduce_events
+from agentmsg import AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, reduce_events
 from agentmsg.providers import get
-from tests._support.providers import reduce_ok, rules
+from tests._support.providers import all_of, reduce_ok, rules
 from tests.oracles import formatted
 
 P = get("openai-responses")
-RESP = {"id": "resp_1", "object": "response", "model": "gpt-5", "status": "in_progress", "output": [], "usage": None}
+RESP: dict[str, Any] = {
+    "id": "resp_1",
+    "object": "response",
+    "model": "gpt-5",
+    "status": "in_progress",
+    "output": [],
+    "usage": None,
+}
 
 
 def _sse(*events: dict[str, Any]) -> bytes:
@@ -74,6 +81,7 @@ def test_a_reasoning_item_cut_before_it_is_done_keeps_its_id() -> None:
     )
     (msg,) = reduce_events(events)
     (thinking,) = msg.blocks("thinking")
+    assert thinking.metadata is not None
     assert thinking.thinking == "Hm" and thinking.metadata["itemId"] == "rs_cut"
     assert "signature" not in thinking.metadata  # (the added item's encrypted content may be incomplete: not kept)
     assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
@@ -159,7 +167,7 @@ def test_a_failed_stream_keeps_the_open_reasoning_items_id() -> None:
     )
     (msg,) = reduce_events(events)
     (thinking,) = msg.blocks("thinking")
-    assert thinking.metadata["itemId"] == "rs_f"
+    assert thinking.metadata is not None and thinking.metadata["itemId"] == "rs_f"
     assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["message"] == "boom"
 
 
@@ -175,10 +183,12 @@ def test_a_reasoning_item_whose_summary_parts_are_empty_keeps_its_id() -> None:
         stream = payloads([{"kind": "reasoning", "id": "rs_0", "summary": summary}])
         body = b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in stream)
         (msg,) = reduce_events(list(P.parse_stream(body)))
-        expected = [("thinking", "", "rs_0", True)] * len(summary) or [("thinking", "", "rs_0", None)]
+        expected: list[tuple[str, str, str, bool | None]] = [("thinking", "", "rs_0", True)] * len(summary) or [
+            ("thinking", "", "rs_0", None)
+        ]
         seen = [
             (b.type, b.thinking, (b.metadata or {}).get("itemId"), (b.metadata or {}).get("summaryText"))
-            for b in msg.content
+            for b in all_of(ThinkingBlock, msg.content)
         ]
         assert seen == expected, summary
         whole = P.parse_response(stream[-1]["response"])
@@ -229,7 +239,9 @@ def test_a_function_calls_namespace_and_program_caller_are_said_as_not_kept() ->
     )
     for events in (whole, streamed):
         msg = reduce_ok(events)
-        assert [(b.type, b.name, b.input) for b in msg.content] == [("tool_use", "lookup", {"q": 1})]
+        assert [(b.type, b.name, b.input) for b in all_of(ToolUseBlock, msg.content)] == [
+            ("tool_use", "lookup", {"q": 1})
+        ]
         said = " ".join(m for _, m in _said(events))
         assert 'namespace ("crm")' in said
         assert '"caller_id":"prog_1"' in said
@@ -253,7 +265,11 @@ def test_a_responses_moderation_withheld_inputs_and_cache_diagnostics_are_said()
     moderation = {"input": {"type": "moderation_results", "model": "omni-moderation", "results": []}}
     text = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
             "content": [{"type": "output_text", "text": "hi", "annotations": []}]}  # fmt: skip
-    extra = {"input_transformations": [withheld], "prompt_cache_diagnostics": miss, "moderation": moderation}
+    extra: dict[str, Any] = {
+        "input_transformations": [withheld],
+        "prompt_cache_diagnostics": miss,
+        "moderation": moderation,
+    }
     events = P.response_events(orjson.dumps(_whole(text, **extra)))
     assert reduce_ok(events).text_content == "hi"
     said = " ".join(m for _, m in _said(events))
@@ -261,7 +277,11 @@ def test_a_responses_moderation_withheld_inputs_and_cache_diagnostics_are_said()
     streamed = list(P.parse_stream(_sse(_created(), _done(**extra))))
     assert len(_said(streamed)) == 3
     # empty ones say nothing
-    quiet = {"input_transformations": [], "prompt_cache_diagnostics": None, "moderation": {"input": None}}
+    quiet: dict[str, Any] = {
+        "input_transformations": [],
+        "prompt_cache_diagnostics": None,
+        "moderation": {"input": None},
+    }
     assert _said(P.response_events(orjson.dumps(_whole(text, **quiet)))) == []
 
 
@@ -308,7 +328,6 @@ def test_texts_given_only_by_their_done_events_are_kept() -> None:
 
     msg_item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
     call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""}
-    common = {"sequence_number": 2}
     events = [
         _created(),
         added(0, {"type": "reasoning", "id": "rs_1", "summary": []}),
@@ -319,7 +338,7 @@ def test_texts_given_only_by_their_done_events_are_kept() -> None:
                 output_index=0,
                 summary_index=0,
                 text="thought",
-                **common,
+                sequence_number=2,
             )
         ),
         added(1, msg_item),
@@ -331,12 +350,17 @@ def test_texts_given_only_by_their_done_events_are_kept() -> None:
                 content_index=0,
                 text="answer",
                 logprobs=[],
-                **common,
+                sequence_number=2,
             )
         ),
         _dump(
             ResponseRefusalDoneEvent(
-                type="response.refusal.done", item_id="msg_1", output_index=1, content_index=1, refusal="no", **common
+                type="response.refusal.done",
+                item_id="msg_1",
+                output_index=1,
+                content_index=1,
+                refusal="no",
+                sequence_number=2,
             )
         ),
         added(2, call),
@@ -345,9 +369,8 @@ def test_texts_given_only_by_their_done_events_are_kept() -> None:
                 type="response.function_call_arguments.done",
                 item_id="fc_1",
                 output_index=2,
-                name="f",
                 arguments='{"x": 1}',
-                **common,
+                sequence_number=2,
             )
         ),
         _done(),
@@ -358,7 +381,7 @@ def test_texts_given_only_by_their_done_events_are_kept() -> None:
         ("text", "answer"),
         ("text", "no"),
     ]
-    assert [(b.type, b.input) for b in msg.content[3:]] == [("tool_use", {"x": 1})]
+    assert [(b.type, b.input) for b in all_of(ToolUseBlock, msg.content[3:])] == [("tool_use", {"x": 1})]
     # with their deltas and done items (the API's own streams) each is read once
     delta = {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "delta": "answer"}
     text_done = {**events[4], "output_index": 0}
@@ -675,7 +698,7 @@ def test_a_refusal_of_a_message_without_a_phase_goes_back_as_its_refusal_part() 
     for msg in (P.parse_response(_whole(message)), streamed):
         assert msg.metadata["agentmsg_refusal"] is True
         *texts, kept = msg.content
-        assert [t.text for t in texts] == ["Hi.", "I can't."]
+        assert [t.text for t in all_of(TextBlock, texts)] == ["Hi.", "I can't."]
         assert kept.type == "thinking" and (kept.metadata or {})["providerBlock"] == {"type": "message", "id": "msg_1"}
         sent = formatted("openai-responses", [UserMessage("q"), msg, UserMessage("why")])
         assert sent.body["input"][1] == {"role": "assistant", **message}

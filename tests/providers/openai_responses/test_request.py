@@ -198,11 +198,12 @@ def test_params_it_does_not_take_are_said() -> None:
 
 def test_structured_output_is_the_sdks_text_format() -> None:
     require("openai")
-    pydantic = pytest.importorskip("pydantic")
+    pytest.importorskip("pydantic")
     from openai.lib._parsing._responses import type_to_text_format_param
     from openai.lib._pydantic import to_strict_json_schema
+    from pydantic import BaseModel
 
-    class CityLocation(pydantic.BaseModel):
+    class CityLocation(BaseModel):
         city: str
         country: str
 
