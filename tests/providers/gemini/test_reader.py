@@ -18,12 +18,14 @@ from tests._support.providers import (
     BIG,
     OUTSIDE,
     _run,
+    all_of,
     calls,
     custom,
     data,
     gem,
     gem_sse,
     once,
+    one,
     reduce_ok,
     said,
     sse,
@@ -76,7 +78,11 @@ def test_gemini_error_mid_stream_and_nested_partial_args() -> None:
     msg = reduce_ok(events)
     assert msg.generate_reason.value == "INTERRUPTED"
     call = msg.blocks("tool_use")[0]
-    assert call.content.startswith('{"trip":{"city":"Paris","days":[1') and call.name == "plan"
+    assert (
+        call.content is not None
+        and call.content.startswith('{"trip":{"city":"Paris","days":[1')
+        and call.name == "plan"
+    )
     err = next(e for e in events if e["type"] == "CUSTOM")
     assert err["value"]["message"] == "The model is overloaded." and err["value"]["code"] == 503
 
@@ -207,6 +213,7 @@ def test_gemini_code_parts_usage_signature_parts_and_an_error_beside_candidates(
     assert [b.text for b in msg.blocks("text")] == ["I'll compute.", "The answer is 4."]
     # the code and its result, kept in their place for Gemini (carriers), then the answer's signature
     code_kept, result_kept, signed = msg.blocks("thinking")
+    assert code_kept.metadata is not None and result_kept.metadata is not None
     assert (
         code_kept.metadata["providerBlock"] == code and "codeExecutionResult" in result_kept.metadata["providerBlock"]
     )
@@ -355,7 +362,9 @@ def _gem_call(fc: dict[str, Any], finish: str | None = None) -> bytes:
 
 
 def test_gemini_a_repeated_argument_path_is_said_and_the_last_value_wins() -> None:
-    arg = lambda path, value: {"jsonPath": path, "stringValue": value}  # noqa: E731
+    def arg(path: str, value: str) -> dict[str, str]:
+        return {"jsonPath": path, "stringValue": value}
+
     body = (
         _gem_call({"name": "f", "willContinue": True})
         + _gem_call({"partialArgs": [arg("$.trip.city", "Paris"), arg("$.n", "1")], "willContinue": True})
@@ -423,19 +432,20 @@ def test_probe_gemini_held_updates_deep_paths_odd_indexes_and_plain_text_errors(
     # held updates are kept when the reply ends at an error or a cut (they were dropped)
     for end in (data({"error": {"code": 500, "message": "x", "status": "INTERNAL"}}), b""):
         msg, _ = _run(gemini.StreamParser(), held + end)
-        (call,) = msg.content
+        (call,) = all_of(agentmsg.ToolUseBlock, msg.content)
+        assert call.content is not None
         assert orjson.loads(call.content + "}") == {"a": "two", "b": "HELD"}
     # a path deeper than a message holds is skipped and said; the finish reason still counts (orjson's recursion
     # limit raised at close: the payload, its STOP and the held values were lost)
     deep = _pa([{"jsonPath": "$.a", "numberValue": 1}], True, "f") + _pa([{"jsonPath": "$.a", "numberValue": 2}], True)
     deep += _pa([{"jsonPath": "$.b" + ".c" * 300, "numberValue": 3}], False) + gem_sse(" after", "STOP")
     msg, said = _run(gemini.StreamParser(), deep)
-    assert msg.generate_reason.value == "TOOL_CALLS" and msg.content[0].input == {"a": 2}
+    assert msg.generate_reason.value == "TOOL_CALLS" and one(agentmsg.ToolUseBlock, msg.content[0]).input == {"a": 2}
     assert said == ["duplicate", "max-depth"]
     # an index of digits that are not ASCII ("²": int() refused it and the payload was skipped) is a key
     odd = _pa([{"jsonPath": "$.a[²]", "numberValue": 1}], False, "f") + gem_sse("", "STOP")
     msg, said = _run(gemini.StreamParser(), odd)
-    assert msg.content[0].input == {"a": {"²": 1}} and said == []
+    assert one(agentmsg.ToolUseBlock, msg.content[0]).input == {"a": {"²": 1}} and said == []
     # an error that is plain text ends the reply (it was ignored, the text after it applied)
     msg, said = _run(gemini.StreamParser(), gem_sse("a") + data({"error": "quota exceeded"}) + gem_sse("c", "STOP"))
     assert msg.text_content == "a" and msg.generate_reason.value == "INTERRUPTED" and said == ["order"]
@@ -554,7 +564,15 @@ def test_gemini_built_in_tool_call_and_response_parts_are_said_not_unknown() -> 
     parser = gemini.StreamParser()
     msg = reduce_ok(parser.feed(sse(*chunks, done=False)) + parser.close())
     assert parser.problems == [] and parser.builder.not_kept_notes == []
-    assert [(b.type, b.text if b.type == "text" else b.metadata["providerBlock"]) for b in msg.content] == [
+    assert [
+        (
+            b.type,
+            b.text
+            if isinstance(b, agentmsg.TextBlock)
+            else (one(agentmsg.ThinkingBlock, b).metadata or {})["providerBlock"],
+        )
+        for b in msg.content
+    ] == [
         ("text", "Let me look."),
         ("thinking", call),
         ("thinking", answer),
@@ -601,7 +619,15 @@ def test_gemini_fields_given_as_null_are_absent() -> None:
     msg = reduce_ok(parser.feed(sse(*chunks, done=False)) + parser.close())
     assert parser.problems == []
     assert [
-        (b.type, b.thinking if b.type == "thinking" else b.text if b.type == "text" else b.input) for b in msg.content
+        (
+            b.type,
+            b.thinking
+            if isinstance(b, agentmsg.ThinkingBlock)
+            else b.text
+            if isinstance(b, agentmsg.TextBlock)
+            else one(agentmsg.ToolUseBlock, b).input,
+        )
+        for b in msg.content
     ] == [
         ("thinking", "Let me "),
         ("text", "check."),
@@ -616,7 +642,7 @@ def test_gemini_proto_field_names_are_read_as_their_camel_case() -> None:
     accept beside lowerCamelCase) reads as the same response in lowerCamelCase, streamed and whole; a call's args
     keep their own keys. It read as text alone: calls and media were unknown parts, the usage and the finish reason
     lost (a cut stream, exit 1)."""
-    chunks = [
+    chunks: list[dict[str, Any]] = [
         {
             "candidates": [
                 {
@@ -651,7 +677,7 @@ def test_gemini_proto_field_names_are_read_as_their_camel_case() -> None:
     msg = reduce_ok(parser.feed(sse(*chunks, done=False)) + parser.close())
     assert parser.problems == []
     assert [b.type for b in msg.content] == ["thinking", "tool_use", "data"]
-    assert msg.content[0].metadata["signature"] == "c2ln"
+    assert (one(agentmsg.ThinkingBlock, msg.content[0]).metadata or {})["signature"] == "c2ln"
     assert [(c.id, c.name, c.input) for c in msg.blocks("tool_use")] == [("c1", "f", {"city_name": "Paris"})]
     assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (10, 7)
     assert msg.to_dict()["metadata"]["agentmsg_finish_reason"] == "STOP"
@@ -786,7 +812,10 @@ def test_gemini_a_media_parts_display_name_is_the_data_blocks_name() -> None:
     whole = gemini.parse_response(json.dumps(gem(*dumped, finish="STOP")))
     streamed = reduce_ok(list(gemini.parse_stream(data(gem(*dumped, finish="STOP")))))
     for msg in (whole, streamed):
-        assert [(b.type, b.name) for b in msg.content] == [("data", "chart.png"), ("data", "r")]
+        assert [(b.type, b.name) for b in all_of(agentmsg.DataBlock, msg.content)] == [
+            ("data", "chart.png"),
+            ("data", "r"),
+        ]
 
 
 def test_gemini_what_a_part_carries_beside_its_text_call_or_media_is_said() -> None:

@@ -114,7 +114,7 @@ def test_gemini_a_thought_after_a_server_part_or_a_signature_part_is_a_block_of_
             between,
             {"text": "t2", "thought": True, "thoughtSignature": "U0lHMg=="},
         ]
-        chunks = [
+        chunks: list[dict[str, Any]] = [
             {"candidates": [{"content": {"role": "model", "parts": [p]}, "index": 0}], "responseId": "r"} for p in parts
         ]
         chunks[-1]["candidates"][0]["finishReason"] = "STOP"
@@ -126,6 +126,7 @@ def test_gemini_a_thought_after_a_server_part_or_a_signature_part_is_a_block_of_
         for msg in (reduce_ok(list(gemini.parse_stream(sse(*chunks, done=False)))), gemini.parse_response(whole)):
             middle = msg.blocks("thinking")[1]
             assert [b.thinking for b in msg.blocks("thinking")] == ["t1", "", "t2"]
+            assert middle.metadata is not None
             if server:
                 assert middle.metadata["providerBlock"] == between and "signature" not in middle.metadata
             else:
@@ -148,7 +149,7 @@ def test_gemini_empty_text_part_with_a_signature_goes_back_as_it_came() -> None:
 
     signed = {"text": "", "thoughtSignature": "c2ln"}
     call = {"functionCall": {"id": "c1", "name": "f", "args": {"a": 1}}, "thoughtSignature": "QUJD"}
-    cases = [
+    cases: list[list[list[dict[str, Any]]]] = [
         [[{"text": "Hello"}], [signed]],
         [[call], [signed]],
         [[{"text": "hm", "thought": True}], [signed]],
@@ -436,7 +437,10 @@ def test_an_unanswered_minted_call_is_repaired_without_an_id() -> None:
 def test_gemini_a_multi_part_error_result_is_an_error_response(state: str, key: str) -> None:
     """A failed result of several blocks (text and an image: not the one-text fast path) is Gemini's error response,
     its media in functionResponse.parts; a successful one is an output response."""
-    output = [TextBlock(text="boom"), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))]
+    output: list[agentmsg.ContentBlock] = [
+        TextBlock(text="boom"),
+        ImageBlock(source=Base64Source(media_type="image/png", data=PNG)),
+    ]
     msgs = [
         UserMessage("x"),
         AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={"city": "Oslo"})]),
@@ -492,7 +496,7 @@ def test_a_signature_is_base64_exactly_when_it_round_trips(value: str) -> None:
     except ImportError:
         return
     try:
-        types.Part(thought_signature=value)  # type: ignore[arg-type]
+        types.Part(thought_signature=value)
         genai_ok = True
     except ValueError:  # (pydantic's ValidationError)
         genai_ok = False

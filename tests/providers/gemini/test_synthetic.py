@@ -24,11 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmsg import DataBlock, TextBlock, ThinkingBlock, ToolUseBlock, reduce_events
+from agentmsg import Base64Source, DataBlock, TextBlock, ThinkingBlock, ToolUseBlock, reduce_events
 from agentmsg.providers import get
 from tests import oracles
 from tests._support.budget import examples
-from tests._support.providers import cut_body
+from tests._support.providers import cut_body, one
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.oracle]
 
@@ -140,14 +140,15 @@ def test_gemini_synthetic_keeps_what_google_genai_keeps(chunks: list[dict[str, A
         minted = (b.metadata or {}).get("agentmsg_minted_id")
         assert (b.id, minted) == ((gemini_id, None) if gemini_id else (b.id, b.id)), (b, gemini_id)
     # the images the model made, in order, as base64 data blocks of their MIME type
-    made_images = [(b.source.media_type, b.source.data) for b in msg.content if type(b) is DataBlock]
+    sources = [one(Base64Source, b.source) for b in msg.content if type(b) is DataBlock]
+    made_images = [(s.media_type, s.data) for s in sources]
     assert made_images == images
     # Each signature where Gemini put it, in order: a thought part's on its thinking block, a call's beside the call,
     # an answer text part's on an empty thinking block after that text (as Gemini's chat history replays it); kept
     # as Gemini's base64 text (google-genai holds the bytes)
     kept = [
-        (b.metadata or {}).get("signature") if type(b) is ThinkingBlock else b.metadata.get("thoughtSignature")
+        (b.metadata or {}).get("signature" if type(b) is ThinkingBlock else "thoughtSignature")
         for b in msg.content
-        if type(b) in (ThinkingBlock, ToolUseBlock)
+        if isinstance(b, (ThinkingBlock, ToolUseBlock))
     ]
     assert [k for k in kept if k is not None] == signatures, (msg, signatures)
