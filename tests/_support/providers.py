@@ -103,6 +103,18 @@ def one(kind: type[B], block: object) -> B:
     return block
 
 
+def said_texts(blocks: Iterable[object]) -> list[tuple[str, str]]:
+    """(type, its thinking or text) of each block, asserted to be a thinking or a text block."""
+    out: list[tuple[str, str]] = []
+    for b in blocks:
+        if isinstance(b, ThinkingBlock):
+            out.append((b.type, b.thinking))
+        else:
+            t = one(TextBlock, b)
+            out.append((t.type, t.text))
+    return out
+
+
 def calls(msg: agentmsg.Msg) -> list[tuple[str, str, Any]]:
     return [(c.id, c.name, c.input) for c in msg.blocks("tool_use")]
 

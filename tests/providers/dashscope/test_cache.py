@@ -32,7 +32,10 @@ def test_marker_on_the_last_part_of_the_message(provider: str) -> None:
     ]
     r = formatted(provider, msgs)
     out = _messages(provider, r.body)
-    text = (lambda t: {"text": t}) if provider == "dashscope" else (lambda t: {"type": "text", "text": t})
+
+    def text(t: str) -> dict[str, str]:
+        return {"text": t} if provider == "dashscope" else {"type": "text", "text": t}
+
     assert out[0]["content"] == [{**text("You are helpful."), "cache_control": EPHEMERAL}]
     assert out[2]["content"] == [{**text("a1"), "cache_control": EPHEMERAL}]
     assert out[1]["content"] in ("q1", [text("q1")])  # unmarked: as before

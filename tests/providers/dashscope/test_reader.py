@@ -11,9 +11,23 @@ import orjson
 import pytest
 
 import agentmsg
+from agentmsg import ThinkingBlock, ToolUseBlock
 from agentmsg.cli import main
 from agentmsg.providers import dashscope, openai
-from tests._support.providers import FIXTURES, OUTSIDE, _no_counts, calls, custom, dsc, reduce_ok, said, sse
+from tests._support.providers import (
+    FIXTURES,
+    OUTSIDE,
+    _no_counts,
+    all_of,
+    calls,
+    custom,
+    dsc,
+    one,
+    reduce_ok,
+    said,
+    said_texts,
+    sse,
+)
 
 
 def test_dashscope_cumulative_mode_and_detection() -> None:
@@ -34,7 +48,7 @@ def test_dashscope_cumulative_mode_and_detection() -> None:
     )
     for incremental in (False, None):  # told, or found out from the stream
         msg = reduce_ok(list(dashscope.parse_stream(body, incremental=incremental)))
-        assert (msg.content[0].thinking, msg.text_content) == ("I think hard", "Hello world")
+        assert (one(ThinkingBlock, msg.content[0]).thinking, msg.text_content) == ("I think hard", "Hello world")
     fn = {"name": "get", "arguments": '{"city": "Hang'}
     calls_body = b"".join(
         b"data:" + orjson.dumps(p) + b"\n\n"
@@ -87,7 +101,7 @@ def test_dashscope_cumulative_reasoning_and_tool_calls_told_from_the_stream() ->
         done=False,
     )
     msg = reduce_ok(list(dashscope.parse_stream(body)))
-    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+    assert said_texts(msg.content) == [
         ("thinking", "Think"),
         ("text", "AB"),
     ]
@@ -120,7 +134,7 @@ def test_dashscope_mode_told_when_the_reply_moves_on_and_parallel_continuations(
     )
     parser = dashscope.StreamParser()
     msg = reduce_ok(parser.feed(body) + parser.close())
-    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+    assert said_texts(msg.content) == [
         ("thinking", "****Plan"),
         ("text", "Answer here"),
     ]
@@ -144,6 +158,7 @@ def test_dashscope_mode_told_when_the_reply_moves_on_and_parallel_continuations(
             ("call_a", "get_current_weather", {"location": "杭州"}),
             ("call_b", "get_current_weather", {"location": "北京"}),
         ], incremental
+    output: dict[str, Any] | None
     for output in (None, {}):
         error = {"status_code": 400, "code": "DataInspectionFailed", "message": "bad", "output": output}
         events = list(dashscope.parse_stream(sse(_ds("Once"), error, done=False)))
@@ -235,7 +250,7 @@ def test_dashscope_search_info_of_the_first_chunk_is_kept_streamed() -> None:
         output = {"choices": [{"message": message, "finish_reason": finish}], "search_info": search}
         return {"output": output, "usage": doc["usage"], "request_id": doc["request_id"]}
 
-    empty = {"extra_tool_info": [], "search_results": []}
+    empty: dict[str, list[Any]] = {"extra_tool_info": [], "search_results": []}
     chunks = [chunk_of("", "null", info), chunk_of(text[:10], "null", empty), chunk_of(text[10:], "null", empty)]
     chunks.append(chunk_of("", "stop", empty))
     events = list(dashscope.parse_stream(sse(*chunks, done=False), incremental=True))
@@ -346,7 +361,7 @@ def test_dashscope_application_reasoning_in_an_output_of_no_text() -> None:
     for options in ({}, {"incremental": True}):
         events = list(dashscope.parse_stream(sse(think, last, done=False), **options))
         assert said(events) == []
-        assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in reduce_ok(events).content] == [
+        assert said_texts(reduce_ok(events).content) == [
             ("thinking", "hm"),
             ("text", "x"),
         ]
@@ -360,7 +375,7 @@ def test_dashscope_application_thoughts_that_cannot_be_read_are_said() -> None:
         body = {"output": {"thoughts": thoughts, "text": "x", "finish_reason": "stop"}, "request_id": "r"}
         events = dashscope.response_events(body)
         problems = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
-        blocks = [(b.type, b.thinking if b.type == "thinking" else b.text) for b in reduce_ok(events).content]
+        blocks = said_texts(reduce_ok(events).content)
         return said(events), problems, blocks
 
     rules, problems, blocks = read([{"action_type": "reasoning", "thought": 5, "response": "hm"}])
@@ -375,7 +390,9 @@ def test_dashscope_application_thoughts_that_cannot_be_read_are_said() -> None:
     assert rules == ["type"] and "output.thoughts is not a list" in problems[0] and blocks == [("text", "x")]
     # an output of thoughts alone (no text, no session id) is read too (it was no choice at all)
     only = {"output": {"thoughts": [{"action_type": "reasoning", "thought": "hm"}]}, "request_id": "r"}
-    assert [(b.type, b.thinking) for b in dashscope.parse_response(only).content] == [("thinking", "hm")]
+    assert [(b.type, b.thinking) for b in all_of(ThinkingBlock, dashscope.parse_response(only).content)] == [
+        ("thinking", "hm")
+    ]
 
 
 def test_dashscope_application_thoughts_beside_reasoning_content() -> None:
@@ -392,15 +409,15 @@ def test_dashscope_application_thoughts_beside_reasoning_content() -> None:
         events = dashscope.response_events(body) if isinstance(body, dict) else list(dashscope.parse_stream(body))
         assert said(events) == [] and said(events, "agentmsg.not-kept") == []
         assert [b.type for b in reduce_ok(events).content] == ["thinking", "text"]
-        assert reduce_ok(events).content[0].thinking == "hm"
+        assert one(ThinkingBlock, reduce_ok(events).content[0]).thinking == "hm"
     events = dashscope.response_events(reply("the app's", "the model's"))
     assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]
     notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
     assert "output.thoughts" in notes[0] and "reasoning_content" in notes[0]
-    assert reduce_ok(events).content[0].thinking == "the model's"
+    assert one(ThinkingBlock, reduce_ok(events).content[0]).thinking == "the model's"
     # a reasoning_content that is no text is said (it was dropped silently); the thoughts' reasoning is kept then
     events = dashscope.response_events(reply("hm", 7))
-    assert said(events) == ["type"] and reduce_ok(events).content[0].thinking == "hm"
+    assert said(events) == ["type"] and one(ThinkingBlock, reduce_ok(events).content[0]).thinking == "hm"
 
 
 def test_dashscope_pending_task_is_not_a_reply() -> None:
@@ -421,7 +438,12 @@ def test_dashscope_task_status_other_than_pending_is_no_empty_reply() -> None:
     assert errors == [{"type": "Bad", "message": "no", "provider": "dashscope", "task_id": "t"}]
     assert reduce_ok(dashscope.response_events(failed)).generate_reason == "INTERRUPTED"
     results = {"results": [{"url": "https://example.com/a.png"}], "task_metrics": {"TOTAL": 1, "SUCCEEDED": 1}}
-    for output in ({"task_status": "SUCCEEDED", **results}, {"task_status": "UNKNOWN"}, {"task_status": "FAILED"}):
+    outputs: list[dict[str, Any]] = [
+        {"task_status": "SUCCEEDED", **results},
+        {"task_status": "UNKNOWN"},
+        {"task_status": "FAILED"},
+    ]
+    for output in outputs:
         with pytest.raises(agentmsg.ValidationError) as exc:
             dashscope.response_events({"request_id": "q", "output": {"task_id": "t", **output}})
         assert exc.value.problems[0].rule == "shape" and output["task_status"] in exc.value.problems[0].message
@@ -466,7 +488,7 @@ def test_dashscope_a_compatible_mode_stream_is_said_not_read_as_an_empty_reply()
     assert "3 payload(s)" in problems[0]["message"] and "dashscope-compatible" in problems[0]["message"]
     # the compatible-mode provider reads the same body
     compat = reduce_ok(list(agentmsg.providers.get("dashscope-compatible").parse_stream(body)))
-    assert [(b.type, b.name) for b in compat.content] == [("tool_use", "weather")]
+    assert [(b.type, b.name) for b in all_of(ToolUseBlock, compat.content)] == [("tool_use", "weather")]
 
 
 def test_dashscope_an_applications_session_id_and_workflow_messages_are_said() -> None:

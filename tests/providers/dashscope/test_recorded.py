@@ -4,6 +4,7 @@ from the same stream (marker ``oracle``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -67,7 +68,7 @@ def test_dashscope_search_info_is_what_the_sdk_reads() -> None:
     kept = module("dashscope").parse_response(path.read_bytes()).metadata["agentmsg_grounding"]
     assert kept == {"provider": "dashscope", "search_info": sdk.model_dump(mode="json", exclude_unset=True)}
     # streamed as DashScope streams it: the sources first, then empty lists
-    empty = {"extra_tool_info": [], "search_results": []}
+    empty: dict[str, list[Any]] = {"extra_tool_info": [], "search_results": []}
     text = body["output"]["choices"][0]["message"]["content"]
     chunks = []
     for content, finish, info in (("", "null", body["output"]["search_info"]), (text, "stop", empty)):
