@@ -93,8 +93,8 @@ def test_the_table_names_every_field_the_schemas_declare(provider: str) -> None:
         problems += [f"{kind}.{n}: in {provider}'s table, not in the schemas" for n in sorted(known - names)]
     problems += [f"{kind}: in {provider}'s table, not in the schemas" for kind in sorted(set(fields) - set(declared))]
     assert not problems, "\n".join(problems)
-    for kind, names in fields.items():
-        for name, h in names.items():
+    for kind, handled in fields.items():
+        for name, h in handled.items():
             assert all(rule in RULES for rule in h.rules), (provider, kind, name, h.rules)
             if h.how == REPORTED:
                 assert h.rules, (provider, kind, name)

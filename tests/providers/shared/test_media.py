@@ -212,6 +212,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _raw_deflate(data: bytes) -> bytes:
+    """A raw deflate stream (no zlib header): zlib.compress takes wbits from Python 3.11 only."""
+    c = zlib.compressobj(wbits=-15)
+    return c.compress(data) + c.flush()
+
+
 def _gzip_bomb(size: int) -> bytes:
     co = zlib.compressobj(9, zlib.DEFLATED, 31)
     zeros = bytes(1 << 20)
@@ -240,7 +246,7 @@ def server() -> Iterator[str]:
         "/gone.wav": (404, {}, b""),
         "/z.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(WAV)),
         "/zd.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "deflate"}, zlib.compress(WAV)),
-        "/zr.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "deflate"}, zlib.compress(WAV, wbits=-15)),
+        "/zr.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "deflate"}, _raw_deflate(WAV)),
         "/bomb.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, _BOMB),
         "/br.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "br"}, b"\x0b\x01\x80abc\x03"),
     }
@@ -371,7 +377,7 @@ def test_a_slow_resolver_is_cut_at_the_timeout(allow_private: bool, monkeypatch:
 
 
 def test_compressed_downloads_decoded_within_the_limit(server: str) -> None:
-    private = {"allow_download": True, "allow_private": True, "timeout": 5}
+    private: dict[str, Any] = {"allow_download": True, "allow_private": True, "timeout": 5}
     for path in ("/z.wav", "/zd.wav", "/zr.wav"):  # gzip, deflate (zlib), deflate sent raw
         r = formatted("openai", audio_msg(f"{server}{path}"), options=FormatOptions(media=MediaPolicy(**private)))
         assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
@@ -512,7 +518,7 @@ def test_a_download_of_another_kind_than_the_block_says_is_refused(server: str) 
 
 
 def test_download_limits(server: str) -> None:
-    private = {"allow_download": True, "allow_private": True, "timeout": 5}
+    private: dict[str, Any] = {"allow_download": True, "allow_private": True, "timeout": 5}
     small = FormatOptions(media=MediaPolicy(max_bytes=1000, **private))
     assert refused("openai", audio_msg(f"{server}/big.wav"), small) == ("/0/content/0", "media-too-large")
     few = FormatOptions(media=MediaPolicy(max_redirects=2, **private))
@@ -806,7 +812,7 @@ def test_downloads_count_toward_the_total_with_local_files(server: str, media_ro
                 head + b"Transfer-Encoding: chunked\r\n\r\n%x\r\n" % len(wire) + wire + b"\r\n0\r\n\r\n"
             )
     total = 100  # (a gzip body counts the larger of its bytes and what they inflate to: here the latter)
-    policy = {"allow_download": True, "allow_private": True, "timeout": 5, "max_bytes": 200}
+    policy: dict[str, Any] = {"allow_download": True, "allow_private": True, "timeout": 5, "max_bytes": 200}
     options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], max_total_bytes=total, **policy))
     r = formatted("openai", _blocks(a, f"{server}/w60.wav"), options=options)
     assert base64.b64decode(r.body["messages"][0]["content"][1]["input_audio"]["data"]) == data
@@ -894,7 +900,7 @@ def test_https_to_the_checked_address_keeps_the_name(tmp_path: Path, monkeypatch
     names: list[str | None] = []
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    context.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,misc,return-value]
+    context.sni_callback = lambda sock, name, ctx: names.append(name)
     _Handler.routes = {"/a.wav": (200, {"Content-Type": "audio/wav"}, WAV)}
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
@@ -1027,7 +1033,7 @@ def _chain(server: str, hops: int) -> str:
 
 @pytest.mark.parametrize("limit", [0, 1, 3])
 def test_a_download_follows_exactly_max_redirects_and_refuses_one_more(server: str, limit: int) -> None:
-    policy = {"allow_download": True, "allow_private": True, "timeout": 5, "max_redirects": limit}
+    policy: dict[str, Any] = {"allow_download": True, "allow_private": True, "timeout": 5, "max_redirects": limit}
     options = FormatOptions(media=MediaPolicy(**policy))
     r = formatted("openai", audio_msg(_chain(server, limit)), options=options)
     assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()

@@ -51,7 +51,7 @@ def test_the_seeds_layout() -> None:
     )
 
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_text = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)
 _name = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True)
 
 

@@ -55,6 +55,7 @@ from tests._support.providers import (
     oai,
     reduce_ok,
     said,
+    said_texts,
     sse,
     tc,
 )
@@ -288,7 +289,7 @@ def test_recorded_shapes_from_other_projects() -> None:
     msg = reduce_ok(parser.feed(body) + parser.close())
     assert msg.text_content == "Hi" and [p.rule for p in parser.problems] == ["order"]
     assert [n.message.split(" (")[0] for n in parser.builder.not_kept_notes] == ["the context compaction"]
-    mistral = [
+    mistral: list[dict[str, Any]] = [
         {"role": "assistant", "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "2+2"}]}]},
         {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": " is 4"}]}]},
         {"content": [{"type": "text", "text": "4"}]},
@@ -308,7 +309,7 @@ def test_recorded_shapes_from_other_projects() -> None:
         {**chunk(), "choices": [{"index": 0, "delta": {}, "logprobs": {"content": None, "refusal": None}}]},
     )
     msg = reduce_ok(parser.feed(body) + parser.close())
-    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+    assert said_texts(msg.content) == [
         ("thinking", "2+2 is 4"),
         ("text", "4"),
     ]
@@ -482,7 +483,7 @@ def test_a_tool_call_whose_id_is_no_text_keeps_its_name_and_input() -> None:
         assert said(events) == ["type"]
 
 
-NO_FINISH = {
+NO_FINISH: dict[str, dict[str, Any]] = {
     "openai": {
         "id": "gen-1",
         "model": "m",
@@ -557,7 +558,7 @@ def test_tool_arguments_cut_at_max_tokens_are_said_for_every_provider() -> None:
     call_chunk = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": cut}}
     events = list(openai.parse_stream(sse(chunk({"tool_calls": [call_chunk]}), chunk({}, finish="length"))))
     assert said(events) == ["incomplete"]
-    whole = {
+    whole: dict[str, Any] = {
         "id": "chatcmpl-x",
         "model": "m",
         "choices": [
@@ -1136,7 +1137,7 @@ def test_a_payload_with_a_huge_number_and_a_lone_surrogate_keeps_neither_fault(h
         validate(e, "event")
     (msg,) = reduce_events(events)
     assert msg.text_content == "a\ufffdb"
-    assert [b.metadata["signature"] for b in msg.blocks("thinking")] == ["\ufffd"]
+    assert [(b.metadata or {})["signature"] for b in msg.blocks("thinking")] == ["\ufffd"]
     assert said(events) == ["surrogate"]
 
 
@@ -1341,18 +1342,20 @@ def test_created_at_is_rfc_3339_utc_with_microseconds_at_every_boundary(
     writes it (the cache keyed by the second never pairs one second's text with another's), from the builder's
     clock and from the stream parser's copy of it inline (its per-chunk tick)."""
     import datetime
+    import time
 
-    from agentmsg.providers._response import builder
     from agentmsg.providers._response import parser as _parser
 
-    monkeypatch.setattr(builder.time, "time_ns", lambda: nanos)
+    monkeypatch.setattr(time, "time_ns", lambda: nanos)  # (the builder calls time.time_ns)
     monkeypatch.setattr(_parser, "_time_ns", lambda: nanos)
     micros = nanos // 1000
     when = datetime.datetime.fromtimestamp(micros // 1_000_000, datetime.timezone.utc).replace(
         microsecond=micros % 1_000_000
     )
     expected = when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    assert builder._now() == expected  # (this second's text now cached: the parser's tick below writes it inline)
+    assert (
+        builder_module._now() == expected
+    )  # (this second's text now cached: the parser's tick below writes it inline)
     events = openai.StreamParser().feed(oai("hi"))
     assert events and {e["createdAt"] for e in events} == {expected}
 

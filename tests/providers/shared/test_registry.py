@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def test_registry_parses_for_its_variant(name: str, response: str, stream: str |
         parser = provider.stream_parser()
         assert origins(reduce_events(parser.feed(data) + parser.close())[0]) == {family}
         with pytest.deprecated_call(match="use stream_parser"):  # (the old name)
-            provider.StreamParser()  # type: ignore[attr-defined]
+            provider.StreamParser()
 
 
 def test_the_fixture_helpers_read_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,13 +64,15 @@ def test_the_fixture_helpers_read_the_registry(monkeypatch: pytest.MonkeyPatch) 
     from tests._support.providers import parser_for
 
     base = providers.get("openai")
+    assert isinstance(base, Entry)
     spec = attrs.evolve(base.spec, name="acme-fixtures", title="Acme")
     entry = Entry(spec, base.module.format_request, base.module.Reader, "agentmsg.providers.openai")
-    monkeypatch.setitem(providers._load(), "acme-fixtures", entry)  # type: ignore[index]
+    monkeypatch.setitem(providers._load(), "acme-fixtures", entry)
     assert module("acme-fixtures") is base.module
     assert parser_for(FIXTURES / "acme-fixtures" / "reply.json") is base.module
     for name in providers.NAMES:
-        assert module(name) is providers.get(name).module
+        provider = providers.get(name)
+        assert isinstance(provider, Entry) and module(name) is provider.module
 
 
 def test_the_recorded_payloads_helper_cuts_a_jsonl_stream_as_the_sdk_does(tmp_path: Path) -> None:
@@ -95,8 +98,10 @@ def test_get_returns_a_provider_given_as_it_is() -> None:
     import attrs
 
     from agentmsg.providers import get
+    from agentmsg.providers.base import Entry
 
     entry = get("anthropic")
+    assert isinstance(entry, Entry)
     own = attrs.evolve(entry, spec=attrs.evolve(entry.spec, name="not-registered"))
     assert get(entry) is entry and get(own) is own
 
@@ -109,7 +114,7 @@ def test_get_refuses_what_is_neither_a_name_nor_a_provider(bad: object) -> None:
     import agentmsg
     from agentmsg.providers import get
 
-    calls = [lambda: get(bad)]  # type: ignore[arg-type]
+    calls: list[Callable[[], object]] = [lambda: get(bad)]  # type: ignore[arg-type]
     if bad is not None:  # (check's provider=None: none given)
         calls.append(lambda: agentmsg.check(b"{}", provider=bad))  # type: ignore[arg-type]
     for call in calls:

@@ -20,6 +20,7 @@ from agentmsg import (
     AssistantMessage,
     AudioBlock,
     Base64Source,
+    ContentBlock,
     DataBlock,
     HintBlock,
     ImageBlock,
@@ -47,6 +48,7 @@ from tests._support.providers import (
     _openai_refusals,
     chunk,
     ev,
+    one,
     places,
     reduce_ok,
     rules,
@@ -281,7 +283,8 @@ def test_a_parameter_never_replaces_what_the_request_has(provider: str) -> None:
     assert built
     for key in built:
         with pytest.raises(ValidationError) as exc:
-            get(provider).format_request(msgs, **kw, **{key: "x"})
+            given: dict[str, Any] = {key: "x"}
+            get(provider).format_request(msgs, **kw, **given)
         assert [(p.pointer, p.rule) for p in exc.value.problems] == [(f"/params/{key}", "conflict")], key
     if provider in ("gemini", "openai-responses"):
         with pytest.raises(ValidationError) as exc:
@@ -364,11 +367,11 @@ def test_blocks_of_a_callers_subclass_appended_after_construction_are_their_clas
     ]
     changed[0].content.append(_MyText(text="more"))
     changed[1].content.append(_MyCall(id="c1", name="f", input={"x": 1}))
-    changed[2].content[0].output.append(_MyText(text="r2"))
+    one(ToolResultBlock, changed[2].content[0]).output.append(_MyText(text="r2"))
     got = get(provider).format_request(changed, tools=TOOLS, max_tokens=5)
     assert (got.body, got.diagnostics) == (expected.body, expected.diagnostics)
     assert [type(m.content[-1]) for m in changed[:2]] == [_MyText, _MyCall]
-    assert type(changed[2].content[0].output[1]) is _MyText
+    assert type(one(ToolResultBlock, changed[2].content[0]).output[1]) is _MyText
 
 
 @pytest.mark.parametrize("provider", NAMES)
@@ -488,7 +491,8 @@ def test_empty_text_between_a_call_and_its_result_is_dropped_not_merged(provider
     check.\n"`` after a text), said `turns-merged`."""
     call = ToolUseBlock(id="call_a", name="get_weather", input={"city": "Oslo"})
     empty = [AssistantMessage([TextBlock(text=""), TextBlock(text="")]), AssistantMessage([TextBlock(text="")])]
-    for held in ([call], [TextBlock(text="Let me check."), call]):
+    helds: list[list[ContentBlock]] = [[call], [TextBlock(text="Let me check."), call]]
+    for held in helds:
         for between in (empty[1:], empty):
             msgs = _between(*between)
             msgs[1] = AssistantMessage(held)
@@ -1431,7 +1435,11 @@ def _general_way(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _subclasses(cls: type) -> list[type]:
-    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+    out: list[type] = []
+    sub: type
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
 
 
 usual_image = st.builds(

@@ -14,7 +14,7 @@ import httpx
 import orjson
 import pytest
 
-from agentmsg import AssistantMessage, ToolUseBlock, UserMessage, ValidationError, reduce_events
+from agentmsg import AssistantMessage, Msg, ToolUseBlock, UserMessage, ValidationError, reduce_events
 from agentmsg.providers import NAMES, StructuredOutput, get
 from agentmsg.providers._request.context import Context, FormatOptions
 from agentmsg.providers._request.run import Draft, run_format
@@ -52,7 +52,7 @@ def _body_part(provider: str, body: dict[str, Any]) -> Any:
 def test_each_provider_gets_its_own_form(provider: str) -> None:
     r = formatted(provider, ASK, structured_output=StructuredOutput(SCHEMA, name="City", description="A city"))
     part = _body_part(provider, r.body)
-    openai_form = {
+    openai_form: dict[str, Any] = {
         "type": "json_schema",
         "json_schema": {"name": "City", "description": "A city", "schema": SCHEMA, "strict": True},
     }
@@ -75,11 +75,12 @@ def test_each_provider_gets_its_own_form(provider: str) -> None:
 def test_openai_form_is_the_sdks() -> None:
     """What openai's own ``parse(response_format=Model)`` sends, from the same (strict) schema."""
     require("openai")
-    pydantic = pytest.importorskip("pydantic")
+    pytest.importorskip("pydantic")
     from openai.lib._parsing._completions import type_to_response_format_param
     from openai.lib._pydantic import to_strict_json_schema
+    from pydantic import BaseModel
 
-    class CityLocation(pydantic.BaseModel):
+    class CityLocation(BaseModel):
         city: str
         country: str
 
@@ -94,7 +95,7 @@ def test_openai_form_is_the_sdks() -> None:
     assert from_class.body["response_format"]["json_schema"]["schema"] == CityLocation.model_json_schema()
     assert from_class.body["response_format"]["json_schema"]["strict"] is False  # (an open schema: not strict)
 
-    class Closed(pydantic.BaseModel, extra="forbid"):
+    class Closed(BaseModel, extra="forbid"):
         city: str
 
     closed = get("openai").format_request(ASK, structured_output=Closed)
@@ -131,11 +132,13 @@ def _sdk_uses_httpx2(anthropic: Any) -> bool:
 def test_anthropic_form_is_the_sdks() -> None:
     """anthropic's ``messages.parse(output_format=Model)`` sends ``output_config.format`` with its rewritten schema:
     agentmsg sends the same for that schema; ``output_config`` passes the SDK's own request type (the oracle)."""
-    pydantic = pytest.importorskip("pydantic")
+    pytest.importorskip("pydantic")
+    from pydantic import BaseModel
+
     require("anthropic")
     from anthropic.lib._parse._transform import transform_schema
 
-    class CityLocation(pydantic.BaseModel):
+    class CityLocation(BaseModel):
         city: str
         country: str
 
@@ -162,7 +165,7 @@ def test_gemini_form_is_the_sdks() -> None:
 
     config = types.GenerateContentConfig(response_mime_type="application/json", response_json_schema=SCHEMA)
     parent: dict[str, Any] = {}
-    theirs = models._GenerateContentConfig_to_mldev(_Client(), config, parent)  # type: ignore[arg-type]
+    theirs = models._GenerateContentConfig_to_mldev(_Client(), config, parent)
     ours = formatted("gemini", ASK, structured_output=SCHEMA)
     assert ours.body["generationConfig"] == theirs
     # JSON mode: the MIME type alone
@@ -307,12 +310,14 @@ def test_a_provider_that_does_not_map_it_says_so() -> None:
 
 def _metadata(provider: str, body: bytes | str, options: dict[str, Any], stream: bool) -> dict[str, Any]:
     p = get(provider)
+    msg: Msg
     if stream:
         events = list(p.parse_stream(body, **options))
         msg = reduce_events(events)[0]
     else:
         msg = p.parse_response(body, **options)
-    return msg.to_dict()["metadata"]
+    metadata: dict[str, Any] = msg.to_dict()["metadata"]
+    return metadata
 
 
 TEXT = {"structured_output": {"from": "text"}}
@@ -344,7 +349,7 @@ def test_openai_recorded_reply_whole_and_streamed_as_the_sdk_parses_it() -> None
     parsed = parse_chat_completion(
         response_format=schema,
         input_tools=[],
-        chat_completion=ChatCompletion.model_validate_json(body),  # type: ignore[arg-type]
+        chat_completion=ChatCompletion.model_validate_json(body),
     )
     content = parsed.choices[0].message.content
     assert content is not None
@@ -355,7 +360,7 @@ def test_openai_recorded_reply_whole_and_streamed_as_the_sdk_parses_it() -> None
     for cut in (1, 5, 13):
         pieces = [content[i : i + cut] for i in range(0, len(content), cut)]
         sse = _oai_stream(pieces)
-        state = ChatCompletionStreamState(response_format=schema)  # type: ignore[arg-type]
+        state = ChatCompletionStreamState(response_format=schema)
         for line in sse.split(b"\n\n"):
             if line.startswith(b"data: {"):
                 state.handle_chunk(ChatCompletionChunk.model_validate_json(line[6:]))
@@ -395,6 +400,7 @@ def _anthropic_stream(message: dict[str, Any], cut: int) -> bytes:
             {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}}
         )
     ]
+    start: dict[str, Any]
     for i, block in enumerate(message["content"]):
         if block["type"] == "text":
             start, text, kind, key = {"type": "text", "text": ""}, block["text"], "text_delta", "text"
@@ -436,7 +442,7 @@ def test_anthropic_reply_whole_and_streamed_as_the_sdk_parses_it() -> None:
 
     message = _anthropic_message([{"type": "text", "text": json.dumps(CITY, indent=1)}])
     parsed = parse_response(output_format=dict, response=Message.model_validate(message))
-    expected = parsed.content[0].parsed_output  # type: ignore[union-attr]
+    expected = parsed.content[0].parsed_output
     assert expected == CITY
     whole = _metadata("anthropic", json.dumps(message), TEXT, stream=False)
     assert whole["_structured_output"] == expected
@@ -466,8 +472,8 @@ def test_anthropic_forced_tool_reply_whole_and_streamed() -> None:
         if b"data: " in chunk:
             data = chunk.split(b"data: ", 1)[1]
             event = pydantic_adapter(RawMessageStreamEvent).validate_json(data)
-            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=bufs)  # type: ignore[arg-type]
-    assert snapshot is not None and snapshot.content[0].input == CITY  # type: ignore[union-attr]
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=bufs)
+    assert snapshot is not None and snapshot.content[0].input == CITY
     assert _metadata("anthropic", sse, options, stream=True)["_structured_output"] == CITY
     # no call of that tool: said, and no structured output
     events = get("anthropic").response_events(
@@ -480,8 +486,10 @@ def test_anthropic_forced_tool_reply_whole_and_streamed() -> None:
 
 
 def pydantic_adapter(tp: Any) -> Any:
-    pydantic = pytest.importorskip("pydantic")
-    return pydantic.TypeAdapter(tp)
+    pytest.importorskip("pydantic")
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(tp)
 
 
 def _gemini_response(parts: list[dict[str, Any]], finish: str = "STOP") -> dict[str, Any]:
@@ -501,7 +509,11 @@ def test_gemini_reply_whole_and_streamed_as_the_sdk_parses_it() -> None:
     from google.genai import types
 
     text = json.dumps(CITY)
-    parts = [{"text": "Thinking about it.", "thought": True}, {"text": text[:9]}, {"text": text[9:]}]
+    parts: list[dict[str, Any]] = [
+        {"text": "Thinking about it.", "thought": True},
+        {"text": text[:9]},
+        {"text": text[9:]},
+    ]
     response = _gemini_response(parts)
     sdk = types.GenerateContentResponse._from_response(
         response=response, kwargs={"config": {"response_json_schema": SCHEMA}}
@@ -509,7 +521,7 @@ def test_gemini_reply_whole_and_streamed_as_the_sdk_parses_it() -> None:
     assert sdk.parsed == CITY
     whole = _metadata("gemini", json.dumps(response), TEXT, stream=False)
     assert whole["_structured_output"] == sdk.parsed
-    chunks = [
+    chunks: list[dict[str, Any]] = [
         {"candidates": [{"content": {"role": "model", "parts": [p]}, "index": 0}], "responseId": "r1"} for p in parts
     ]
     chunks[-1] = _gemini_response([parts[-1]])
@@ -597,7 +609,7 @@ def test_the_clients_read_it_whole_and_streamed() -> None:
     assert msg.structured_output() == {"city": "Mexico City", "country": "Mexico"}
     with client.stream(ASK, structured_output=SCHEMA) as stream:
         list(stream)
-    assert stream.message.structured_output() == msg.structured_output()
+    assert stream.message is not None and stream.message.structured_output() == msg.structured_output()
 
 
 def test_a_forced_tool_message_replays() -> None:

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmsg import Msg, ThinkingBlock, reduce_events
+from agentmsg import Msg, TextBlock, ThinkingBlock, reduce_events
 from agentmsg.providers import get
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.think import ThinkTagBuilder
 from tests._support.budget import examples
-from tests._support.providers import ANT_START, dsc, ev, gem_sse, oai, split
+from tests._support.providers import ANT_START, dsc, ev, gem_sse, oai, one, split
 
 Blocks = list[tuple[str, str]]
 
@@ -232,7 +232,7 @@ def test_a_tag_beginning_before_a_tool_call_stays_before_it() -> None:
     (msg,) = reduce_events(list(get("openai").parse_stream(body, think_tags=True)))
     reply = {"role": "assistant", "content": "1 <", "tool_calls": [call]}
     response = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls"}]}
-    assert [b.type for b in msg.content] == ["text", "tool_use"] and msg.content[0].text == "1 <"
+    assert [b.type for b in msg.content] == ["text", "tool_use"] and one(TextBlock, msg.content[0]).text == "1 <"
     assert msg.content == get("openai").parse_response(response, think_tags=True).content
 
 
