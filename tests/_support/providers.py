@@ -119,7 +119,8 @@ def calls(msg: agentmsg.Msg) -> list[tuple[str, str, Any]]:
     return [(c.id, c.name, c.input) for c in msg.blocks("tool_use")]
 
 
-def tc(index: int, id: str | None = None, name: str | None = None, args: str | None = None) -> dict[str, Any]:
+def tc(index: int, id: object = None, name: object = None, args: object = None) -> dict[str, Any]:
+    """A tool-call delta of an OpenAI chunk: its fields as given (any JSON: tests send wrong types too), None left out."""
     fn: dict[str, Any] = {}
     if name is not None:
         fn["name"] = name
@@ -509,7 +510,7 @@ def _openai_refusals() -> list[agentmsg.AssistantMessage]:
     return [whole, streamed]
 
 
-def _assistant(provider: str, reply: agentmsg.AssistantMessage) -> tuple[dict[str, Any], Any]:
+def _assistant(provider: str, reply: agentmsg.Msg) -> tuple[dict[str, Any], Any]:
     request = formatted(provider, [UserMessage("Do it."), reply, UserMessage("Please?")])
     body = request.body
     messages = body.get("messages") or body.get("contents") or body["input"]["messages"]

@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import Reducer, reduce_events
+from agentmsg import Reducer, ThinkingBlock, ToolUseBlock, reduce_events
 from agentmsg.cli import main
 from agentmsg.providers import gemini, openai
 from agentmsg.providers._response import builder as _builder
@@ -30,11 +30,13 @@ from tests._support.providers import (
     _openai_refusals,
     _run,
     _signed_call,
+    all_of,
     calls,
     chunk,
     custom,
     data,
     oai,
+    one,
     reduce_ok,
     route_events,
     said,
@@ -58,9 +60,9 @@ def test_openai_interleaved_parallel_calls_empty_deltas_usage_only() -> None:
     )
     msg = reduce_ok(list(openai.parse_stream(body)))
     assert [b.type for b in msg.content] == ["thinking", "text", "tool_use", "tool_use"]
-    assert msg.content[0].thinking == "think more" and msg.text_content == "Hi"
+    assert one(ThinkingBlock, msg.content[0]).thinking == "think more" and msg.text_content == "Hi"
     assert calls(msg) == [("call_a", "f", {"x": 1}), ("call_b", "g", {"y": 2})]
-    assert (msg.usage.input_tokens, msg.usage.output_tokens) == (7, 3)
+    assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (7, 3)
     assert msg.generate_reason.value == "TOOL_CALLS"
 
 
@@ -142,7 +144,7 @@ def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -
         "provider": "openai",
         "annotations": [cite],
     }
-    response = {
+    response: dict[str, Any] = {
         "id": "c",
         "model": "m",
         "choices": [
@@ -153,7 +155,7 @@ def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -
     plain = {**response, "choices": [{**response["choices"][0], "logprobs": None}]}
     assert custom(openai.response_events(plain)) == []
 
-    grounded = {
+    grounded: dict[str, Any] = {
         "candidates": [
             {
                 "content": {"role": "model", "parts": [{"text": "sunny"}]},
@@ -180,9 +182,9 @@ def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -
         "groundingMetadata": {"webSearchQueries": ["weather"]},
         "citationMetadata": {"citations": [{"uri": "https://x"}]},
     }
-    assert [b.metadata["providerBlock"] for b in msg.blocks("thinking")] == grounded["candidates"][0]["content"][
-        "parts"
-    ][:2]
+    assert [(b.metadata or {})["providerBlock"] for b in msg.blocks("thinking")] == grounded["candidates"][0][
+        "content"
+    ]["parts"][:2]
 
 
 def test_openai_an_id_after_the_name_is_the_calls_own() -> None:
@@ -223,6 +225,7 @@ def test_openai_error_objects_done_and_reasoning_details_as_the_sdk_reads_them()
     ``data: [DONE] `` ends the stream as the SDK's ``startswith`` does (a payload after it is skipped, as the
     SDK skips it, and said); OpenRouter's reasoning_details are said as not kept."""
     usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+    empty: dict[str, Any] | None
     for empty in (None, {}):
         body = sse(chunk({"content": "Hi"}), chunk({}, "stop"), {**chunk(), "usage": usage, "error": empty})
         msg = reduce_ok(list(openai.parse_stream(body)))
@@ -532,8 +535,8 @@ def test_arguments_with_a_number_beyond_a_double_are_said_as_such_not_as_unfinis
         ],
     }
     for events in (list(openai.parse_stream(body)), openai.response_events(whole)):
-        (block,) = reduce_ok(events).content
-        assert (block.content, block.metadata["argumentsError"]) == (args, "arguments are not valid JSON")
+        (block,) = all_of(ToolUseBlock, reduce_ok(events).content)
+        assert (block.content, (block.metadata or {})["argumentsError"]) == (args, "arguments are not valid JSON")
         said = [(e["value"]["rule"], e["value"]["message"]) for e in events if e.get("name") == "agentmsg.problem"]
         assert said == [
             (
@@ -589,8 +592,10 @@ def test_arguments_that_are_json_but_no_object_are_said() -> None:
     parser = openai.StreamParser()
     events = parser.feed(chunk({"tool_calls": [call]}) + chunk({}, "tool_calls") + b"data: [DONE]\n\n")
     events += parser.close()
-    (block,) = reduce_ok(events).content
-    assert block.content == "[1, 2]" and block.metadata["argumentsError"].startswith("arguments are JSON but not")
+    (block,) = all_of(ToolUseBlock, reduce_ok(events).content)
+    assert block.content == "[1, 2]" and (block.metadata or {})["argumentsError"].startswith(
+        "arguments are JSON but not"
+    )
     assert [(p.rule, p.message.split(":")[0]) for p in parser.problems] == [
         ("type", "tool call 'f''s arguments are JSON but not an object (array)")
     ]
@@ -618,7 +623,11 @@ def test_openai_compatible_stop_that_ended_the_reply_is_said_as_not_kept() -> No
     for key, value in (("stop_reason", "###"), ("matched_stop", 128009), ("stop_reason", None)):
         last = chunk({}, "stop")
         last["choices"][0][key] = value
-        body = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]}
+        body: dict[str, Any] = {
+            "id": "c1",
+            "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}],
+        }
         body["choices"][0] |= {"finish_reason": "stop", key: value}
         for events in (list(openai.parse_stream(sse(chunk({"content": "hi"}), last))), openai.response_events(body)):
             assert reduce_ok(events).text_content == "hi"
@@ -648,7 +657,8 @@ def test_a_response_body_with_a_utf8_bom_is_read(tmp_path: Path) -> None:
     )
     plain = openai.parse_response(body)
     for bom in (b"\xef\xbb\xbf" + body, "\ufeff" + body.decode(), bytearray(b"\xef\xbb\xbf" + body)):
-        msg = openai.parse_response(bom)
+        # a bytearray on purpose: read as bytes, though the signature names bytes, str and a mapping
+        msg = openai.parse_response(bom)  # type: ignore[arg-type]
         assert msg.content == plain.content and msg.to_dict()["metadata"] == plain.to_dict()["metadata"]
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + body)
@@ -824,7 +834,11 @@ def test_openai_audio_transcript_agrees_with_chat_completion_stream_state() -> N
     audio = [c["choices"][0]["delta"].get("audio", {}) for c in chunks]
     pieces = [a["data"] for a in audio if "data" in a]
     assert "".join(pieces) == official.audio.data
-    assert base64.b64decode(block.source.data) == b"".join(base64.b64decode(p) for p in pieces) == _PCM
+    assert (
+        base64.b64decode(one(agentmsg.Base64Source, block.source).data)
+        == b"".join(base64.b64decode(p) for p in pieces)
+        == _PCM
+    )
 
 
 def test_openai_an_error_beside_choices_keeps_what_they_carry_and_ends_there() -> None:
@@ -855,14 +869,14 @@ def test_probe_tool_call_ids_repeated_renamed_and_many() -> None:
         body += _oc([{"index": 0, "id": "x", "function": {"arguments": a.decode()}}])
         body += _oc([{"index": 1, "id": "x", "function": {"arguments": b.decode()}}])
     msg, said = _run(openai.StreamParser(), body + _oc(None, "tool_calls") + b"data: [DONE]\n\n")
-    assert [(c.id, c.name, c.input) for c in msg.content] == [("x", "f", {"a": 1}), ("x-2", "g", {"b": 2})]
+    assert calls(msg) == [("x", "f", {"a": 1}), ("x-2", "g", {"b": 2})] and len(msg.content) == 2
     assert said == ["id"]
     # a nameless fragment under another key joins the open call, and that key's later fragments stay with it
     body = _oc([{**f, "function": {"name": "f", "arguments": '{"a":'}}])
     body += _oc([{"index": 1, "id": "x", "function": {"arguments": "1"}}])
     body += _oc([{"index": 1, "function": {"arguments": "}"}}]) + _oc(None, "tool_calls") + b"data: [DONE]\n\n"
     msg, said = _run(openai.StreamParser(), body)
-    assert [(c.id, c.name, c.input) for c in msg.content] == [("x", "f", {"a": 1})] and said == []
+    assert calls(msg) == [("x", "f", {"a": 1})] and len(msg.content) == 1 and said == []
     # many calls with one id: each gets the next free suffix, without searching from -2 again (quadratic)
     parser = openai.StreamParser()
     n = 3000
@@ -882,7 +896,8 @@ def test_probe_arguments_json_the_message_cannot_hold_are_said_as_such() -> None
     ):
         call = {"index": 0, "id": "x", "type": "function", "function": {"name": "f", "arguments": args}}
         msg, said = _run(openai.StreamParser(), _oc([call]) + _oc(None, "tool_calls") + b"data: [DONE]\n\n")
-        assert said == [rule] and msg.content[0].content == args and "argumentsError" in msg.content[0].metadata
+        (block,) = all_of(ToolUseBlock, msg.content)
+        assert said == [rule] and block.content == args and "argumentsError" in (block.metadata or {})
 
 
 def _custom_chunk(tool_call: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -1082,7 +1097,9 @@ def test_a_refusals_place_whole_and_streamed_and_what_goes_back_as_the_refusal()
 
     call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     content, refusal, tool = {"content": "Partly:"}, {"refusal": "No."}, {"tool_calls": [call]}
-    cases = [  # the deltas in the order they come, the blocks the stream keeps, the refusal sent back
+    cases: list[
+        tuple[list[dict[str, Any]], list[str], str]
+    ] = [  # the deltas in the order they come, the blocks the stream keeps, the refusal sent back
         ([content, refusal], ["Partly:", "No."], "No."),
         ([refusal, content], ["No.", "Partly:"], "Partly:"),  # (the content, last: no block says which)
         ([tool, refusal], ["f", "No."], "No."),
@@ -1145,7 +1162,7 @@ def test_a_name_in_many_pieces_is_joined_once(shape: str, monkeypatch: pytest.Mo
     body = sse(*(_call(name=p) for p in pieces), _call(arguments="{}"), _chunk({}, "tool_calls"))
     _CountedCall.written = 0
     (msg,) = agentmsg.reduce_events(list(openai.parse_stream(body)))
-    (call,) = msg.content
+    (call,) = all_of(ToolUseBlock, msg.content)
     assert call.name == name and call.input == {}
     assert _CountedCall.written <= 2 * len(body), (_CountedCall.written, len(body))
 
@@ -1231,6 +1248,7 @@ def test_deepseek_cache_hits_are_read_from_prompt_cache_hit_tokens(streamed: boo
     }
     both = {**usage, "prompt_tokens_details": {"cached_tokens": 6}}
     for given, cached in ((usage, 7), (both, 6)):
+        msg: agentmsg.Msg
         if streamed:
             body = sse(chunk({"content": "hi"}, "stop"), chunk(None, usage=given))
             msg = reduce_ok(list(openai.parse_stream(body, variant="deepseek")))

@@ -54,6 +54,7 @@ def test_openai_equals_chat_completion_stream_state(path: Path) -> None:
     if snapshot.get("usage"):
         u = snapshot["usage"]
         got = reduce_checked(events).usage
+        assert got is not None
         assert (got.input_tokens, got.output_tokens) == (u["prompt_tokens"], u["completion_tokens"])
 
 

@@ -6,6 +6,7 @@ OpenRouter). The body's layout, the provider's rules and the diagnostics; every 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import orjson
 import pytest
@@ -246,7 +247,7 @@ def test_openai_custom_tool_definitions_and_choice_are_sent_as_openai_has_them()
 
     msg = openai.parse_response((FIX / "openai/chat_completion_custom_tool_call.json").read_bytes())
     grammar = {"type": "grammar", "grammar": {"syntax": "lark", "definition": "start: /[0-9+ ]+/"}}
-    tools = [
+    tools: list[dict[str, Any]] = [
         {"type": "custom", "custom": {"name": "math_exp", "description": "Arithmetic", "format": grammar}},
         {"type": "custom", "name": "notes"},  # its keys beside the type
         {"name": "f", "parameters": {"type": "object", "properties": {}}},
@@ -307,7 +308,8 @@ def test_openai_compatible_gemini_thought_signature_is_kept_and_sent_back() -> N
         assert sent["extra_content"] == {"google": {"thought_signature": "Eo4GCosG"}}
         assert "signature-dropped" not in [p.rule for p in r.diagnostics]
         # OpenAI's own API (its request schema refuses the field) and DeepSeek have no place for it: said
-        for options in ({"model": "gpt-4o"}, {"model": "gemini-3-pro-preview", "variant": "deepseek"}):
+        every: list[dict[str, Any]] = [{"model": "gpt-4o"}, {"model": "gemini-3-pro-preview", "variant": "deepseek"}]
+        for options in every:
             r = openai.format_request([UserMessage("go"), msg], **options)
             assert "extra_content" not in r.body["messages"][1]["tool_calls"][0]
             assert "signature-dropped" in [p.rule for p in r.diagnostics]

@@ -149,14 +149,14 @@ def openai_choice(draw: st.DrawFn, reasoning_key: str) -> list[tuple[dict[str, A
             delta["content"] = None
         items.append((delta, None))
         fragments = fragments[take:]
-    reason = "tool_calls" if calls and draw(st.booleans()) else draw(st.sampled_from(FINISH[:3]))
+    reason = "tool_calls" if bool(calls) and draw(st.booleans()) else draw(st.sampled_from(FINISH[:3]))
     if not calls and draw(st.integers(0, 5)) == 0:
         # the legacy functions API: one ``function_call`` (no id, no index), finish reason function_call
-        (first, *rest) = draw(openai_call(0))
-        items.append(({"function_call": dict(first["function"])}, None))
+        (legacy, *rest) = draw(openai_call(0))
+        items.append(({"function_call": dict(legacy["function"])}, None))
         items += [({"function_call": dict(f["function"])}, None) for f in rest]
         reason = draw(st.sampled_from(["function_call", "stop"]))
-    if items and draw(st.booleans()):
+    if bool(items) and draw(st.booleans()):
         items[-1] = (items[-1][0], reason)  # the finish reason on the last delta
     else:
         items.append(({}, reason))
@@ -209,7 +209,7 @@ def openai_stream(draw: st.DrawFn) -> tuple[list[dict[str, Any]], bytes]:
         for k, c in enumerate(chunks):
             n_out = usage["completion_tokens"] * (k + 1) // len(chunks)
             c["usage"] = {**usage, "completion_tokens": n_out, "total_tokens": usage["prompt_tokens"] + n_out}
-    payloads = [(None, c) for c in chunks]
+    payloads: list[tuple[str | None, Any]] = [(None, c) for c in chunks]
     if draw(st.booleans()):
         payloads.append((None, "[DONE]"))  # most servers end with it; a body may well not
     return chunks, draw(sse_body(payloads))
@@ -338,7 +338,12 @@ def test_openai_text_chunks_after_the_first_take_the_c_route(obfuscation: str | 
     parser = get("openai").stream_parser()
     calls: list[Any] = []
     chunk = parser.reader.chunk
-    parser.reader.chunk = lambda event, obj: (calls.append(obj), chunk(event, obj))[1]  # type: ignore[method-assign]
+
+    def counted(event: str, obj: dict[str, Any]) -> None:
+        calls.append(obj)
+        chunk(event, obj)
+
+    parser.reader.chunk = counted  # type: ignore[method-assign]
     events = [e for piece in body.split(b"\n\n") for e in parser.feed(piece + b"\n\n")] + parser.close()
     assert len(calls) == 2  # the first text chunk (which sets the route) and the last (a finish reason)
     assert calls[0]["choices"][0]["delta"]["content"] == "Hel"

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
-from agentmsg import Msg, ThinkingBlock, reduce_events
+from agentmsg import Msg, reduce_events
 from agentmsg.providers import get
-from tests._support.providers import FIX
+from tests._support.providers import FIX, said_texts
 
 DIR = FIX / "openai"
 #: fixture -> the mode its chat template needs: "open" when the template put <think> in the prompt
@@ -29,7 +29,7 @@ HEAD = orjson.loads((DIR / "compat_think_qwen3_stream_head.txt").read_bytes().sp
 
 
 def blocks(msg: Msg) -> list[tuple[str, str]]:
-    return [("thinking", b.thinking) if isinstance(b, ThinkingBlock) else (b.type, b.text) for b in msg.content]
+    return said_texts(msg.content)
 
 
 def content(name: str) -> str:
