@@ -12,7 +12,7 @@ import pytest
 
 import agentmsg
 from agentmsg import AssistantMessage, ToolResultMessage, UserMessage
-from agentmsg.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.providers import anthropic
 from agentmsg.providers._response import builder as _builder
 from agentmsg.providers._response.parser import run_parser
@@ -24,10 +24,12 @@ from tests._support.providers import (
     _nameless,
     _run,
     _thinking,
+    all_of,
     calls,
     cited_response,
     custom,
     ev,
+    one,
     reduce_ok,
     said,
 )
@@ -59,8 +61,10 @@ def test_anthropic_ping_unknown_events_signature_only_and_redacted() -> None:
     parser = anthropic.StreamParser()
     msg = reduce_ok([*parser.feed(body), *parser.close()])
     t0, t1, text, cited = msg.content
+    assert isinstance(t0, ThinkingBlock) and isinstance(t1, ThinkingBlock) and isinstance(cited, ThinkingBlock)
+    assert isinstance(text, TextBlock) and msg.usage is not None and cited.metadata is not None
     assert (t0.thinking, agentmsg.thinking_signature(t0)) == ("hmm", "SIG")
-    assert agentmsg.is_redacted(t1) and t1.metadata["redactedData"] == "ENC" and t1.thinking == ""
+    assert agentmsg.is_redacted(t1) and (t1.metadata or {})["redactedData"] == "ENC" and t1.thinking == ""
     assert text.text == "ok" and msg.usage.output_tokens == 9 and msg.usage.input_tokens == 5
     # the text's citation (an empty one, as it came) is kept right after it, for Anthropic; nothing is said
     assert cited.thinking == "" and cited.metadata["citations"] == [{}] and cited.metadata["provider"] == "anthropic"
@@ -87,6 +91,7 @@ def test_anthropic_citations_are_kept_after_their_text_streamed_and_whole() -> N
     assert custom(events) == [("agentmsg.problem", "enum")]
     streamed = reduce_ok(events)
     text, cited = streamed.content
+    assert isinstance(text, TextBlock) and isinstance(cited, ThinkingBlock)
     assert text.text == "blue" and streamed.text_content == "blue"
     assert cited.thinking == "" and cited.metadata == {
         "provider": "anthropic",
@@ -101,7 +106,7 @@ def test_anthropic_citations_are_kept_after_their_text_streamed_and_whole() -> N
     empty = {"type": "text", "text": "", "citations": [CITE]}
     msg = anthropic.parse_response({**cited_response("msg_3"), "content": [empty, {"type": "text", "text": "x"}]})
     assert [b.type for b in msg.content] == ["thinking", "text"]
-    assert msg.content[0].metadata["providerBlock"] == empty
+    assert (one(ThinkingBlock, msg.content[0]).metadata or {})["providerBlock"] == empty
     # citations that are no list are said, the text kept
     odd = {**cited_response("msg_4"), "content": [{"type": "text", "text": "blue", "citations": "x"}]}
     assert custom(anthropic.response_events(odd)) == [("agentmsg.problem", "type")]
@@ -188,8 +193,9 @@ def test_anthropic_server_tools_are_no_client_calls() -> None:
     assert custom(events) == []
     msg = reduce_ok(events)
     assert [b.type for b in msg.content] == ["thinking", "thinking", "text"] and msg.text_content == "blue"
-    assert [b.metadata["providerBlock"] for b in msg.content[:2]] == [{**use, "input": {"query": "sky"}}, result]
-    assert all(b.thinking == "" and b.metadata["provider"] == "anthropic" for b in msg.content[:2])
+    carriers = all_of(ThinkingBlock, msg.content[:2])
+    assert [(b.metadata or {})["providerBlock"] for b in carriers] == [{**use, "input": {"query": "sky"}}, result]
+    assert all(b.thinking == "" and (b.metadata or {})["provider"] == "anthropic" for b in carriers)
     assert msg.generate_reason is None or msg.generate_reason.value == "MODEL_STOP"
     whole = {
         "id": "msg_7",
@@ -475,8 +481,10 @@ def test_anthropic_server_tool_cut_or_odd_is_kept_and_said() -> None:
     events = list(anthropic.parse_stream(b"".join(head)))
     msg = reduce_ok(events)
     assert [b.type for b in msg.content] == ["text", "thinking", "thinking"]
-    assert msg.content[1].metadata["citations"] == [CITE]
-    assert msg.content[2].metadata["providerBlock"] == use  # (its start's input: the rest was cut)
+    assert (one(ThinkingBlock, msg.content[1]).metadata or {})["citations"] == [CITE]
+    assert (one(ThinkingBlock, msg.content[2]).metadata or {})[
+        "providerBlock"
+    ] == use  # (its start's input: the rest was cut)
     problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
     assert [p["rule"] for p in problems] == ["enum", "incomplete"]
     assert (
@@ -488,7 +496,13 @@ def test_anthropic_server_tool_cut_or_odd_is_kept_and_said() -> None:
     events = list(anthropic.parse_stream(b"".join(head[:4])))
     assert [b.type for b in reduce_ok(events).content] == ["text", "thinking"]
     # a message that comes whole in its message_start (its content there): server blocks kept in place
-    whole = {"id": "msg_9", "type": "message", "role": "assistant", "model": "claude", "stop_reason": "end_turn"}
+    whole: dict[str, Any] = {
+        "id": "msg_9",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "stop_reason": "end_turn",
+    }
     whole["content"] = [{**use, "input": {"query": "sky"}}, {"type": "text", "text": "blue", "citations": [CITE]}]
     body = ev("message_start", message=whole) + ev("message_stop")
     msg = reduce_ok(list(anthropic.parse_stream(body)))

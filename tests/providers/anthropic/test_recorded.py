@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 import agentmsg
-from tests._support.providers import FIXTURES, STREAMS, comparable, ids, module, reduce_checked, sse_payloads
+from tests._support.providers import FIXTURES, STREAMS, comparable, ids, module, one, reduce_checked, sse_payloads
 
 pytestmark = pytest.mark.oracle
 
@@ -39,7 +39,7 @@ def test_anthropic_equals_accumulate_event(path: Path) -> None:
         from jiter import from_json
 
         call = streamed.blocks("tool_use")[0]
-        assert call.input == {} and "argumentsError" in call.metadata
+        assert call.input == {} and "argumentsError" in (call.metadata or {}) and call.content is not None
         assert from_json(call.content.encode(), partial_mode=True) == whole_body["content"][1]["input"]
         ours["content"] = ours["content"][:1]
         theirs["content"] = theirs["content"][:1]
@@ -62,18 +62,21 @@ def test_anthropic_equals_accumulate_event(path: Path) -> None:
             expected.append(("providerBlock", b))
     got: list[tuple[str, Any]] = []
     for block in streamed.content:
-        meta = block.metadata if block.type in ("thinking", "tool_use") else None
-        if block.type == "text":
+        if isinstance(block, agentmsg.TextBlock):
             got.append(("text", block.text))
-        elif block.type == "tool_use":
+            continue
+        if isinstance(block, agentmsg.ToolUseBlock):
             got.append(("tool_use", (block.id, block.name, block.input)))
-        elif meta and "citations" in meta:
+            continue
+        thinking = one(agentmsg.ThinkingBlock, block)
+        meta = thinking.metadata or {}
+        if "citations" in meta:
             got.append(("citations", meta["citations"]))
-        elif meta and "providerBlock" in meta:
-            assert block.thinking == "" and meta["provider"] == "anthropic"
+        elif "providerBlock" in meta:
+            assert thinking.thinking == "" and meta["provider"] == "anthropic"
             got.append(("providerBlock", meta["providerBlock"]))
         else:
-            got.append(("thinking", (block.thinking, agentmsg.thinking_signature(block))))
+            got.append(("thinking", (thinking.thinking, agentmsg.thinking_signature(thinking))))
     if "incomplete_partial_json" in path.name:
         expected, got = expected[:1], got[:1]
     assert got == expected

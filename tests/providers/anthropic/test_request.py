@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +16,7 @@ from agentmsg import (
     AssistantMessage,
     AudioBlock,
     Base64Source,
+    ContentBlock,
     DataBlock,
     HintBlock,
     ImageBlock,
@@ -303,14 +305,17 @@ def test_anthropic_ids_that_clash_once_sanitized_are_mapped_to_distinct_values(i
 def test_anthropic_a_multi_part_error_result_is_marked_is_error(state: str) -> None:
     """A failed result of several blocks (text and an image: not the one-text fast path) is sent whole with
     is_error: true; a successful one without it."""
-    output = [TextBlock(text="boom"), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))]
+    output: list[ContentBlock] = [
+        TextBlock(text="boom"),
+        ImageBlock(source=Base64Source(media_type="image/png", data=PNG)),
+    ]
     msgs = [
         UserMessage("x"),
         AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={"city": "Oslo"})]),
         ToolResultMessage(ToolResultBlock(id="c1", name="get_weather", output=output, state=state)),
     ]
     r = formatted("anthropic", msgs, tools=TOOLS)
-    expected = {
+    expected: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": "c1",
         "content": [

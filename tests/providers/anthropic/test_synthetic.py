@@ -33,12 +33,14 @@ from tests._support.providers import (
     SETTINGS,
     TEXT,
     TOOL_NAME,
+    all_of,
     cli_messages,
     comparable,
     cut_body,
     every_choice,
     json_text,
     module,
+    one,
     reduce_checked,
     same_with_and_without_routes,
     split,
@@ -138,7 +140,7 @@ def anthropic_snapshot(events: list[dict[str, Any]]) -> dict[str, Any]:
     for e in events:
         if e["type"] == "ping":
             continue  # the SDK's stream drops pings before accumulating
-        snapshot = accumulate_event(event=e, current_snapshot=snapshot, json_bufs=bufs)  # type: ignore[arg-type]
+        snapshot = accumulate_event(event=e, current_snapshot=snapshot, json_bufs=bufs)
     assert snapshot is not None
     return snapshot.to_dict()  # type: ignore[no-any-return]
 
@@ -167,17 +169,20 @@ def check_anthropic(events: list[dict[str, Any]], body: bytes) -> None:
     ]
     for ours_b, b in zip(streamed.content, theirs, strict=True):
         if b["type"] == "thinking":
-            assert ours_b.thinking == b["thinking"]
-            assert agentmsg.thinking_signature(ours_b) == b["signature"]
+            thinking = one(agentmsg.ThinkingBlock, ours_b)
+            assert thinking.thinking == b["thinking"]
+            assert agentmsg.thinking_signature(thinking) == b["signature"]
         elif b["type"] == "redacted_thinking":
-            assert ours_b.thinking == ""
-            assert ours_b.metadata.get("redacted") is True
-            assert ours_b.metadata.get("redactedData") == b["data"]
+            redacted = one(agentmsg.ThinkingBlock, ours_b)
+            assert redacted.thinking == "" and redacted.metadata is not None
+            assert redacted.metadata.get("redacted") is True
+            assert redacted.metadata.get("redactedData") == b["data"]
         elif b["type"] == "text":
-            assert ours_b.text == b["text"]
+            assert one(agentmsg.TextBlock, ours_b).text == b["text"]
         else:
-            assert (ours_b.id, ours_b.name, ours_b.input) == (b["id"], b["name"], b["input"])
-            assert "argumentsError" not in ours_b.metadata
+            call = one(agentmsg.ToolUseBlock, ours_b)
+            assert (call.id, call.name, call.input) == (b["id"], b["name"], b["input"])
+            assert "argumentsError" not in (call.metadata or {})
     meta = streamed.to_dict()["metadata"]
     assert meta["agentmsg_finish_reason"] == whole["stop_reason"]
     tool_reason = whole["stop_reason"] == "tool_use" or (
@@ -347,7 +352,7 @@ def test_anthropic_signature_is_a_whole_value_the_last_one_wins() -> None:
     a later one replacing an earlier one or the start's). agentmsg appended every signature it saw
     (``"S0" + "AB" + "CD"``); the builder now holds a block's whole signature and sends it once when the
     block ends, also when the stream is cut before ``content_block_stop``."""
-    start = {
+    start: dict[str, Any] = {
         "type": "message_start",
         "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": []},
     }
@@ -362,7 +367,7 @@ def test_anthropic_signature_is_a_whole_value_the_last_one_wins() -> None:
         {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "AB"}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "CD"}},
     ]
-    end = [
+    end: list[dict[str, Any]] = [
         {"type": "content_block_stop", "index": 0},
         {
             "type": "message_delta",
@@ -371,14 +376,16 @@ def test_anthropic_signature_is_a_whole_value_the_last_one_wins() -> None:
         },
         {"type": "message_stop"},
     ]
-    events = [start, *thinking, *end]
+    events: list[dict[str, Any]] = [start, *thinking, *end]
     body = b"".join(b"event: " + e["type"].encode() + b"\ndata: " + orjson.dumps(e) + b"\n\n" for e in events)
     check_anthropic(events, body)
-    (block,) = reduce_checked(list(module("anthropic").parse_stream(body))).content
+    (block,) = all_of(agentmsg.ThinkingBlock, reduce_checked(list(module("anthropic").parse_stream(body))).content)
     assert (block.thinking, agentmsg.thinking_signature(block)) == ("ab", "CD")
     cut = body[: body.index(b"event: content_block_stop")]
     (msg,) = reduce_events(list(module("anthropic").parse_stream(cut)))
-    assert [(b.thinking, agentmsg.thinking_signature(b)) for b in msg.content] == [("ab", "CD")]
+    assert [(b.thinking, agentmsg.thinking_signature(b)) for b in all_of(agentmsg.ThinkingBlock, msg.content)] == [
+        ("ab", "CD")
+    ]
     assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
 
 
@@ -397,7 +404,7 @@ def test_anthropic_reader_subclass_reads_every_text_delta_through_chunk() -> Non
             seen.append(obj.get("type", event))
             super().chunk(event, obj)
 
-    payloads = [
+    payloads: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in "abc"),
