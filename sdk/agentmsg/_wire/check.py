@@ -15,7 +15,7 @@ import os
 import re
 from array import array
 from collections.abc import Iterator
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import attrs
 import orjson
@@ -25,9 +25,12 @@ from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records
-from agentmsg.conversation import decode_messages
+from agentmsg._wire.sse import sniff_format
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events import CUT_RULE, DEFAULT_MAX_PROBLEMS, Reducer, iter_sse_events, sniff_format
+
+if TYPE_CHECKING:  # (at run time, agentmsg.events and agentmsg.conversation are imported where an event stream or a
+    # conversation is checked: a file of messages needs neither, a third of `agentmsg validate FILE`'s start-up)
+    from agentmsg.events import Reducer
 
 __all__ = ["AUTO", "CONVERSATION", "CheckReport", "CheckStream", "Finding", "check", "detect_kind", "iter_check"]
 
@@ -287,6 +290,8 @@ def _records(stream: Peeked, kind: str) -> Iterator[_Record]:
             None,
         )
         return
+    from agentmsg.events import iter_sse_events
+
     pending: list[Problem] = []
     index = 0
     for event in iter_sse_events(iter(lambda: stream.read(HEAD), b""), strict=False, on_problem=pending.append):
@@ -365,7 +370,12 @@ class Across:
     def __init__(self, kind: str, provider: str | None) -> None:
         self.kind = kind
         self.provider = provider
-        self._reducer = Reducer() if kind == "event" else None
+        self._reducer: Reducer | None = None
+        self._said_max = 0  # (the instances' problems kept for the reducer's: as many as it keeps)
+        if kind == "event":
+            from agentmsg.events import DEFAULT_MAX_PROBLEMS, Reducer
+
+            self._reducer, self._said_max = Reducer(), DEFAULT_MAX_PROBLEMS
         self._messages: list[Any] | None = [] if kind == CONVERSATION else None
         # What the rules across the file need, kept only for them (events, a conversation): a file of messages is
         # checked record by record in bounded memory. The instances' problems, that the reducer's word on the same
@@ -379,7 +389,7 @@ class Across:
         """One instance of the file (None: it could not be read), the problems said of it already (their
         pointers the file's): the reducer's own word on the same spot and rule is not said again; its line in
         the file, when known, and its pointer prefix (``""``: the file is this one instance)."""
-        if self._reducer is not None and len(self._said) < DEFAULT_MAX_PROBLEMS:
+        if self._reducer is not None and len(self._said) < self._said_max:
             self._said.update((p.pointer, p.rule) for p in problems)
         self._single = self._single or prefix == ""  # the file is one instance (its pointers the instance's)
         if self._lines is not None:
@@ -423,6 +433,8 @@ class Across:
     def _event_problems(reducer: Reducer, said: set[tuple[str, str]]) -> list[Problem]:
         """The reducer's problems (order, pairing, ... as ``agentmsg reduce`` says them), those of an
         instance that could not be read left out (said already), and a reply the stream cut short."""
+        from agentmsg.events import CUT_RULE
+
         found = [
             p
             for p in reducer.problems
@@ -445,7 +457,8 @@ def conversation_problems(messages: list[Any], provider: str | None) -> tuple[li
     """(problems, notes) of a conversation whose messages are each valid: formatted for ``provider`` (or, with
     none, for the registry's first, keeping only the pairing rules every provider shares), the diagnostics
     ``strict=True`` refuses (lossy and error) are problems, the rewrites notes."""
-    from agentmsg.providers import ERROR, LOSSY, NAMES, RULES, get  # (here: a message or events file needs none)
+    from agentmsg.conversation import decode_messages  # (here: a message or events file needs neither)
+    from agentmsg.providers import ERROR, LOSSY, NAMES, RULES, get
 
     try:
         msgs = decode_messages(orjson.dumps(messages), notes=[])  # (legacy keys: said as each message's notes)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, cast
 
 import attrs
 
@@ -23,7 +23,16 @@ from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
 from agentmsg.errors import Problem, ValidationError
 
-__all__ = ["FormatSniffer", "JSONDataDecoder", "SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
+__all__ = [
+    "FormatSniffer",
+    "JSONDataDecoder",
+    "SSEDecoder",
+    "SSEEvent",
+    "Sniffer",
+    "encode_event",
+    "sniff",
+    "sniff_format",
+]
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
@@ -170,6 +179,17 @@ class FormatSniffer:
         if values is None and held is not None and len(held) < SNIFF_LIMIT:
             return None
         return "values" if values else "jsonl"
+
+
+def sniff_format(head: bytes) -> Literal["sse", "jsonl", "values"] | None:
+    """The format of an event stream that starts with ``head``, as :func:`agentmsg.events.read_events` and
+    :func:`~agentmsg.events.reduce_stream` tell it (``agentmsg.events.sniff_format``; here, that a file's checker
+    tells SSE without the event package): ``"sse"`` (text/event-stream: after a BOM and blanks, an SSE field or a
+    comment), ``"values"`` (JSON values one after another: a JSON array of events, or events pretty-printed one
+    after another), ``"jsonl"`` (JSON lines, and whatever starts otherwise), or None when ``head`` is too short
+    to tell (blanks, ``da``, a ``{`` alone): read on, or take ``"jsonl"`` when the stream ends there. Blanks
+    beyond 64 KiB before the first field are no SSE."""
+    return cast("Literal['sse', 'jsonl', 'values'] | None", FormatSniffer().feed(head))
 
 
 _LINE_END = re.compile("\r\n|\r|\n")

@@ -18,12 +18,6 @@ import orjson
 
 from agentmsg import __version__
 from agentmsg.errors import Problem
-from agentmsg.events import DEFAULT_MAX_PROBLEMS
-
-#: The findings a report lists per file (a reducer's problems: events.reducer.DEFAULT_MAX_PROBLEMS); the rest are
-#: counted in one last finding (rule max-problems). A file of 300 KB of bad records was a 202 MB SARIF log built in
-#: 1 GB of memory (GitHub code scanning takes at most 25,000 results a run)
-MAX_FINDINGS: Final = DEFAULT_MAX_PROBLEMS
 
 SARIF_SCHEMA: Final = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -43,10 +37,17 @@ class Collector:
     """The problems of every file, in the order checked, for a report written at the end."""
 
     def __init__(self, form: str, command: str = "validate") -> None:
+        # (here: `validate FILE`'s line report needs no events; a report lists the providers' rules, which need them)
+        from agentmsg.events import DEFAULT_MAX_PROBLEMS
+
         self.form = form
         self.command = command
+        #: The findings the report lists per file, as many as a reducer keeps problems; the rest are counted in one
+        #: last finding (rule max-problems). A file of 300 KB of bad records was a 202 MB SARIF log built in 1 GB of
+        #: memory (GitHub code scanning takes at most 25,000 results a run)
+        self.max_findings: Final = DEFAULT_MAX_PROBLEMS
         self.files: dict[str, list[Finding]] = {}
-        self.left_out: dict[str, tuple[int, bool]] = {}  # per file: the findings past MAX_FINDINGS (count, any error)
+        self.left_out: dict[str, tuple[int, bool]] = {}  # per file: the findings past max_findings (count, any error)
         self.names: dict[str, str] = {}  # a file as shown (its name not UTF-8: \xNN) -> its name as given, for its URI
 
     def file(self, path: str, name: str | None = None) -> None:
@@ -70,7 +71,7 @@ class Collector:
         n = 0
         for p in problems:
             n += 1
-            if len(found) < MAX_FINDINGS:
+            if len(found) < self.max_findings:
                 found.append(Finding(prefix + p.pointer, p.rule, p.message, line, note))
             else:  # the report lists as many as a reducer keeps problems; the rest are counted in one last finding
                 count, errors = self.left_out.get(path, (0, False))
@@ -78,10 +79,10 @@ class Collector:
         return n
 
     def _closed(self) -> dict[str, list[Finding]]:
-        """Every file's findings, those past :data:`MAX_FINDINGS` said in one last finding (rule max-problems)."""
+        """Every file's findings, those past :attr:`max_findings` said in one last finding (rule max-problems)."""
         files = dict(self.files)
         for path, (count, errors) in self.left_out.items():  # (an error when any of them is one)
-            said = f"{count:,} more problems and notes were not listed (a report lists {MAX_FINDINGS:,} a file)"
+            said = f"{count:,} more problems and notes were not listed (a report lists {self.max_findings:,} a file)"
             files[path] = [*files[path], Finding("", "max-problems", said, None, not errors)]
         return files
 

@@ -14,14 +14,23 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any, Literal, cast
+from typing import IO, Any
 
 import orjson
 
 from agentmsg._codec.jsontext import TooDeep, loads_bounded, unreadable
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run, checked
-from agentmsg._wire.sse import _DL_TAKE, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, of_no_field, sniff
+from agentmsg._wire.sse import (
+    _DL_TAKE,
+    SNIFF_LIMIT,
+    FormatSniffer,
+    JSONDataDecoder,
+    SSEEvent,
+    of_no_field,
+    sniff,
+    sniff_format,
+)
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
 from agentmsg.events._jsonl import parse_line
@@ -88,16 +97,6 @@ def _chunks(source: Source) -> Iterator[bytes]:
 def sniff_sse(head: bytes) -> bool:
     """True when a stream that starts with ``head`` is SSE rather than JSON lines."""
     return bool(sniff(head))
-
-
-def sniff_format(head: bytes) -> Literal["sse", "jsonl", "values"] | None:
-    """The format of an event stream that starts with ``head``, as :func:`read_events` and
-    :func:`reduce_stream` tell it: ``"sse"`` (text/event-stream: after a BOM and blanks, an SSE field or a
-    comment), ``"values"`` (JSON values one after another: a JSON array of events, or events pretty-printed one
-    after another), ``"jsonl"`` (JSON lines, and whatever starts otherwise), or None when ``head`` is too short
-    to tell (blanks, ``da``, a ``{`` alone): read on, or take ``"jsonl"`` when the stream ends there. Blanks
-    beyond 64 KiB before the first field are no SSE."""
-    return cast("Literal['sse', 'jsonl', 'values'] | None", FormatSniffer().feed(head))
 
 
 def _detect(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
