@@ -816,6 +816,20 @@ def test_the_provider_lists_name_every_provider() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     layout = readme.split("| `sdk/agentmsg/providers/` | one module per provider (", 1)[1].split(")", 1)[0]
     assert sorted(re.findall(r"`(\w+)`", layout)) == sorted(MODULES)
+    # README's two prose lists of the formatters (its summary and "Provider formatters") name every provider's
+    # title, parentheses dropped ("DashScope compatible mode"); the OpenAI Responses API was missing from the
+    # summary. A title inside a longer one ("DashScope" in "DashScope compatible mode") must be there on its own
+    # too: each is taken out once found, the longest first.
+    titles = sorted((" ".join(re.sub(r"[()]", "", spec.title).split()) for spec, _ in module_of.values()), key=len)
+    lists = {
+        "summary": readme.split("formatters for ", 1)[1].split(", chat and multi-agent", 1)[0],
+        "Provider formatters": readme.split("formats a conversation for ", 1)[1].split(", chat or multi-agent", 1)[0],
+    }
+    for where, prose in lists.items():
+        prose = " ".join(prose.split())
+        for title in reversed(titles):
+            assert title in prose, f"README's {where} list of the formatters leaves out {title}: {prose!r}"
+            prose = prose.replace(title, "", 1)
 
 
 def test_every_public_name_is_documented() -> None:
