@@ -53,6 +53,7 @@ from tests._support.providers import (
     gem,
     gem_sse,
     oai,
+    parser_for,
     reduce_ok,
     said,
     said_texts,
@@ -1002,18 +1003,20 @@ def test_payloads_of_no_known_shape_are_said_once() -> None:
 ROUNDS = 20
 
 
-MODULES: dict[str, Any] = {"openai": openai, "anthropic": anthropic, "gemini": gemini, "dashscope": dashscope}
+#: every provider module of the registry (``agentmsg.providers.MODULES``), by name: a provider added there is fuzzed
+#: with no edit here
+MODULES: dict[str, Any] = {
+    name: importlib.import_module(f"agentmsg.providers.{name}") for name in agentmsg.providers.MODULES
+}
 
 
 def _files(provider: str) -> list[Path]:
-    pick = {
-        "openai": [("openai", ""), ("dashscope", "compat_"), ("deepseek", "")],
-        "dashscope": [("dashscope", "native_")],
-        "anthropic": [("anthropic", "")],
-        "gemini": [("gemini", "")],
-    }[provider]
-    out = [f for d, prefix in pick for f in sorted((FIX / d).iterdir()) if f.name.startswith(prefix)]
-    return [f for f in out if f.suffix in (".sse", ".json", ".jsonl")]
+    """A provider module's seeds: every recorded reply and stream it reads (``parser_for``: the module of the
+    fixtures folder's registry name, OpenAI's for a ``compat_`` file), a module without any refused."""
+    mod = MODULES[provider]
+    files = [f for f in sorted(FIX.glob("*/*")) if f.suffix in (".sse", ".json", ".jsonl") and parser_for(f) is mod]
+    assert files, f"no recorded reply or stream in {FIX} for agentmsg.providers.{provider}"
+    return files
 
 
 def _comparable(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
