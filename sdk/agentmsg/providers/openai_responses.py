@@ -715,7 +715,7 @@ def _error(b: StreamBuilder, err: Any) -> None:
     b.error(
         str(err.get("message") or err)[:1000],
         kind=str(err.get("type") or "provider_error"),
-        code=code if isinstance(code, (str, int)) else None,
+        code=code,  # (a number no event holds as its text, another JSON type left out: StreamBuilder.error says)
         param=err.get("param") if isinstance(err.get("param"), str) else None,
     )
 

@@ -51,7 +51,13 @@ from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 from agentmsg.providers._request.common import MINTED_ID
-from agentmsg.providers._response.numbers import as_event_value, first_beyond_double, json_text_of, overflowed
+from agentmsg.providers._response.numbers import (
+    HugeNumber,
+    as_event_value,
+    first_beyond_double,
+    json_text_of,
+    overflowed,
+)
 from agentmsg.providers._response.payload import shown, text_or_none
 
 __all__ = [
@@ -1113,16 +1119,18 @@ class StreamBuilder:
 
     def error(self, message: str, *, kind: str = "provider_error", choice: int | None = None, **info: Any) -> None:
         """A provider error in the middle of the stream (or a cut stream): every open choice ends interrupted,
-        keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event."""
+        keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event: a scalar as it
+        came, a number no event holds (``1e400``, an integer beyond 64 bits) as its text, said (``_holdable``)."""
         redact = self._redact
         value = {"type": kind, "message": message if redact is None else redact(message), "provider": self.provider}
         for k, v in info.items():
             if v is None:
                 continue
-            if type(v) in (str, int, float, bool):
+            if type(v) in (str, int, float, bool, HugeNumber):
                 value[k] = redact(v) if redact is not None and type(v) is str else v
             else:  # a provider's error code or request id of another JSON type (nested at will): said, left out
                 self.problem("type", f"the provider error's {k} is a JSON {json_type(v)}, not a scalar: left out")
+        value = self._holdable(value)
         self.errors.append(value)
         targets = [choice] if choice is not None else (list(self._choices) or [0])
         for index in targets:
@@ -1156,7 +1164,7 @@ class StreamBuilder:
         """The node of the payload, decoded exactly (integers as read), that orjson read as ``value``: the next
         such in document order (the payload's calls are read in that order, so the walk goes on from the last
         one found: each node is looked at once per payload, and two calls whose numbers round alike keep their
-        own digits), or None."""
+        own digits), or None. ``value`` an integral float (a provider error's code): the integer it was read from."""
         if self._exact is None or self._exact[0] is not payload:
             try:
                 root = msgspec.json.decode(payload)
@@ -1172,6 +1180,12 @@ class StreamBuilder:
             elif kind is list:
                 stack.extend(reversed(node))
             else:
+                if kind is int and type(value) is float:
+                    try:
+                        if float(node) == value:
+                            return node
+                    except OverflowError:  # (beyond a double: no float orjson read)
+                        pass
                 continue
             if kind is type(value) and len(node) == len(value):
                 try:
