@@ -112,7 +112,7 @@ def _argv(name: str, p: argparse.ArgumentParser, path: str) -> list[str]:
     argv = [name]
     for action in p._actions:
         if action.option_strings and action.required:
-            value = str(action.choices[0]) if action.choices else "100000" if action.type is not None else "x"
+            value = str(next(iter(action.choices))) if action.choices else "100000" if action.type is not None else "x"
             argv += [action.option_strings[0], value]
     argv += [path for action in p._actions if not action.option_strings and action.dest != "help"]
     return argv + (["--port", "0"] if name == "serve" else [])

@@ -14,7 +14,7 @@ import pytest
 
 from tests._support.cli import run
 
-GOOD = {
+GOOD: dict[str, object] = {
     "id": "m1",
     "name": None,
     "role": "USER",
@@ -172,6 +172,7 @@ def test_stdout_or_stderr_closed_at_start_is_exit_2_never_a_traceback(tmp_path: 
     conv = tmp_path / "conv.json"
     conv.write_text(json.dumps([GOOD]))
     command = [sys.executable, "-m", "agentmsg"]
+    args: tuple[str, ...]
     for args in (("schema", "msg"), ("validate", str(tmp_path / "none.json")), ("--version",)):
         r = subprocess.run(
             ["sh", "-c", '"$@" >&-', "sh", *command, *args], stderr=subprocess.PIPE, text=True, timeout=60
@@ -261,7 +262,13 @@ def test_a_large_max_bytes_reads_a_small_file(tmp_path: Path) -> None:
     with one ``read(N + 1)``, which reserves N + 1 bytes whatever the file holds, so ``--max-bytes 100000000000``
     on a file of 300 bytes ended in a MemoryError traceback. A file, from its path or from stdin, is read whole
     under any limit; over it, it is still refused."""
-    msg = {"id": "m", "name": None, "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    msg: dict[str, object] = {
+        "id": "m",
+        "name": None,
+        "role": "USER",
+        "content": [{"type": "text", "text": "hi"}],
+        "metadata": {},
+    }
     path = tmp_path / "conv.json"
     path.write_text(json.dumps([{**msg, "timestamp": None, "usage": None}]))
     huge = "100000000000"

@@ -29,7 +29,7 @@ def test_reduce_java_jsonl_with_duplicate_type_keys(tmp_path: Path) -> None:
 
 
 def test_events_then_reduce_round_trip_jsonl_and_sse(tmp_path: Path) -> None:
-    msg = {
+    msg: dict[str, Any] = {
         "id": "m1",
         "name": "F",
         "role": "ASSISTANT",
@@ -204,8 +204,8 @@ def test_reduce_of_a_cut_stream_exits_1_as_parse_does(tmp_path: Path, capsys: An
         (line,) = err
         assert line.startswith(f"{cut}: error: message ") and line.endswith("[incomplete_stream]")
     calls = tmp_path / "calls.jsonl"
-    start, end = types.index("MODEL_CALL_START"), types.index("MODEL_CALL_END")
-    calls.write_text("".join(json.dumps(e) + "\n" for e in events[start : end + 1]))
+    start, stop = types.index("MODEL_CALL_START"), types.index("MODEL_CALL_END")
+    calls.write_text("".join(json.dumps(e) + "\n" for e in events[start : stop + 1]))
     code, msgs, err = _reduce(capsys, str(calls))
     assert (code, err) == (0, []) and "agentscope_generate_reason" not in msgs[0]["metadata"]
 
@@ -215,9 +215,15 @@ def test_reduce_says_a_cut_reply_that_agentscope_had_interrupted(tmp_path: Path,
     is cut all the same: said and exit 1 (it was taken for whole, exit 0, when the CLI told a cut by the reason a
     snapshot had). With its AGENT_END it is whole: exit 0, nothing said."""
     from agentmsg import AssistantMessage, emit_events
+    from agentmsg.events.types import RequestStopEventDict
 
     events = emit_events(AssistantMessage("hello", name="F"))
-    stop = {"type": "REQUEST_STOP", "id": "stop", "createdAt": events[0]["createdAt"], "generateReason": "INTERRUPTED"}
+    stop: RequestStopEventDict = {
+        "type": "REQUEST_STOP",
+        "id": "stop",
+        "createdAt": events[0]["createdAt"],
+        "generateReason": "INTERRUPTED",
+    }
     events.insert(len(events) - 1, stop)  # before AGENT_END
     cut = tmp_path / "cut.jsonl"
     cut.write_text("".join(json.dumps(e) + "\n" for e in events[:-1]))

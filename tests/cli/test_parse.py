@@ -11,11 +11,11 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import reduce_events
+from agentmsg import ThinkingBlock, reduce_events
 from agentmsg.cli import main
 from agentmsg.providers import gemini, openai
 from tests._support.events import jsonl_lines
-from tests._support.providers import CITE, FIX, chunk, cited_response, ev, run_cli, sse, tc
+from tests._support.providers import CITE, FIX, chunk, cited_response, ev, one, run_cli, said_texts, sse, tc
 from tests.conftest import ROOT
 
 
@@ -43,7 +43,8 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
     assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
     out, err = capsys.readouterr()
     msg = agentmsg.Msg.from_json(out)
-    assert msg.text_content == "blue" and msg.content[1].metadata["citations"] == [CITE]
+    carrier = one(ThinkingBlock, msg.content[1])  # (the text's citations, on the carrier after it)
+    assert msg.text_content == "blue" and carrier.metadata is not None and carrier.metadata["citations"] == [CITE]
     assert err == (
         f'{path}: note: the stop sequence that ended the reply (stop_sequence: "###") is not kept (the message has no'
         " place for it) [not-kept]\n"
@@ -116,7 +117,9 @@ def test_cli_parse_exits_3_for_tool_arguments_the_provider_cut(
         ],
     }
     gem_cut = {"functionCall": {"name": "f", "willContinue": True}}
-    gem_more = {"functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": True}]}}
+    gem_more: dict[str, dict[str, Any]] = {
+        "functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": True}]}
+    }
     gem_more["functionCall"]["willContinue"] = True
     dashscope_msg = {"role": "assistant", "content": "", "tool_calls": [tc(0, "c1", "f", cut_args)]}
     cases = {
@@ -331,8 +334,7 @@ THINK_REPLY = "<think>\nThe user greets me.\n</think>\n\nHello!"
 
 
 def _kinds(out: str) -> list[tuple[str, str]]:
-    msg = agentmsg.Msg.from_json(out)
-    return [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content]
+    return said_texts(agentmsg.Msg.from_json(out).content)
 
 
 def test_cli_parse_think_tags_whole_and_streamed(tmp_path: Path) -> None:
@@ -395,8 +397,8 @@ def test_cli_parse_refuses_what_is_no_reply_of_the_provider_with_the_hint_that_r
     own = "openai" if provider in _OPENAI_SHAPE else provider
     for other, fixture in _REPLIES.items():
         if other != own:
-            hint = f"try --provider {'/'.join(_OPENAI_SHAPE) if other == 'openai' else other}"
-            inputs[other] = ((FIX / fixture).read_bytes(), hint)
+            try_it = f"try --provider {'/'.join(_OPENAI_SHAPE) if other == 'openai' else other}"
+            inputs[other] = ((FIX / fixture).read_bytes(), try_it)
     for name, (data, hint) in inputs.items():
         path = tmp_path / f"{name}.json"
         path.write_bytes(data)

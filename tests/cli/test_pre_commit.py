@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from pre_commit.commands.try_repo import _repo_ref
+import yaml  # type: ignore[import-untyped]
+from pre_commit.commands.try_repo import _repo_ref  # type: ignore[import-untyped]
 
 from tests.conftest import ROOT
 

@@ -103,7 +103,7 @@ def test_the_cli_reads_ahead_with_the_wires_stream() -> None:
     from agentmsg._wire.peek import Peeked
     from agentmsg.cli import _io, events
 
-    assert agentmsg.Peeked is Peeked and events.Peeked is Peeked
+    assert agentmsg.Peeked is Peeked and vars(events)["Peeked"] is Peeked  # (imported, not re-exported)
     assert not hasattr(_io, "Peeked")
 
 
@@ -274,9 +274,10 @@ def test_every_provider_option_takes_a_provider_registered_after_the_cli_was_imp
 
     importlib.import_module(f"agentmsg.cli.{command}")  # (imported first: the names it saw then were all it took)
     base = get("openai")
+    assert isinstance(base, Entry)
     spec = attrs.evolve(base.spec, name="acme-late", title="Acme")
     entry = Entry(spec, base.module.format_request, base.module.Reader, "agentmsg.providers.openai")
-    monkeypatch.setitem(registry._load(), "acme-late", entry)  # type: ignore[index]
+    monkeypatch.setitem(registry._load(), "acme-late", entry)
     capsys.readouterr()
     assert main([command, "--help"]) == 0
     assert ",acme-late}" in capsys.readouterr().out  # (the --provider choices)

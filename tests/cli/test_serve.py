@@ -10,7 +10,7 @@ import pytest
 
 from tests._support.cli import run
 
-GOOD = {
+GOOD: dict[str, object] = {
     "id": "m1",
     "name": None,
     "role": "USER",
@@ -121,7 +121,7 @@ def test_serve_protocol_makes_it_the_default_of_events_and_the_page_asks_for_age
     from agentmsg.web import viewer_app
 
     app = viewer_app([], protocol="ag-ui")
-    endpoint = next(r.endpoint for r in app.app.routes if getattr(r, "path", None) == "/events")
+    endpoint = app.events  # (the endpoint at /events)
     assert endpoint.protocols[0] == "ag-ui" and "agentscope" in endpoint.protocols
     from agentmsg.web._viewer import _asset
 

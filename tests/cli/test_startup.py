@@ -56,7 +56,13 @@ def _imported(*argv: str) -> tuple[int, set[str]]:
 @pytest.fixture(scope="module")
 def msg_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("startup") / "msg.json"
-    message = {"id": "m1", "name": None, "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    message: dict[str, object] = {
+        "id": "m1",
+        "name": None,
+        "role": "USER",
+        "content": [{"type": "text", "text": "hi"}],
+        "metadata": {},
+    }
     path.write_text(json.dumps(message), encoding="utf-8")
     return path
 
@@ -103,7 +109,9 @@ def test_validate_of_a_message_file_imports_no_events_or_message_classes(msg_fil
 #: an event stream cut inside its reply, as JSON Lines; the same as SSE; a conversation with a tool call unanswered
 _EVENT = {"type": "AGENT_START", "id": "e1", "createdAt": "2026-11-22T10:34:38Z", "replyId": "r1", "name": "F"}
 _CALL = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
-_CONVERSATION = [{"id": "a", "name": None, "role": "ASSISTANT", "content": [_CALL], "metadata": {}}]
+_CONVERSATION: list[dict[str, object]] = [
+    {"id": "a", "name": None, "role": "ASSISTANT", "content": [_CALL], "metadata": {}}
+]
 ACROSS = {
     "cut.jsonl": (json.dumps(_EVENT) + "\n", "[incomplete_stream]"),
     "cut.sse": (f"data: {json.dumps(_EVENT)}\n\n", "[incomplete_stream]"),
@@ -190,7 +198,13 @@ def test_a_command_given_a_provider_imports_its_module_alone(command: str, tmp_p
     """``format --provider openai`` imported all five provider modules (the registry loaded whole on the first
     ``get``): it imports the one serving the name."""
     conversation = tmp_path / "conversation.json"
-    message = {"id": "m1", "name": None, "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    message: dict[str, object] = {
+        "id": "m1",
+        "name": None,
+        "role": "USER",
+        "content": [{"type": "text", "text": "hi"}],
+        "metadata": {},
+    }
     conversation.write_text(json.dumps([message]), encoding="utf-8")
     code, modules = _imported(command, "--provider", "openai", str(conversation))
     assert code == 0
