@@ -716,7 +716,7 @@ def _error(b: StreamBuilder, err: Any) -> None:
         str(err.get("message") or err)[:1000],
         kind=str(err.get("type") or "provider_error"),
         code=code,  # (a number no event holds as its text, another JSON type left out: StreamBuilder.error says)
-        param=err.get("param") if isinstance(err.get("param"), str) else None,
+        param=err.get("param"),  # (a scalar as it came, another JSON type left out: StreamBuilder.error says)
     )
 
 

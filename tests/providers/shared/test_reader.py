@@ -1432,3 +1432,22 @@ def test_a_provider_count_saturates_at_the_usage_schemas_maximum() -> None:
     assert usage["cacheCreationInputTokens"] == usage["reasoningTokens"] == big
     assert "maximum" not in props["cacheCreationInputTokens"] and "maximum" not in props["reasoningTokens"]
     agentmsg.validate(usage, "chat-usage")
+
+
+@pytest.mark.parametrize(
+    ("param", "kept"),
+    [('"input"', "input"), ("3", 3), ('{"at": 1}', None), ('["a"]', None)],
+    ids=["string", "number", "object", "list"],
+)
+def test_a_responses_errors_param_is_kept_or_said(param: str, kept: object) -> None:
+    """The Responses API's error ``param``: a string was kept, anything else left out without a word. A scalar is
+    now kept as it came, another JSON type said (rule ``type``), as the error's ``code`` is."""
+    body = b'data: {"type":"error","error":{"type":"t","message":"m","code":"c","param":PARAM}}\n\n'
+    events = list(get("openai-responses").parse_stream(body.replace(b"PARAM", param.encode()), reply_id="r"))
+    for e in events:
+        validate(e, "event")
+    errors = [e["value"] for e in events if e.get("name") == "agentmsg.error"]
+    assert len(errors) == 1 and errors[0]["code"] == "c"
+    assert errors[0].get("param") == kept
+    problems = [e["value"] for e in events if e.get("name") == "agentmsg.problem"]
+    assert any(p["rule"] == "type" and "param" in p["message"] for p in problems) == (kept is None)
