@@ -647,10 +647,10 @@ def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
     if not isinstance(raw, dict):  # (a proxy's error as text, or none: the message says what came)
         message = obj.get("message")
         if raw is None and isinstance(message, str) and message:  # a proxy's {code, message} after event: error
-            b.error(message[:1000], kind="provider_error", code=obj.get("code"))
+            b.error(message, kind="provider_error", code=obj.get("code"))
             return
         shown = raw if isinstance(raw, str) and raw else _shown(obj, None)
-        b.error(shown[:1000], kind="provider_error")
+        b.error(shown, kind="provider_error")
         return
     err = as_object(raw)
     # (the request's id, beside the error: what Anthropic's support asks for)

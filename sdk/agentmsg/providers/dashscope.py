@@ -677,7 +677,7 @@ class Reader(PayloadReader):
         b = self.b
         if failed:
             b.identify(obj.get("request_id"), None)
-            b.error(str(output.get("message"))[:1000], kind=output["code"], task_id=output.get("task_id"))
+            b.error(str(output.get("message")), kind=output["code"], task_id=output.get("task_id"))
             b.close()
             return
         self.incremental = True  # (a whole reply holds each text once)

@@ -1082,7 +1082,7 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
             if isinstance(cand, dict):
                 _candidate(b, cand, calls)
         if isinstance(err, str):
-            b.error(err[:1000], kind="provider_error")
+            b.error(err, kind="provider_error")
         else:
             b.error(
                 str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code")

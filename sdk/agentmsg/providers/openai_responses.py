@@ -709,11 +709,11 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
 def _error(b: StreamBuilder, err: Any) -> None:
     """An error object (``{code, message, type?, param?}``), or an ``error`` event's fields."""
     if not isinstance(err, dict):
-        b.error(str(err)[:1000] if err else "the provider reported an error", kind="provider_error")
+        b.error(str(err) if err else "the provider reported an error", kind="provider_error")
         return
     code = err.get("code")
     b.error(
-        str(err.get("message") or err)[:1000],
+        str(err.get("message") or err),
         kind=str(err.get("type") or "provider_error"),
         code=code,  # (a number no event holds as its text, another JSON type left out: StreamBuilder.error says)
         param=err.get("param"),  # (a scalar as it came, another JSON type left out: StreamBuilder.error says)

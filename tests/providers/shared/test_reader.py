@@ -1451,3 +1451,51 @@ def test_a_responses_errors_param_is_kept_or_said(param: str, kept: object) -> N
     assert errors[0].get("param") == kept
     problems = [e["value"] for e in events if e.get("name") == "agentmsg.problem"]
     assert any(p["rule"] == "type" and "param" in p["message"] for p in problems) == (kept is None)
+
+
+#: A provider error's message of 2,000 characters, its end told apart (a reader cut it at 1,000, without a word)
+LONG_ERROR = "upstream failed: " + "x" * 1970 + " (the end)"
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("anthropic", data({"code": "overloaded", "message": LONG_ERROR}, "error")),
+        ("anthropic", data({"type": "error", "error": LONG_ERROR}, "error")),
+        ("gemini", data({"error": LONG_ERROR})),
+        ("openai-responses", data({"type": "error", "error": {"type": "server_error", "message": LONG_ERROR}})),
+        (
+            "openai-responses",
+            data({"type": "response.failed", "response": {"id": "r", "status": "failed", "error": LONG_ERROR}}),
+        ),
+        ("openai", HI["openai"] + b"event: error\ndata: " + LONG_ERROR.encode() + b"\n\n"),
+        ("dashscope", None),
+    ],
+    ids=[
+        "anthropic-proxy",
+        "anthropic-text",
+        "gemini-text",
+        "responses-object",
+        "responses-failed-text",
+        "plain-text-event",
+        "dashscope-task",
+    ],
+)
+def test_a_long_provider_error_message_is_kept_whole(provider: str, body: bytes | None) -> None:
+    """Five readers cut a provider error's message at 1,000 characters and said nothing of the rest. The message
+    is kept whole (StreamBuilder.error): its size is bounded where it is read (``limits.max_event_bytes``, the
+    clients' reply limit), and an exception's text shows its start (``MESSAGE_SHOWN``)."""
+    module = get(provider)
+    if body is None:  # a failed DashScope task (a whole response, GET /tasks/<task_id>)
+        output = {"task_id": "t", "task_status": "FAILED", "code": "InternalError", "message": LONG_ERROR}
+        events = module.response_events({"request_id": "q", "output": output})
+    else:
+        events = list(module.parse_stream(body))
+    for e in events:
+        validate(e, "event")
+    errors = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"]
+    assert errors == [LONG_ERROR]
+    assert [e["reason"] for e in events if e["type"] == "REQUEST_STOP"] == [LONG_ERROR]
+    meta = reduce_ok(events).to_dict()["metadata"]
+    assert [e["message"] for e in meta["agentmsg_errors"]] == [LONG_ERROR]
+    assert said(events) == []

@@ -1120,7 +1120,13 @@ class StreamBuilder:
     def error(self, message: str, *, kind: str = "provider_error", choice: int | None = None, **info: Any) -> None:
         """A provider error in the middle of the stream (or a cut stream): every open choice ends interrupted,
         keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event: a scalar as it
-        came, a number no event holds (``1e400``, an integer beyond 64 bits) as its text, said (``_holdable``)."""
+        came, a number no event holds (``1e400``, an integer beyond 64 bits) as its text, said (``_holdable``).
+
+        ``message`` is kept whole, as a text block is: readers pass the provider's message uncut (they cut it at
+        1,000 characters once, the rest lost without a word). Its size is bounded where it is read (one event
+        within ``limits.max_event_bytes``, a whole response within ``limits.max_bytes``, a client's reply
+        within its limit), and what shows it is bounded there: an exception's text its first
+        ``MESSAGE_SHOWN`` characters (``.message`` whole), the CLI's line clipped."""
         redact = self._redact
         value = {"type": kind, "message": message if redact is None else redact(message), "provider": self.provider}
         for k, v in info.items():

@@ -313,7 +313,7 @@ class StreamParser:
             if "\n" in data and self._lines_of(event, data):
                 return
             if event == "error":  # an error event whose data is plain text ("Internal Server Error")
-                self.builder.error(data[:1000] or "error event without data")
+                self.builder.error(data or "error event without data")
                 self.reader.end_at_error()
             elif problem is TRAILING:
                 self.builder.problem("incomplete", f"{problem.message}, and it is not JSON: skipped: {data[:80]!r}")
