@@ -677,7 +677,9 @@ class Reader(PayloadReader):
         b = self.b
         if failed:
             b.identify(obj.get("request_id"), None)
-            b.error(str(output.get("message")), kind=output["code"], task_id=output.get("task_id"))
+            message = output.get("message")  # (none: said as such, not as the word "None")
+            text = "the task failed without a message" if message is None or message == "" else str(message)
+            b.error(text, kind=output["code"], task_id=output.get("task_id"))
             b.close()
             return
         self.incremental = True  # (a whole reply holds each text once)

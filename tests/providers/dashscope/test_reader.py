@@ -437,6 +437,10 @@ def test_dashscope_task_status_other_than_pending_is_no_empty_reply() -> None:
     errors = [e["value"] for e in dashscope.response_events(failed) if e.get("name") == "agentmsg.error"]
     assert errors == [{"type": "Bad", "message": "no", "provider": "dashscope", "task_id": "t"}]
     assert reduce_ok(dashscope.response_events(failed)).generate_reason == "INTERRUPTED"
+    for silent in ({}, {"message": None}, {"message": ""}):  # (no message: said so, not read as the word "None")
+        task = {"task_id": "t", "task_status": "FAILED", "code": "Bad", **silent}
+        errors = [e["value"] for e in dashscope.response_events({"output": task}) if e.get("name") == "agentmsg.error"]
+        assert [e["message"] for e in errors] == ["the task failed without a message"]
     results = {"results": [{"url": "https://example.com/a.png"}], "task_metrics": {"TOTAL": 1, "SUCCEEDED": 1}}
     outputs: list[dict[str, Any]] = [
         {"task_status": "SUCCEEDED", **results},
