@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -53,17 +54,20 @@ def _imported(*argv: str) -> tuple[int, set[str]]:
     return code, modules
 
 
+#: the message the files of these runs hold (one; a conversation of it)
+MESSAGE: Final[dict[str, object]] = {
+    "id": "m1",
+    "name": None,
+    "role": "USER",
+    "content": [{"type": "text", "text": "hi"}],
+    "metadata": {},
+}
+
+
 @pytest.fixture(scope="module")
 def msg_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("startup") / "msg.json"
-    message: dict[str, object] = {
-        "id": "m1",
-        "name": None,
-        "role": "USER",
-        "content": [{"type": "text", "text": "hi"}],
-        "metadata": {},
-    }
-    path.write_text(json.dumps(message), encoding="utf-8")
+    path.write_text(json.dumps(MESSAGE), encoding="utf-8")
     return path
 
 
@@ -198,14 +202,7 @@ def test_a_command_given_a_provider_imports_its_module_alone(command: str, tmp_p
     """``format --provider openai`` imported all five provider modules (the registry loaded whole on the first
     ``get``): it imports the one serving the name."""
     conversation = tmp_path / "conversation.json"
-    message: dict[str, object] = {
-        "id": "m1",
-        "name": None,
-        "role": "USER",
-        "content": [{"type": "text", "text": "hi"}],
-        "metadata": {},
-    }
-    conversation.write_text(json.dumps([message]), encoding="utf-8")
+    conversation.write_text(json.dumps([MESSAGE]), encoding="utf-8")
     code, modules = _imported(command, "--provider", "openai", str(conversation))
     assert code == 0
     assert modules & PROVIDER_MODULES == {"agentmsg.providers.openai"}

@@ -676,7 +676,8 @@ def count_tokens(
             unsure = t.unsure
             for b in frames.dropped:
                 extra -= _blocks(t, (b,), False) + (per_message if items and role is _ASSISTANT else 0)
-            t.unsure = unsure - (t.unsure - unsure)
+            counted_again = t.unsure - unsure  # (their error, added again by the blocks just counted)
+            t.unsure = unsure - counted_again  # (and taken back, as their tokens are)
         label = ""
         if multi:
             if fold is not None:

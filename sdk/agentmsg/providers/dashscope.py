@@ -90,10 +90,11 @@ FIELDS: Final = field_table(
 )
 
 
-def media_placeholder(block: Any) -> str | None:
+def media_placeholder(block: Any, in_result: bool = False, options: Any = None) -> str | None:
     """Why DashScope's native request sends a medium (of a user message, or of a tool result, sent in the user
     message after the results) as a text placeholder naming it (None: it is sent as a part): it takes images, audio
-    and video, no other file. The count reads it from the token profile (``TokenProfile.media_placeholder``)."""
+    and video, no other file, alike in a tool result (``in_result`` and ``options`` change nothing: the arguments
+    of the token profile's rule, ``TokenProfile.media_placeholder``, which the count reads)."""
     kind, mime = media_kind(block)
     return f"{mime or 'unknown'} data" if kind == "file" else None
 
@@ -119,7 +120,7 @@ SPEC: Final = Spec(
     ),
     client_class="DashScopeClient",
     fields=FIELDS,
-    tokens=attrs.evolve(QWEN_TOKENS, media_placeholder=lambda block, in_result, options: media_placeholder(block)),
+    tokens=attrs.evolve(QWEN_TOKENS, media_placeholder=media_placeholder),
     cache_markers=CacheMarkers(),  # (on messages; its system prompt's marker caches the tools before it)
     # POST {base}/tokenizer with {model, input: {messages}, parameters} (dashscope 2.0.2 tokenizers/tokenization.py,
     # FUNCTION "tokenizer"); the count in usage.input_tokens. Only some older models (qwen-turbo, qwen-plus,

@@ -28,6 +28,7 @@ from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import WEB_URL, media_kind, mime_of
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
+from agentmsg.providers._request.media import scheme_of
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
@@ -129,8 +130,6 @@ def media_placeholder(block: Any, in_result: bool, options: FormatOptions) -> st
     source = block.source
     if source.type != "url" or options.media.allow_download or mime_of(source) is not None:
         return None
-    from agentmsg.providers._request.media import scheme_of
-
     if scheme_of(source.url) not in ("http", "https"):
         return None
     return f"unknown MIME type of a URL {media_kind(block)[0]}"

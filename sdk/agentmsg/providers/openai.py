@@ -16,7 +16,7 @@ import base64
 import binascii
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -215,7 +215,7 @@ def media_placeholder(variant: str, block: Any) -> str | None:
     return None if v.files and mime == "application/pdf" else f"{mime or 'unknown'} data"
 
 
-def _placeholders(variant: str) -> Any:
+def _placeholders(variant: str) -> Callable[[Any, bool, Any], str | None]:
     """The variant's :func:`media_placeholder` as a token profile takes it (``(block, in_result, options)``)."""
     return lambda block, in_result, options: media_placeholder(variant, block)
 

@@ -116,10 +116,11 @@ FIELDS: Final = field_table(
 )
 
 
-def media_placeholder(block: Any) -> str | None:
+def media_placeholder(block: Any, in_result: bool = False, options: Any = None) -> str | None:
     """Why the Responses API's request sends a medium (of a user message or a tool result's output) as a text
     placeholder naming it (None: it is sent as a part): it takes text, images and files, no audio or video. The
-    count reads it from the token profile (``TokenProfile.media_placeholder``)."""
+    count reads it from the token profile (``TokenProfile.media_placeholder``, whose arguments it takes: ``in_result``
+    and ``options`` change nothing)."""
     kind = media_kind(block)[0]
     return None if kind in ("image", "file") else f"{kind} (text, images and files only)"
 
@@ -146,7 +147,7 @@ SPEC: Final = Spec(
         leading_system=True,
         own_reasoning="items",
         result_join="texts",  # (a result of texts alone: one output string; else output parts)
-        media_placeholder=lambda block, in_result, options: media_placeholder(block),
+        media_placeholder=media_placeholder,
     ),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
