@@ -191,6 +191,33 @@ def test_the_endpoints_error_event_is_said_with_the_servers_message() -> None:
     assert [p.message.rsplit(": ", 1)[1] for p in r.problems if p.rule == "source-error"] == ["Bad Gateway"]
 
 
+def test_the_endpoints_long_error_message_is_not_cut_before_it_is_said() -> None:
+    """The endpoint's error message was cut at its first 1,000 characters, without a word, before the problem
+    said it: the problem's own cut (``Problem.message``, in the middle) then counted the characters left out of
+    those 1,000 (696 of a 2,000-character message, not 1,693) and showed a middle part as the end. The message
+    is passed whole (its size bounded by ``limits.max_event_bytes`` where it is read), as @agentmsg/client's
+    StreamError holds it: the problem says how much it leaves out and shows the real end."""
+    import json
+
+    from agentmsg import Reducer
+    from agentmsg.errors import bounded
+    from agentmsg.events import read_events
+
+    long = "upstream failed: " + "x" * 1970 + " (the end)"
+    body = b"event: error\ndata: " + json.dumps({"message": long}).encode() + b"\n\n"
+    said = bounded(f"SSE event '' (error): the server's event source failed: {long}")
+    assert said.endswith(" (the end)") and "(1,693 characters left out)" in said
+    r = Reducer()
+    reduce_stream(body, reducer=r)
+    assert [(p.rule, p.message) for p in r.problems] == [("source-error", said)]
+    seen: list[Any] = []
+    assert list(read_events(body, strict=False, on_problem=seen.append)) == []
+    assert [(p.rule, p.message) for p in seen] == [("source-error", said)]
+    with pytest.raises(ValidationError) as info:
+        list(read_events(body))
+    assert [p.message for p in info.value.problems] == [said]
+
+
 @pytest.mark.parametrize("chunk", [None, 1, 7], ids=["whole", "bytewise", "sevens"])
 def test_a_line_of_no_sse_field_is_said_not_dropped(chunk: int | None) -> None:
     """An event whose ``data:`` was lost (its JSON alone on a line) is a line the SSE spec ignores: the reply was

@@ -322,7 +322,11 @@ def _after_end(end: SSEEvent, rest: Iterator[SSEEvent]) -> str | None:
 
 
 def _source_failed(sse: SSEEvent) -> str:
-    """What the endpoint's ``error`` event says: its data's ``message`` (the text as it came otherwise)."""
+    """What the endpoint's ``error`` event says: its data's ``message`` (the text as it came otherwise), whole.
+    Its size is bounded where it is read (the event's data within ``limits.max_event_bytes``), and the problem
+    that says it shows a long one cut in the middle, saying how much is left out (``Problem.message``,
+    :data:`~agentmsg.errors.MESSAGE_MAX`): a cut here first (at 1,000 characters once) made that count wrong and
+    lost the message's end without a word."""
     data = sse.data
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
     try:
@@ -331,7 +335,7 @@ def _source_failed(sse: SSEEvent) -> str:
         value = None
     message = value.get("message") if isinstance(value, dict) else None
     shown = message if isinstance(message, str) else text
-    return f"{_where(sse)}: the server's event source failed: {shown[:1000]}"
+    return f"{_where(sse)}: the server's event source failed: {shown}"
 
 
 def iter_sse_events(
