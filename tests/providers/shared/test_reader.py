@@ -1493,9 +1493,41 @@ def test_a_long_provider_error_message_is_kept_whole(provider: str, body: bytes 
         events = list(module.parse_stream(body))
     for e in events:
         validate(e, "event")
-    errors = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"]
-    assert errors == [LONG_ERROR]
-    assert [e["reason"] for e in events if e["type"] == "REQUEST_STOP"] == [LONG_ERROR]
+    errors = [e["value"] for e in events if e.get("name") == "agentmsg.error"]
+    assert [e["message"] for e in errors] == [LONG_ERROR]
+    assert [e["reason"] for e in events if e["type"] == "REQUEST_STOP"] == [errors[0]["type"]]
     meta = reduce_ok(events).to_dict()["metadata"]
     assert [e["message"] for e in meta["agentmsg_errors"]] == [LONG_ERROR]
     assert said(events) == []
+
+
+def test_a_provider_errors_message_is_written_once_per_choice() -> None:
+    """A provider error ends every open choice: each choice's error event holds the message (its message's
+    agentmsg_errors), and its REQUEST_STOP copied it again as its reason (then agentmsg_stop_reason): a 1 MiB
+    message over 4 choices was 8 MiB of events and 2 MiB in each message. The reason is the error's type; the
+    message is written once per choice, and each choice's message holds it once."""
+    n, message = 3, "upstream failed: " + "x" * 5000 + " (the end)"
+    chunks = [
+        data(
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "model": "m",
+                "choices": [{"index": i, "delta": {"content": f"hi {i}"}, "finish_reason": None}],
+            }
+        )
+        for i in range(n)
+    ]
+    events = list(openai.parse_stream(b"".join(chunks) + data({"error": {"message": message, "type": "server_error"}})))
+    text = orjson.dumps(events).decode()
+    assert text.count(message) == n
+    stops = [(e.get("source"), e["reason"], e["generateReason"]) for e in events if e["type"] == "REQUEST_STOP"]
+    assert stops == [(None, "server_error", "INTERRUPTED")] + [
+        (f"choice/{i}", "server_error", "INTERRUPTED") for i in range(1, n)
+    ]
+    for i in range(n):
+        (msg,) = reduce_events(events, source=f"choice/{i}" if i else None)
+        meta = msg.to_dict()["metadata"]
+        assert orjson.dumps(meta).decode().count(message) == 1
+        assert meta["agentmsg_stop_reason"] == "server_error"
+        assert [(e["type"], e["message"]) for e in meta["agentmsg_errors"]] == [("server_error", message)]

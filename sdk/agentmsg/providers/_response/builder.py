@@ -12,7 +12,8 @@ What the events of one provider response look like (one *choice* / candidate)::
       THINKING_BLOCK_* / TEXT_BLOCK_* / TOOL_CALL_*   blocks in the order they started
       CUSTOM agentmsg.error        a provider error mid-stream, or a stream cut short (then:)
       REQUEST_STOP                 generateReason when it is not MODEL_STOP (TOOL_CALLS, INTERRUPTED),
-                                   ``reason`` = the provider's finish reason or the error message
+                                   ``reason`` = the provider's finish reason or the error's ``type``
+                                   (its message is the error event's alone)
     MODEL_CALL_END (usage)
     AGENT_END
 
@@ -1327,7 +1328,9 @@ class StreamBuilder:
         if c.reason is None and c.normal and c.calls_by_id:
             c.reason = "TOOL_CALLS"
         if c.reason is not None:
-            reason = c.error["message"] if c.error is not None else (c.finish or "")
+            # an error's type, not its message: the message is the choice's error event's (agentmsg_errors), and
+            # a copy here wrote it twice per choice (a 1 MiB message, 4 choices: 8 MiB of events, 2 MiB a message)
+            reason = c.error["type"] if c.error is not None else (c.finish or "")
             self._ev(c, "REQUEST_STOP", reason=str(reason), generateReason=c.reason)
         end: dict[str, Any] = {"replyId": c.reply_id}
         if usage:
