@@ -5,6 +5,7 @@ that the numbers are known; tests/context/test_trim_properties.py checks the rul
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -555,6 +556,35 @@ def test_the_counter_is_asked_once_for_the_conversation_and_once_for_the_result(
     counter = Counter()
     out = trim(msgs, total(msgs) // 3, provider="openai", counter=counter)
     assert counter.calls == [len(msgs), len(out.messages)]
+
+
+@pytest.mark.parametrize("summarize", [None, "summary"])
+def test_the_default_counter_reads_the_messages_checked_once(monkeypatch: pytest.MonkeyPatch, summarize: Any) -> None:
+    """The messages are checked (``members``: roles and blocks read as their members) once a trim, by the trim: the
+    default counter is given them checked and checks them no more, for the conversation and for the result (it was
+    three passes over them, each about 0.2 ms a thousand messages), and its count is count_tokens' all the same
+    (a summary is checked alone)."""
+    from agentmsg.context import count_tokens
+    from agentmsg.message import members
+
+    trim_module, count = (importlib.import_module(f"agentmsg.context.{name}") for name in ("trim", "count"))
+
+    msgs = [SYSTEM]
+    for i in range(50):
+        msgs += [user(f"q{i} " * 5), assistant(call(f"c{i}")), result(f"c{i}"), assistant()]
+    budget = count_tokens(msgs, provider="openai").total // 3
+    passes: list[int] = []
+
+    def counting(messages: Sequence[Msg]) -> Sequence[Msg]:
+        passes.append(len(messages))
+        return members(messages)
+
+    for where in (trim_module, count):
+        monkeypatch.setattr(where, "members", counting)
+    out = trim(msgs, budget, provider="openai", summarize=(lambda removed: summarize) if summarize else None)
+    assert out.removed and (out.summary is not None) is bool(summarize)
+    assert passes == [len(msgs)] + ([1] if summarize else [])
+    assert out.tokens == count_tokens(list(out.messages), provider="openai").total
 
 
 def test_a_counter_that_is_not_additive_is_checked_and_met() -> None:

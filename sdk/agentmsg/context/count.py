@@ -634,12 +634,43 @@ def count_tokens(
     tools, framing, the method and its stated error). Raises KeyError for an unknown provider and
     :class:`~agentmsg.ValidationError` for tools that are not definitions, for options that are not the formatter's
     (``/options``), and for a provider or model of the wrong type (naming it)."""
+    return _count(messages, False, provider, model, tools, options, multi_agent, agent_name)
+
+
+def count_members(
+    messages: Sequence[Msg],
+    *,
+    provider: str | Provider,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
+) -> TokenCount:
+    """:func:`count_tokens` of messages that :func:`~agentmsg.message.members` gave (each role a MsgRole member, each
+    block of an agentmsg class), not checked again: what :func:`agentmsg.context.trim` counts with, as it reads the
+    messages once, for its plan and its counts alike."""
+    return _count(messages, True, provider, model, tools, options, multi_agent, agent_name)
+
+
+def _count(
+    messages: Sequence[Msg],
+    checked: bool,
+    provider: str | Provider,
+    model: str | None,
+    tools: Sequence[Mapping[str, Any]] | None,
+    options: FormatOptions | Mapping[str, Any] | None,
+    multi_agent: bool,
+    agent_name: str | None,
+) -> TokenCount:
+    """:func:`count_tokens`; ``checked``: the messages are :func:`~agentmsg.message.members`' already."""
     spec = provider_of(provider, model).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(profile.vocab_for(model))
     opts = as_options(options)
     t = _Tally(text, profile, model, opts)
-    messages = members(messages)  # (refuses what is no list of messages, naming the item)
+    if not checked:
+        messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
     current = -1
     called: frozenset[int] = frozenset()

@@ -458,23 +458,30 @@ class _Trim:
         provider = provider_of(provider, model)
         #: what the counter's total holds beyond the messages (said when the budget cannot be met)
         self.beyond = "what the counter counts beyond the messages"
-        if counter is None:
-            from agentmsg.context.count import count_tokens
-
-            counter = functools.partial(count_tokens, provider=provider, model=model, tools=tools, **request)
-            self.beyond = "the request's framing and the tool definitions" if tools else "the request's framing"
         #: the messages, each role a MsgRole member, each block of an agentmsg class (members, which refuses what is no
-        #: list of messages): what the plan tells roles apart in; the result keeps the caller's own messages (msgs)
+        #: list of messages; the only pass that checks them): what the plan tells roles apart in, and what the default
+        #: counter counts; the result keeps the caller's own messages (msgs)
         self.checked = list(members(messages))
         self.msgs = list(messages)
+        #: whether the counter is given the checked messages (the default: count_members, which checks them no more)
+        #: or the caller's own (the caller's counter)
+        self.own_counter = counter is None
+        if counter is None:
+            from agentmsg.context.count import count_members
+
+            counter = functools.partial(count_members, provider=provider, model=model, tools=tools, **request)
+            self.beyond = "the request's framing and the tool definitions" if tools else "the request's framing"
+        self.counted = self.checked if self.own_counter else self.msgs
         self.budget = budget
         self.counter = counter
-        counts, total = _counts(counter, self.msgs)  # (the total holds the tools and the request's framing too)
+        counts, total = _counts(counter, self.counted)  # (the total holds the tools and the request's framing too)
         multi = bool(request.get("multi_agent"))
         agent = request.get("agent_name")
         self.plan = _Plan(self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent)
         self.kept_tokens = total
         self.summary: Msg | None = None
+        #: the summary as the counter is given it (checked by members where the counter is the default)
+        self.summary_counted: Msg | None = None
         self.room = True  # room could be made for the last summary offered
         #: the steps removed before any room was made for a summary: what goes back when the summary is left out
         self.base_steps: int | None = None
@@ -494,10 +501,11 @@ class _Trim:
         summary = _summary_msg(value)
         if self.base_steps is None:
             self.base_steps = self.plan.removed_steps
-        counts, _ = _counts(self.counter, [summary])
+        counted = members([summary])[0] if self.own_counter else summary
+        counts, _ = _counts(self.counter, [counted])
         tokens = counts[0]
         if self.kept_tokens + tokens <= self.budget:
-            self.summary = summary
+            self.summary, self.summary_counted = summary, counted
             return True
         self.room = self.fit(tokens)
         return False
@@ -512,29 +520,31 @@ class _Trim:
         if summary_tried:
             self.restore()
         removed = set(self.plan.removed())
-        kept = [m for i, m in enumerate(self.msgs) if i not in removed]
+        kept = [i for i in range(len(self.msgs)) if i not in removed]
         while True:
-            out = kept
-            if self.summary is not None:  # after the leading system messages kept
-                roles = [m.role for i, m in enumerate(self.checked) if i not in removed]
-                at = next((k for k, role in enumerate(roles) if role is not _SYSTEM), len(kept))
-                out = [*kept[:at], self.summary, *kept[at:]]
-            counts, tokens = _counts(self.counter, out)
+            out = [self.msgs[i] for i in kept]
+            counted = [self.counted[i] for i in kept] if self.own_counter else out
+            if self.summary is not None and self.summary_counted is not None:  # after the leading system messages kept
+                checked = self.checked
+                at = next((k for k, i in enumerate(kept) if checked[i].role is not _SYSTEM), len(kept))
+                out = [*out[:at], self.summary, *out[at:]]
+                counted = [*counted[:at], self.summary_counted, *counted[at:]] if self.own_counter else out
+            counts, tokens = _counts(self.counter, counted)
             if tokens <= self.budget:
                 break
             # the counter is not additive over messages: remove what is still over, and count again
             if self.plan.removed_steps == len(self.plan.steps):
                 if self.summary is not None:  # the summary goes first; what went to make room for it comes back
-                    self.summary = None
+                    self.summary = self.summary_counted = None
                     self.notes.append(Problem("", "trim-summary-dropped", "the summary does not fit the budget"))
                     self.restore()
                     removed = set(self.plan.removed())
-                    kept = [m for i, m in enumerate(self.msgs) if i not in removed]
+                    kept = [i for i in range(len(self.msgs)) if i not in removed]
                     continue
                 break
             self.plan.remove_until(tokens - self.budget)
             removed = set(self.plan.removed())
-            kept = [m for i, m in enumerate(self.msgs) if i not in removed]
+            kept = [i for i in range(len(self.msgs)) if i not in removed]
         diagnostics = self.plan.diagnostics()
         if self.summary is not None:
             diagnostics.append(Problem("", "trim-summarized", f"{len(removed)} removed messages replaced by a summary"))
