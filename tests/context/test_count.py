@@ -949,6 +949,13 @@ _NAMED_MEDIA: list[Any] = [
     DataBlock(source=URLSource(url="https://example.com/file")),
 ]
 
+#: plain text whose bytes are not UTF-8, inline (a base64 source, a data: URL): Anthropic sends it as a placeholder
+_NOT_UTF8 = base64.b64encode(b"caf\xe9 \xff\xfe " * 200).decode()
+_NOT_UTF8_TEXT: list[Any] = [
+    DataBlock(source=Base64Source(media_type="text/plain", data=_NOT_UTF8), name="notes.txt"),
+    DataBlock(source=URLSource(url=f"data:text/plain;base64,{_NOT_UTF8}")),
+]
+
 
 def _odd_conversations() -> dict[str, list[Msg]]:
     """Conversations whose blocks a formatter splits, drops, merges or moves, and whose messages it sends as one
@@ -1242,11 +1249,12 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str, 
 def test_a_medium_sent_as_a_placeholder_counts_as_the_placeholder_text(provider: str) -> None:
     """A medium the formatter sends as the text placeholder naming it (said ``media-unsupported``: Anthropic's audio,
     video and other files; OpenAI Chat's video and audio but WAV and MP3; Gemini's web URL of no known MIME type,
-    whose placeholder joins a tool result's output text; ...) is counted as that text, in a user turn and in a tool
-    result alike: the request is the one of the conversation holding the placeholder's text in the medium's place,
-    and so is the count. (It was priced as the medium: Gemini's unknown-type URL image in a tool result as 1,032
-    tokens for the 10 its placeholder sends, an Anthropic video as 2,630, and OpenAI Chat framed a user message for a
-    tool result's video it never sends.) A base64 image beside it keeps the output a list of parts where the request
+    whose placeholder joins a tool result's output text; Anthropic's plain text whose inline bytes are not UTF-8;
+    ...) is counted as that text, in a user turn and in a tool result alike: the request is the one of the
+    conversation holding the placeholder's text in the medium's place, and so is the count. (It was priced as the
+    medium: Gemini's unknown-type URL image in a tool result as 1,032 tokens for the 10 its placeholder sends, an
+    Anthropic video as 2,630, Anthropic's non-UTF-8 plain text as its text, 734 tokens for the 14 sent, and OpenAI
+    Chat framed a user message for a tool result's video it never sends.) A base64 image beside it keeps the output a list of parts where the request
     would join texts alone into one (the Responses API)."""
     from agentmsg.providers._request.context import block_label
 
@@ -1264,7 +1272,7 @@ def test_a_medium_sent_as_a_placeholder_counts_as_the_placeholder_text(provider:
 
     real = get(provider)
     checked = 0
-    for medium in _NAMED_MEDIA:
+    for medium in [*_NAMED_MEDIA, *_NOT_UTF8_TEXT]:
         for in_result in (False, True):
             msgs = conversation(medium, in_result)
             request = real.format_request(msgs)

@@ -22,8 +22,7 @@ import math
 import struct
 from typing import Any, Final
 
-from agentmsg.errors import ValidationError
-from agentmsg.providers._request.media import _parse_data_url, scheme_of
+from agentmsg.providers._request.media import inline_base64
 
 __all__ = ["DEFAULT_SECONDS", "DEFAULT_SIZE", "image_size", "inline_base64", "media_seconds"]
 
@@ -33,21 +32,6 @@ DEFAULT_SIZE: Final = (1024, 1024)
 DEFAULT_SECONDS: Final = 10.0
 #: base64 characters decoded to find a header (a JPEG's size marker may follow its EXIF data)
 _HEAD: Final = 262_144
-
-
-def inline_base64(source: Any) -> str | None:
-    """The base64 text of an inline source: a base64 source's data, or the payload of a ``data:`` URL as the
-    formatters send it (they inline a data: URL as base64); None for any other URL (never read nor fetched) and for
-    a data: URL that does not parse."""
-    if getattr(source, "type", None) == "base64":
-        return source.data  # type: ignore[no-any-return]
-    url = getattr(source, "url", None)
-    if isinstance(url, str) and scheme_of(url) == "data":
-        try:
-            return _parse_data_url(url, "")[1]
-        except ValidationError:
-            return None
-    return None
 
 
 def _head(source: Any) -> bytes | None:

@@ -27,6 +27,7 @@ from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
+from agentmsg.providers._request.media import inline_base64
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
@@ -97,16 +98,25 @@ FIELDS: Final = field_table(
 )
 
 
+#: why plain text is sent as a placeholder: its bytes are not UTF-8 (a text document's data is text)
+_NOT_UTF8: Final = "text/plain data that is not UTF-8"
+
+
 def media_placeholder(block: Any, in_result: bool, options: Any = None) -> str | None:
     """Why a medium of a user turn or a tool result is sent as a text placeholder naming it (None: it is sent): an
     image of a type Anthropic takes (JPEG, PNG, GIF, WebP; a URL of no known type too) and, outside a tool result, a
-    PDF or plain-text document are sent; audio, video and every other file are not. The count reads it from the token
-    profile (``TokenProfile.media_placeholder``); plain text that turns out not to be UTF-8 is a placeholder too,
-    found only when it is read."""
+    PDF or plain-text document are sent; audio, video and every other file are not, nor is plain text whose inline
+    bytes (a base64 source, a data: URL) are not UTF-8. The count reads it from the token profile
+    (``TokenProfile.media_placeholder``). Plain text read from a file or a download is found not to be UTF-8 only
+    when the formatter reads it (``_media``), by the same test (:func:`_decode_text`)."""
     kind, mime = media_kind(block)
     if kind == "image" and (mime is None or mime in _IMAGE_TYPES):
         return None
     if kind == "file" and not in_result and mime in ("application/pdf", "text/plain"):
+        if mime == "text/plain":
+            data = inline_base64(block.source)
+            if data is not None and _decode_text(data) is None:
+                return _NOT_UTF8
         return None
     return f"{mime or kind} in {'a tool result' if in_result else 'a user turn'}"
 
@@ -500,7 +510,7 @@ class _AnthropicWalk(TurnWalk):
         else:
             text = _decode_text(m.data or "")
             if text is None:
-                return self._placeholder(block, pointer, "text/plain data that is not UTF-8")
+                return self._placeholder(block, pointer, _NOT_UTF8)
             doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
         name = getattr(block, "name", None)
         if name:

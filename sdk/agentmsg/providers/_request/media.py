@@ -37,7 +37,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.providers._request.download import Downloader, Fetched
 from agentmsg.providers._request.files import LocalFiles
 
-__all__ = ["Media", "MediaPolicy", "MediaSession", "guess_mime"]
+__all__ = ["Media", "MediaPolicy", "MediaSession", "guess_mime", "inline_base64"]
 
 DEFAULT_MAX_BYTES: Final = 20 * 1024 * 1024
 #: the default of ``max_total_bytes``, a multiple of ``max_bytes``: 80 MiB for the default 20 MiB, which is
@@ -342,3 +342,20 @@ def _parse_data_url(url: str, pointer: str) -> tuple[str | None, str]:
         # the same length: nothing was unescaped or dropped (a non-ASCII character is not base64)
         return mime, payload if len(text) == len(payload) else base64.b64encode(decoded).decode("ascii")
     return mime, base64.b64encode(unquote_to_bytes(payload)).decode("ascii")
+
+
+def inline_base64(source: Any) -> str | None:
+    """The base64 text of an inline source, read without a policy or a session: a base64 source's data, or the
+    payload of a ``data:`` URL as :meth:`MediaSession.resolve` gives it (the formatters send a data: URL inline, as
+    base64); None for any other URL (never read nor fetched) and for a data: URL that does not parse (which resolve
+    refuses). What a rule that looks at the bytes before they are sent reads (the count, a formatter's
+    ``media_placeholder``)."""
+    if getattr(source, "type", None) == "base64":
+        return source.data  # type: ignore[no-any-return]
+    url = getattr(source, "url", None)
+    if isinstance(url, str) and scheme_of(url) == "data":
+        try:
+            return _parse_data_url(url, "")[1]
+        except ValidationError:
+            return None
+    return None
