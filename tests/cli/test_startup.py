@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -41,9 +43,13 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stder
 """
 
 
-def _ran(*argv: str) -> tuple[int, str, set[str]]:
-    """The exit status and stdout of ``agentmsg ARGV`` run in a fresh interpreter, and every module it imported."""
-    done = subprocess.run([sys.executable, "-c", _RUN, *argv], capture_output=True, text=True, timeout=120, check=False)
+def _ran(*argv: str, env: Mapping[str, str | None] | None = None) -> tuple[int, str, set[str]]:
+    """The exit status and stdout of ``agentmsg ARGV`` run in a fresh interpreter (the environment changed by
+    ``env``: None unsets), and every module it imported."""
+    changed = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, *argv], capture_output=True, text=True, timeout=120, check=False, env=changed
+    )
     report = json.loads(done.stderr.splitlines()[-1])
     return report["code"], done.stdout, set(report["modules"])
 
@@ -206,6 +212,64 @@ def test_a_command_given_a_provider_imports_its_module_alone(command: str, tmp_p
     code, modules = _imported(command, "--provider", "openai", str(conversation))
     assert code == 0
     assert modules & PROVIDER_MODULES == {"agentmsg.providers.openai"}
+
+
+#: a whole OpenAI Chat Completions reply
+REPLY: Final = {
+    "id": "c1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+}
+DASHSCOPE_STREAM = Path(__file__).parents[1] / "fixtures/providers/dashscope/native_stream_text_docs.sse"
+
+
+def test_parse_given_a_provider_imports_its_module_alone(tmp_path: Path) -> None:
+    """``parse --provider openai`` imported all five provider modules: its parser offers every provider's stream
+    flags (DashScope's ``--incremental``), which are in their modules. Its parser is built in two phases (the
+    provider read first, then its own flags), so a run imports the one module serving the name; a stream flag
+    (of the provider named) still reaches it."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps(REPLY), encoding="utf-8")
+    code, out, modules = _ran("parse", "--provider", "openai", str(reply))
+    assert code == 0 and json.loads(out)["content"] == [{"type": "text", "text": "hi"}]
+    assert modules & PROVIDER_MODULES == {"agentmsg.providers.openai"}
+    code, out, modules = _ran("parse", "--provider=dashscope", "--incremental", "--stream", str(DASHSCOPE_STREAM))
+    assert code == 0 and json.loads(out)["role"] == "ASSISTANT"
+    assert modules & PROVIDER_MODULES == {"agentmsg.providers.dashscope"}
+
+
+def test_chat_given_a_provider_imports_its_module_alone() -> None:
+    """``chat``'s page names every provider's key variables: its parser, built from the provider named, imports
+    that provider's module alone (here with no key set: it says so and calls no one)."""
+    code, _, modules = _ran("chat", "--provider", "anthropic", "hi", env={"ANTHROPIC_API_KEY": None})
+    assert code == 1
+    assert modules & PROVIDER_MODULES == {"agentmsg.providers.anthropic"}
+
+
+def test_a_flag_of_another_provider_is_still_said_naming_it(tmp_path: Path) -> None:
+    """A command line the parser of the provider named does not take is parsed by every provider's: another
+    provider's flag is said as it was, naming the provider that offers it, and an argument left over (before
+    the command too) with the usage line of every provider's flags."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps(REPLY), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "parse", "--provider", "openai", "--incremental", str(reply)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (2, "agentmsg: --incremental is for --provider dashscope, not openai\n")
+    for argv in (
+        ["parse", "--provider", "openai", str(reply), "extra"],
+        ["--x", "parse", "--provider", "openai", str(reply)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "agentmsg", *argv], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 2 and "[--cumulative | --incremental]" in done.stderr, done.stderr
 
 
 def test_format_imports_no_http_client(msg_file: Path) -> None:

@@ -29,7 +29,7 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TextIO
 
 from agentmsg import __version__
 from agentmsg.cli._io import (
@@ -64,6 +64,8 @@ COMMANDS: Final = {
 }
 
 if TYPE_CHECKING:
+    from agentmsg.providers import Provider
+
     _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 else:
     _SubParsers = argparse._SubParsersAction
@@ -99,8 +101,15 @@ class _Once(argparse.Action):
         super().__call__(parser, namespace, values, option_string)
 
 
+class _Untaken(Exception):
+    """A parser on trial did not take its command line as it is (a help page, a usage error, an argument left)."""
+
+
 class _CommandParser(argparse.ArgumentParser):
-    """A command's parser: its single-valued options once each (:class:`_Once`), whatever module adds them."""
+    """A command's parser: its single-valued options once each (:class:`_Once`), whatever module adds them.
+    On trial (``trying``), it prints nothing and exits not: what it would print raises :class:`_Untaken`."""
+
+    trying = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -120,26 +129,69 @@ class _CommandParser(argparse.ArgumentParser):
         vars(parsed).pop(_GIVEN, None)  # (before argparse copies the command's namespace into agentmsg's)
         return parsed, extra
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if self.trying:
+            raise _Untaken
+        super()._print_message(message, file)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if self.trying:
+            raise _Untaken
+        super().exit(status, message)
+
 
 class _Commands(_SubParsers):
     """The subcommands, each parser built by its module's ``add_parser`` when the command is named (argparse
     calls this action with it), so that a run imports that module alone: until then a command is a placeholder
-    parser that holds its line of ``agentmsg --help``."""
+    parser that holds its line of ``agentmsg --help``.
+
+    A command whose parser is made of its providers' specs (``parse``'s stream flags, ``chat``'s key variables:
+    the module asks :meth:`providers`) is built in two phases, so that a run imports the one provider module it
+    uses: its command line's ``--provider`` is read alone, then its parser is built from that provider's spec and
+    tried on the command line. The parser of every provider is built, as ever, where that one does not take the
+    command line as it is: a help page, a usage error (another provider's flag, said naming it), an argument
+    left over."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._unbuilt: set[str] = set()
+        #: the command line the parsers are built for (the command's arguments), else None: every provider's
+        self._argv: Sequence[str] | None = None
+        #: the provider a module's parser was built for (the one that command line names), else None: every one
+        self._provider: str | None = None
         for name, (_module, text) in COMMANDS.items():
             super().add_parser(name, help=text)
             self._unbuilt.add(name)
 
-    def build(self, name: str) -> None:
-        """The parser of command ``name`` (and of the other commands of its module), if not built yet."""
+    def providers(self) -> tuple[Provider, ...]:
+        """The registry's providers a command's parser offers what their specs say for (flags, help): the one
+        its command line names, in the first phase of a two-phase build, else every one (in registry order)."""
+        from agentmsg.providers import get, providers
+
+        if self._argv is not None:
+            self._provider = _provider_named(self._argv)
+        return (get(self._provider),) if self._provider is not None else providers()
+
+    def build(self, name: str, argv: Sequence[str] | None = None) -> None:
+        """The parser of command ``name`` (and of the other commands of its module), if not built yet; for the
+        command line ``argv`` (the command's arguments), the parser of the provider it names when it takes them."""
         if name not in self._unbuilt:
             return
         from agentmsg import schema_documents  # (not at the start: `agentmsg --help` imports no schemas)
 
         schema_documents()  # registers every shipped schema in KINDS (validate's and schema's choices)
+        if argv is not None:
+            one = type(self)(option_strings=[], prog=self._prog_prefix, parser_class=self._parser_class, dest=self.dest)
+            one._argv = argv
+            one._add_parsers(name)
+            parser = one._name_parser_map[name]
+            if one._provider is None or _takes(parser, argv, one._provider):
+                self._name_parser_map[name] = parser  # (agentmsg --help is printed before: its listing is kept)
+                self._unbuilt.discard(name)
+                return
+        self._add_parsers(name)
+
+    def _add_parsers(self, name: str) -> None:
         importlib.import_module(f"{__name__}.{COMMANDS[name][0]}").add_parser(self)
         if name in self._unbuilt:
             raise RuntimeError(f"agentmsg.cli.{COMMANDS[name][0]} built no parser for {name!r}")
@@ -167,8 +219,38 @@ class _Commands(_SubParsers):
         option_string: str | None = None,
     ) -> None:
         if isinstance(values, Sequence) and values and isinstance(values[0], str):
-            self.build(values[0])  # (an unknown name: argparse says so, from the placeholders' names)
+            self.build(values[0], values[1:])  # (an unknown name: argparse says so, from the placeholders' names)
         super().__call__(parser, namespace, values, option_string)
+
+
+def _provider_named(argv: Sequence[str]) -> str | None:
+    """The first phase of a two-phase build: the registry name a command line gives ``--provider``, read alone
+    (``--provider NAME``, ``--provider=NAME``, abbreviated as argparse takes it); None where it gives none, or
+    not once, or no name of the registry (the parser of every provider says so)."""
+    alone = _CommandParser(add_help=False)
+    alone.add_argument("--provider")
+    alone.trying = True
+    try:
+        said, _ = alone.parse_known_args(argv)
+    except _Untaken:
+        return None
+    from agentmsg.providers import NAMES  # (the registry's table: no provider module imported)
+
+    return said.provider if said.provider in NAMES else None
+
+
+def _takes(parser: argparse.ArgumentParser, argv: Sequence[str], provider: str) -> bool:
+    """The second phase: whether ``parser``, built for ``provider``, takes the command line ``argv`` as it is
+    (no help page, no usage error, nothing left over) and reads that provider in it; tried in silence."""
+    assert isinstance(parser, _CommandParser)
+    parser.trying = True
+    try:
+        said, extra = parser.parse_known_args(argv)
+    except _Untaken:
+        return False
+    finally:
+        parser.trying = False
+    return not extra and getattr(said, "provider", None) == provider
 
 
 def _parser() -> tuple[argparse.ArgumentParser, _Commands]:
@@ -194,9 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, _ = _parser()
     try:
         args, extra = parser.parse_known_args(argv)
-        if extra:  # said with the command's own usage line (argparse gives the top-level one)
-            sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-            sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+        if extra:  # said with the command's own usage line (argparse gives the top-level one), every provider's
+            _, every = _parser()  # (the command's may be built for the provider named: two-phase, in _Commands)
+            every.build(args.command)
+            every.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
         return int(exc.code or 0)
     out = _whole_writes(sys.stdout)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from agentmsg.cli._io import (
@@ -37,7 +38,7 @@ from agentmsg.cli._io import (
     whole_number,
 )
 from agentmsg.events import ERROR_EVENT
-from agentmsg.providers import providers
+from agentmsg.providers import Provider
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -167,11 +168,11 @@ def _usage_line(usage: Any) -> str:
     return " · ".join(parts)
 
 
-def _key_variables() -> str:
-    """The API-key variables of every provider in the registry, each with the providers that read it, in
-    registry order: ``A_API_KEY (a), B_API_KEY or C_API_KEY (b, b-variant)``."""
+def _key_variables(reading: Iterable[Provider]) -> str:
+    """The API-key variables of the providers ``reading``, each with the providers that read it, in their
+    order: ``A_API_KEY (a), B_API_KEY or C_API_KEY (b, b-variant)``."""
     readers: dict[tuple[str, ...], list[str]] = {}
-    for provider in providers():
+    for provider in reading:
         readers.setdefault(provider.spec.env, []).append(provider.spec.name)
     return ", ".join(f"{' or '.join(env)} ({', '.join(sorted(names))})" for env, names in readers.items())
 
@@ -180,7 +181,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "chat",
         description="Stream a reply from a provider, live. The API key is read from the provider's environment "
-        f"variable: {_key_variables()}.",
+        f"variable: {_key_variables(sub.providers())}.",  # (the command line's provider's, or every one's)
         **exit_status(
             "0  the reply arrived whole",
             "1  no API key, the call failed, the stream broke or a payload could not be read (what arrived is",

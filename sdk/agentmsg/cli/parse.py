@@ -62,7 +62,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.errors import ValidationError
 from agentmsg.events import Reducer
-from agentmsg.providers import StreamFlag, get, is_sse_body, providers, without_http_heads
+from agentmsg.providers import Provider, StreamFlag, get, is_sse_body, providers, without_http_heads
 
 
 def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
@@ -172,30 +172,34 @@ def _reply_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"think_tags": args.think_tags} if args.think_tags else {}
 
 
-def _stream_flags() -> dict[str, tuple[StreamFlag, list[str]]]:
-    """Every flag the registry's providers offer for their stream parser options (``Spec.stream_flags``), with
-    the providers that offer it, in registry order."""
+def _stream_flags(offering: Iterable[Provider]) -> dict[str, tuple[StreamFlag, list[str]]]:
+    """Every flag the providers ``offering`` offer for their stream parser options (``Spec.stream_flags``), with
+    the providers that offer it, in their order."""
     found: dict[str, tuple[StreamFlag, list[str]]] = {}
-    for provider in providers():
+    for provider in offering:
         for flag in provider.spec.stream_flags:
             found.setdefault(flag.flag, (flag, []))[1].append(provider.spec.name)
     return found
 
 
+_FLAG_DEST = "stream_flag_"  # (a parser option's name cannot collide with the command's own options)
+
+
 def _flag_dest(option: str) -> str:
-    return f"stream_flag_{option}"  # (a parser option's name cannot collide with the command's own options)
+    return f"{_FLAG_DEST}{option}"
 
 
 def _stream_options(args: argparse.Namespace) -> dict[str, Any]:
     """The stream parser options the flags given ask for, from the chosen provider's spec; a flag it does not
-    offer is a :class:`UsageError` that names the providers that do."""
+    offer (given to the parser of every provider) is a :class:`UsageError` that names the providers that do."""
     options: dict[str, Any] = {}
     offered = {flag.flag: flag for flag in get(args.provider).spec.stream_flags}
-    for name, (flag, names) in _stream_flags().items():
-        if getattr(args, _flag_dest(flag.option), None) != name:
+    for dest, name in vars(args).items():
+        if not dest.startswith(_FLAG_DEST) or name is None:
             continue
         own = offered.get(name)
         if own is None:
+            names = _stream_flags(providers())[name][1]
             raise UsageError(f"{name} is for --provider {' or '.join(names)}, not {args.provider}")
         options[own.option] = own.value
     return options
@@ -308,7 +312,7 @@ def add_parser(sub: Any) -> None:
     )
     think_tags_options(p)
     groups: dict[str, Any] = {}  # flags that set the same parser option exclude each other
-    for name, (flag, _) in _stream_flags().items():
+    for name, (flag, _) in _stream_flags(sub.providers()).items():  # (the command line's provider's, or all)
         if flag.option not in groups:
             groups[flag.option] = p.add_mutually_exclusive_group()
         groups[flag.option].add_argument(
