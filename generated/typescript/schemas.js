@@ -2411,7 +2411,7 @@ export const schemas = {
             "type": "string"
           },
           "agentmsg_stop_reason": {
-            "description": "agentmsg: why the reply was stopped early: the last non-empty REQUEST_STOP `reason` the event reducer received (provider streams: the finish reason or the error).",
+            "description": "agentmsg: why the reply was stopped early: the last non-empty REQUEST_STOP `reason` the event reducer received (provider streams: the provider's finish reason, or a provider error's `type`; its message is in `agentmsg_errors`).",
             "type": "string"
           },
           "agentmsg_refusal": {

@@ -580,7 +580,7 @@ export interface MsgMetadata {
    */
   agentmsg_model?: string;
   /**
-   * agentmsg: why the reply was stopped early: the last non-empty REQUEST_STOP `reason` the event reducer received (provider streams: the finish reason or the error).
+   * agentmsg: why the reply was stopped early: the last non-empty REQUEST_STOP `reason` the event reducer received (provider streams: the provider's finish reason, or a provider error's `type`; its message is in `agentmsg_errors`).
    */
   agentmsg_stop_reason?: string;
   /**
