@@ -703,8 +703,15 @@ def test_a_body_in_random_chunks_decodes_as_fed_byte_by_byte(
     for round_ in rounds(120, share=0.25):
         body = b"".join(_sse_body(rng) for _ in range(rng.randint(1, 4)))
         if rng.random() < 0.2:  # an event of many data lines
-            eol = rng.choice([b"\n", b"\r\n", b"\r"])
-            body += (b"data: " + b"x" * rng.randint(0, 40) + eol) * rng.randint(1, 300) + eol
+            eol, space = rng.choice([b"\n", b"\r\n", b"\r"]), rng.choice([b" ", b"", None])
+            for _ in range(rng.randint(1, 300)):  # (each line with a space, none, or either)
+                body += (
+                    b"data:"
+                    + (rng.choice([b" ", b"  ", b""]) if space is None else space)
+                    + b"x" * rng.randint(0, 9)
+                    + eol
+                )
+            body += rng.choice([eol, b"\r\n" + eol, b"x" + eol + eol])
         limit = rng.choice([None, None, 30, 200])
         monkeypatch.setattr(_sse, "_scan", None)
         monkeypatch.setattr(_sse, "_idle", None)
@@ -717,3 +724,26 @@ def test_a_body_in_random_chunks_decodes_as_fed_byte_by_byte(
             pieces.append(body[at : at + size])
             at += size
         assert decode(pieces, limit) == bytewise, (f"AGENTMSG_FUZZ_SEED={SEED}, round {round_ + 1}", body, pieces)
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_a_run_of_data_lines_that_begin_alike_is_read_with_one_replace(eol: bytes) -> None:
+    """A run of data lines was read with three replaces of its bytes (CRLF to LF, ``\\ndata:``, ``\\n ``): 0.23 s of
+    the 0.36 s 32 MiB of 10-byte lines took. When each line after the first begins alike (its line end, ``data:``,
+    a space or none), ``_run_end`` says so and one replace reads them; lines that begin otherwise (a space in some,
+    or LF and CRLF mixed) are read as before. The data is the same either way."""
+    decoder = SSEDecoder()
+    for space, told in ((b" ", True), (b"", True), (None, False)):
+        lines = [b"data:" + (space if space is not None else b" " * (k % 2)) + b"v%d" % k + eol for k in range(200)]
+        chunk = b"".join(lines)
+        stop, head = decoder._run_end(_sse.data_run(1000) or re.compile(b""), chunk, 0, len(chunk))
+        assert stop == len(chunk)
+        assert head == ((eol + b"data:" + space) if told and space is not None else None), (eol, space)
+        body = chunk + eol
+        (event,) = SSEDecoder().feed(body)
+        assert event.data == "\n".join(line.removesuffix(eol)[5:].removeprefix(b" ").decode() for line in lines), (
+            eol,
+            space,
+        )
+    mixed = b"data: a\r\n" + b"data: b\n" * 10
+    assert decoder._run_end(_sse.data_run(1000) or re.compile(b""), mixed, 0, len(mixed)) == (len(mixed), None)
