@@ -740,15 +740,19 @@ static PyObject *fold_deltas(PyObject *self, PyObject *const *args, Py_ssize_t n
  * separator, to the Python line parser. Same rules, same results (tests/native/test_speedups.py compares them).
  */
 
-static const char *find_sep(const char *p, const char *end, int crlf) {
+static const char *find_sep(const char *p, const char *end, int crlf, int *lone) {
     /* the next blank line: "\n\n", or "\r\n\r\n" (crlf: the chunk has CRs, maybe lone CRs and LFs too; a
-     * piece between two such separators is simple only if its every line ends with CRLF, see simple_event) */
+     * piece between two such separators is simple only if its every line ends with CRLF, see simple_event).
+     * *lone (crlf): an LF of the piece before it has no CR before it; told here, where each LF is looked at (a
+     * second pass over the piece for its LFs, and a third for its CRs, read CRLF pieces three times) */
     Py_ssize_t need = crlf ? 4 : 2;
+    *lone = crlf && p < end && *p == '\n';
     while (end - p >= need) {
         const char *nl = memchr(crlf ? p + 1 : p, '\n', (size_t)(end - (crlf ? p + 1 : p)));
         if (nl == NULL) return NULL;
         if (crlf) {
-            if (nl[-1] == '\r' && end - nl >= 3 && nl[1] == '\r' && nl[2] == '\n') return nl - 1;
+            if (nl[-1] != '\r') *lone = 1;
+            else if (end - nl >= 3 && nl[1] == '\r' && nl[2] == '\n') return nl - 1;
             p = nl;
         } else {
             if (end - nl >= 2 && nl[1] == '\n') return nl;
@@ -847,7 +851,7 @@ static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObje
 #define DL_PROVIDER 4 /* the provider decoder's rules: `event: error`, an `error` field, a line starting with
                          `{` or `[` (after any blanks) make the piece not simple (the line parser's) */
 
-static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t limit, Py_ssize_t max_line,
+static int simple_event(const char *p, const char *end, int crlf, int lone, Py_ssize_t limit, Py_ssize_t max_line,
                         PyObject **last_id, PyObject *cls, PyObject *message, int raw, int dataless,
                         PyObject **out) {
     Py_ssize_t eol = crlf ? 2 : 1;
@@ -858,14 +862,14 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
     Py_ssize_t id_len = 0;
     int has_id = 0;
     int other = 0; /* a retry or unknown field line: only in a piece with no data */
-    if (crlf) { /* the piece's lines end with CRLF, each: no lone CR or LF (the caller did not check) */
-        for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
-            if (q == p || q[-1] != '\r') return 0;
-        for (const char *q = p; (q = memchr(q, '\r', (size_t)(end - q))) != NULL; q++)
-            if (q + 1 >= end || q[1] != '\n') return 0;
-    }
+    /* crlf: the piece's lines end with CRLF, each: no LF without a CR before it (lone, from find_sep) and no CR
+     * without an LF after it (each CR is a line's end below, checked there, or in the data line: not simple) */
+    if (lone) return 0;
     /* blank lines the piece starts with: between events, each dispatches nothing */
-    while (end - p >= eol && *p == (crlf ? '\r' : '\n')) p += eol;
+    while (end - p >= eol && *p == (crlf ? '\r' : '\n')) {
+        if (crlf && p[1] != '\n') return 0;
+        p += eol;
+    }
     if (end - p >= 5 && memcmp(p, "data:", 5) == 0) {
         if (end - p > limit || memchr(p, crlf ? '\r' : '\n', (size_t)(end - p)) != NULL) return 0;
         line = p;
@@ -874,6 +878,7 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
         const char *f = p;
         for (;;) {
             const char *nl = memchr(f, crlf ? '\r' : '\n', (size_t)(end - f));
+            if (crlf && nl != NULL && (end - nl < 2 || nl[1] != '\n')) return 0; /* a CR alone */
             if (nl == NULL) {
                 if (end - f >= 5 && memcmp(f, "data:", 5) == 0) {
                     if (end - f > limit) return 0;
@@ -1015,10 +1020,11 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t stop = -1;
     Py_ssize_t seplen = crlf ? 4 : 2;
     for (;;) {
-        const char *sep = find_sep(buf + pos, buf + n, crlf);
+        int lone;
+        const char *sep = find_sep(buf + pos, buf + n, crlf, &lone);
         if (sep == NULL) break;
         PyObject *event = NULL;
-        int rc = simple_event(buf + pos, sep, crlf, limit, max_line, &last_id, args[7], message, raw, dataless, &event);
+        int rc = simple_event(buf + pos, sep, crlf, lone, limit, max_line, &last_id, args[7], message, raw, dataless, &event);
         if (rc < 0) {
             Py_DECREF(last_id);
             return NULL;
