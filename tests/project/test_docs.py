@@ -512,19 +512,41 @@ def _free_names(source: str) -> set[str]:
 
 
 def test_the_examples_import_the_modules_they_use() -> None:
-    """A module a snippet uses is imported in it: the setups give a snippet the names its text stands for (a
-    conversation, tools, a reply), never a module. (docs/ag-ui.md used agentmsg, docs/context.md asyncio and
-    README's read_records example agentmsg, each without importing it: a NameError when copied.)"""
+    """A module a snippet uses is imported in it, and so is a function or class of agentmsg's API: the setups
+    give a snippet the names its text stands for (a conversation, tools, a reply), never a module or agentmsg's
+    own name. (docs/ag-ui.md used agentmsg, docs/context.md asyncio and README's read_records example agentmsg,
+    each without importing it; docs/context.md's place_cache_markers example the providers' get, imported only
+    by the block before it: a NameError when copied.)"""
+    import importlib
     import sys
+    import types
 
-    modules = set(sys.stdlib_module_names) | {"agentmsg", "httpx", "orjson", "fastapi", "starlette", "pydantic"}
+    api: set[str] = set()
+    for name in API_MODULES:
+        module = importlib.import_module(name)
+        api.update(n for n in module.__all__ if not isinstance(getattr(module, n), types.ModuleType))
+    imported = set(sys.stdlib_module_names) | {"agentmsg", "httpx", "orjson", "fastapi", "starlette", "pydantic"}
+    imported |= api
     missing = [
-        (path.name, i, sorted(_free_names(source) & modules))
+        (path.name, i, sorted(_free_names(source) & imported))
         for path in [ROOT / "README.md", *DOCS]
         for i, source in enumerate(fenced(path, "python"))
-        if _free_names(source) & modules
+        if _free_names(source) & imported
     ]
     assert missing == []
+
+
+# The modules whose functions and classes a snippet imports (a name of theirs is never one the text stands for).
+API_MODULES = (
+    "agentmsg",
+    "agentmsg.clients",
+    "agentmsg.context",
+    "agentmsg.events",
+    "agentmsg.providers",
+    "agentmsg.testing",
+    "agentmsg.ui",
+    "agentmsg.web",
+)
 
 
 # ---- commands -------------------------------------------------------------------------------------------
