@@ -62,6 +62,10 @@ def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ]
     exec(block("format_request("), ns)
     assert ns["request"].body["messages"][1]["content"][0]["type"] == "thinking"
+    # the diagnostics its comment shows are the ones it gives (it showed a thinking-dropped that Anthropic, sent
+    # its own signed thinking, never says)
+    shown = re.findall(r'Problem\(pointer="([^"]*)", rule="([^"]*)"', block("format_request("))
+    assert shown == [(p.pointer, p.rule) for p in ns["request"].diagnostics]
 
     # A provider's reply, whole and streamed: the same reply recorded both ways is rebuilt from the stream.
     sse_body = (FIX / "stream_thinking_signature.sse").read_bytes()
