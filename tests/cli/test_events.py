@@ -122,6 +122,27 @@ def test_events_reads_with_the_api_limits_and_rule_names(tmp_path: Path, capsys:
     assert code == 0 and out
 
 
+def test_events_of_a_reply_whose_values_hold_an_uppercase_type(tmp_path: Path, capsys: Any) -> None:
+    """A message is told from agent events by its own keys, not by a "type" in uppercase anywhere in its start: a
+    reply calling a tool with {"type": "PDF"} (or a Gemini schema's "STRING") is a message, turned into events.
+    It was refused as a file of agent events (exit 2, "use agentmsg reduce"); so was the conversation holding it
+    said to be agent events by format, count and trim when it was invalid."""
+    call = {"type": "tool_use", "id": "c1", "name": "convert", "input": {"type": "PDF", "path": "a.doc"}}
+    reply = {**REPLY, "content": [call]}
+    src = tmp_path / "reply.json"
+    src.write_text(json.dumps(reply))
+    code, out, err = _events(capsys, str(src))
+    assert (code, err) == (0, [])
+    assert [json.loads(line)["type"] for line in out][:3] == ["AGENT_START", "MODEL_CALL_START", "TOOL_CALL_START"]
+    bad = tmp_path / "conversation.json"
+    bad.write_text(json.dumps([{**REPLY, "role": "ASSISTANT", "content": [call, {"type": "image"}]}]))
+    from agentmsg.cli import main
+
+    assert main(["count", "--provider", "openai", str(bad)]) == 1
+    said = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert said and all(p["rule"] != "hint" for p in said), said
+
+
 def test_events_of_a_json_null_is_an_error_naming_the_record(tmp_path: Path, capsys: Any) -> None:
     """A JSON null (the whole file, an array item, a JSON Lines line) was skipped with no word, exit 0: now the
     record is named as `agentmsg validate` names it (exit 1), the other records still turned into events."""

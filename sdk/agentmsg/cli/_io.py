@@ -480,7 +480,6 @@ def _too_big() -> Problem:
 
 # ---- what an input holds, told from its first bytes (events, reduce, serve, parse) ----
 
-_EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
 _AGENTMSG_ROLE = re.compile(rb'"role"\s*:\s*"(?:USER|ASSISTANT|SYSTEM|TOOL)"')
 #: a message AgentScope Python wrote (the readers read it: docs/wire-format.md): a lowercase role beside the time it
@@ -499,11 +498,18 @@ def is_sse(head: bytes) -> bool:
 
 
 def looks_like(head: bytes) -> str | None:
-    """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
+    """ "events" or "messages" when the start of a file clearly holds one of them, else None: the kind
+    ``agentmsg validate`` tells (``agentmsg.iter_check(...).kind``, from the first instance's own keys, so that a
+    message whose values hold an uppercase ``"type"``, a tool's input ``{"type": "PDF"}``, is no event), messages
+    only where a role is seen."""
+    from agentmsg import iter_check
+
     text = head.removeprefix(BOM).lstrip()
-    if is_sse(text) or _EVENT_TYPE.search(text):
+    with iter_check(text) as told:
+        kind = told.kind
+    if kind == "event":
         return "events"
-    if text[:1] in (b"{", b"[") and _ROLE.search(text):
+    if kind in ("msg", "conversation") and text[:1] in (b"{", b"[") and _ROLE.search(text):
         return "messages"
     return None
 
