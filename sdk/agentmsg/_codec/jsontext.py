@@ -397,6 +397,10 @@ _NOT_BRACKETS = bytes(range(256)).translate(None, b"{}[]")
 _MEMBER = re.compile(rb',("(?:[^"\\,:\]} \t\r\n][^"\\]*)?":(?:"[^"\\]*"|[-+.0-9a-zE]+(?=[,}\] \t\r\n])))')
 _AFTER_VALUE = frozenset(b",}] \t\r\n")
 _MAX_TAKEN_OUT = 16
+#: beyond :data:`_MAX_TAKEN_OUT`, one more member taken out per this many bytes of text (denser: read again)
+_BYTES_PER_TAKEN_OUT = 64
+#: the most bytes compared at once; beyond, the comparison goes in stretches (:func:`_common_prefix`) from
+_AT_ONCE, _STRETCH = 4096, 256
 _MAX_NESTING = 32
 
 
@@ -405,16 +409,19 @@ def _equal_repeats_only(data: str | bytes, written: bytes) -> bool:
     repeat, byte for byte, an earlier member of their object: then every key given more than once in one object
     is given with one value, and :func:`duplicate_keys` has nothing to say. False when that is not shown (the
     caller then reads the text again). The second filter of :func:`duplicate_keys`, for the text of a compact
-    writer that gives a member twice (AgentScope Java writes each event's ``"type"`` first and last): a few C
-    calls (comparisons, searches, a regular expression matched at one place) per member taken out, no parse.
+    writer that gives a member twice (AgentScope Java writes each event's ``"type"`` first and last), in a line
+    or in an array of many: a few C calls (comparisons, searches, a regular expression matched at one place) per
+    member taken out, no parse.
 
     Why it is exact: each piece taken out is ``,"k":v`` (:data:`_MEMBER`), a whole member of one object. What is
     left is byte for byte the text of a value without a repeated key, so in each object every repeated key was
     taken out but once; the first of them cannot have been (nothing earlier in its object repeats it), so each
     other one repeats, byte for byte, an earlier member of the same object (``"k":v`` found earlier, not after a
     backslash, a literal ended there as here, the brackets in between balanced outside strings): all of them are
-    the first. Linear: at most :data:`_MAX_TAKEN_OUT` members are taken out, the searches back and the
-    stretches between twins are held to a budget of a few times the text, their nesting to :data:`_MAX_NESTING`."""
+    the first. Linear: the comparisons go on from where the last one stopped, in stretches that double (each
+    looks at about twice the bytes it passes), at most :data:`_MAX_TAKEN_OUT` members and one per
+    :data:`_BYTES_PER_TAKEN_OUT` bytes are taken out, the searches back and the stretches between twins are held
+    to a budget of a few times the text, their nesting to :data:`_MAX_NESTING`."""
     text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if text.startswith(BOM):
         text = text[3:]
@@ -422,17 +429,20 @@ def _equal_repeats_only(data: str | bytes, written: bytes) -> bool:
     size, end = len(text), len(written)
     budget = 4 * size + (1 << 16)
     at = to = 0  # the next byte of text to compare, and of written
-    for _ in range(_MAX_TAKEN_OUT + 1):
-        n = min(size - at, end - to)
-        mine, theirs = text[at : at + n], written[to : to + n]
-        if mine == theirs:
-            if size - at == end - to:
-                return True
-            same = n
-        elif mine[:-1] == theirs[:-1]:  # (a member given again last in the object: AgentScope Java's "type")
-            same = n - 1
-        else:  # (the first byte that differs: the highest bit of the exclusive or)
-            same = n - 1 - ((int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")).bit_length() - 1) // 8
+    for _ in range(_MAX_TAKEN_OUT + size // _BYTES_PER_TAKEN_OUT + 1):
+        n = min(size - at, end - to)  # (the bytes alike from there, ``same``: all n, or fewer)
+        if n > _AT_ONCE:
+            same = _common_prefix(text, at, written, to, n)
+        else:
+            mine, theirs = text[at : at + n], written[to : to + n]
+            if mine == theirs:
+                same = n
+            elif mine[:-1] == theirs[:-1]:  # (a member given again last in the object: AgentScope Java's "type")
+                same = n - 1
+            else:  # (the first byte that differs: the highest bit of the exclusive or)
+                same = n - 1 - ((int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")).bit_length() - 1) // 8
+        if same == size - at == end - to:
+            return True
         cut = text.rfind(b",", at, at + same + 1)
         member = _MEMBER.match(text, cut) if cut >= 0 else None
         if member is None or size - at - same <= end - to - same:
@@ -446,6 +456,20 @@ def _equal_repeats_only(data: str | bytes, written: bytes) -> bool:
         to += cut - at  # (the text before the comma matched written; after the member the comparison goes on)
         at = after
     return False
+
+
+def _common_prefix(text: bytes, at: int, written: bytes, to: int, n: int) -> int:
+    """How many of the ``n`` bytes of ``text`` from ``at`` and of ``written`` from ``to`` are alike: compared in
+    stretches that double from :data:`_STRETCH` bytes, the first byte that differs in a stretch told by the highest
+    bit of their exclusive or (the bytes looked at: at most about twice those alike, plus a stretch)."""
+    same, step = 0, _STRETCH
+    while same < n:
+        k = min(step, n - same)
+        mine, theirs = text[at + same : at + same + k], written[to + same : to + same + k]
+        if mine != theirs:
+            return same + k - 1 - ((int.from_bytes(mine, "big") ^ int.from_bytes(theirs, "big")).bit_length() - 1) // 8
+        same, step = same + k, 2 * step
+    return n
 
 
 def _twin_cost(text: bytes, cut: int, member: bytes, budget: int) -> int:
