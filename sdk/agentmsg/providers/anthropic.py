@@ -283,6 +283,8 @@ def format_request(
         id_bad=_ID_BAD,
         tool_name_ok=_NAME_OK,
         structured_output=structured_output,
+        model=model,
+        params=params,
     )
 
 

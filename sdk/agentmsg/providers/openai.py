@@ -420,6 +420,8 @@ def format_request(
         tool_name_ok=_NAME_OK,
         id_max=v.id_max,
         structured_output=structured_output,
+        model=model,
+        params=params,
     )
 
 

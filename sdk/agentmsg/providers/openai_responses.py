@@ -295,6 +295,8 @@ def format_request(
         options=options,
         tool_name_ok=_NAME_OK,
         structured_output=structured_output,
+        model=model,
+        params=params,
     )
 
 

@@ -294,6 +294,36 @@ def test_a_parameter_never_replaces_what_the_request_has(provider: str) -> None:
 
 
 @pytest.mark.parametrize("provider", NAMES)
+def test_a_model_or_parameter_no_body_carries_is_a_validation_error(provider: str) -> None:
+    """A model that is not a string raised a bare AttributeError or TypeError from inside a walk (``.lower()``,
+    a regex, ``in``), one with a lone surrogate a UnicodeEncodeError (Gemini's URL) or a body ``body_bytes``
+    could not write; a NaN parameter went out as ``null`` (orjson), unsaid. Each is refused before anything is
+    built, naming the value; what the body writes as given (a tuple, a 64-bit integer) is still sent."""
+    msgs = [UserMessage("hi")]
+    deep: Any = 1
+    for _ in range(10_000):
+        deep = [deep]
+    cases: list[tuple[dict[str, Any], str, str]] = [
+        ({"model": 1}, "/model", "type"),
+        ({"model": b"gpt-4o"}, "/model", "type"),
+        ({"model": "gpt-\ud800"}, "/model", "lone-surrogate"),
+        ({"temperature": float("nan")}, "/params/temperature", "json-value"),
+        ({"top_p": float("inf")}, "/params/top_p", "json-value"),
+        ({"stop": ["ok", "\udc00"]}, "/params/stop/1", "lone-surrogate"),
+        ({"metadata": {1: "x"}}, "/params/metadata", "json-value"),
+        ({"metadata": {"a": {"b": float("-inf")}}}, "/params/metadata/a/b", "json-value"),
+        ({"metadata": {"a": deep}}, "/params/metadata/a" + "/0" * 253, "max-depth"),
+    ]
+    for kw, pointer, rule in cases:
+        with pytest.raises(ValidationError) as exc:
+            get(provider).format_request(msgs, **kw)
+        assert [(p.pointer, p.rule) for p in exc.value.problems] == [(pointer, rule)], kw
+    sent = get(provider).format_request(msgs, model="m-1", x_list=("a", "b"), x_int=2**64 - 1)
+    assert sent.model == "m-1"
+    assert b'"x_list":["a","b"]' in sent.body_bytes() and f'"x_int":{2**64 - 1}'.encode() in sent.body_bytes()
+
+
+@pytest.mark.parametrize("provider", NAMES)
 def test_a_mutated_message_is_a_validation_error(provider: str) -> None:
     msg = AssistantMessage("hi")
     msg.content.append(object())  # type: ignore[arg-type]  # mutation bypasses validation

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from itertools import repeat
@@ -20,6 +21,8 @@ import attrs
 import orjson
 
 from agentmsg._codec.converter import dumps_json, surely_writes
+from agentmsg._codec.jsontext import has_lone_surrogate, safe_repr
+from agentmsg._codec.limits import limits
 from agentmsg.blocks import (
     BLOCK_CLASSES,
     AudioBlock,
@@ -32,7 +35,7 @@ from agentmsg.blocks import (
     ToolUseBlock,
     VideoBlock,
 )
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of
 from agentmsg.message import Msg, MsgRole, member_blocks, member_roles
 from agentmsg.providers._request.media import MediaPolicy, MediaSession, data_url_mime, scheme_of
 
@@ -1057,6 +1060,57 @@ def broken_message(index: int, exc: Exception, msg: Msg | None = None) -> Valida
 
 
 # ---- generation parameters ------------------------------------------------------------------------
+
+
+def check_call(model: Any, params: Mapping[str, Any]) -> None:
+    """The ``model`` and generation ``params`` of a ``format_request`` call, checked before anything is built, the
+    same for every provider (``run_format``): ``model`` is a string (or None: the spec's default) that UTF-8 can
+    write (it goes in the body, or in Gemini's URL path); a parameter's value holds nothing its JSON body cannot
+    carry as given: no NaN or infinite number (JSON has none, and orjson would send it as null), no string or key
+    with a lone UTF-16 surrogate, no key that is not a string, no nesting deeper than ``limits.max_depth``.
+    :class:`~agentmsg.ValidationError` (:class:`~agentmsg.SizeLimitError` for depth) names the value. Values of other
+    kinds (tuples, the large integers ``body_bytes`` writes, a schema class in ``response_format``) are the
+    formatters' to take or refuse. Iterative and linear: a deep or large value cannot exhaust the stack."""
+    if model is not None and not isinstance(model, str):
+        raise ValidationError.single(
+            "/model", "type", f"model must be a model name (a string), not {type(model).__name__}: {safe_repr(model)}"
+        )
+    if model is not None and has_lone_surrogate(model):
+        raise ValidationError.single(
+            "/model",
+            "lone-surrogate",
+            f"model {safe_repr(model, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
+        )
+    max_depth = limits.max_depth
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(v, ("params", k)) for k, v in params.items()]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, (dict, list, tuple)):
+            if len(path) - 1 > max_depth:
+                raise SizeLimitError.single(
+                    pointer_of(path), "max-depth", f"nested deeper than {max_depth} levels (limits.max_depth)"
+                )
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    if not isinstance(key, str) or has_lone_surrogate(key):
+                        raise ValidationError.single(
+                            pointer_of(path),
+                            "json-value",
+                            f"object key {safe_repr(key)} is not a string that UTF-8 can write: no JSON body carries it",
+                        )
+                    stack.append((child, (*path, key)))
+            else:
+                stack.extend((child, (*path, i)) for i, child in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            raise ValidationError.single(
+                pointer_of(path), "json-value", f"{node!r} is not a JSON number: no JSON body carries it"
+            )
+        elif isinstance(node, str) and has_lone_surrogate(node):
+            raise ValidationError.single(
+                pointer_of(path),
+                "lone-surrogate",
+                f"string {safe_repr(node, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
+            )
 
 
 def apply_params(

@@ -21,6 +21,7 @@ from agentmsg.providers._request.context import (
     FormatOptions,
     FormattedRequest,
     as_options,
+    check_call,
     check_messages,
 )
 from agentmsg.providers._request.fields import COMMON, REPORTED, checks, scan
@@ -71,6 +72,8 @@ def run_format(
     id_bad: Callable[[str], Any] | None = None,
     tool_name_ok: Callable[[str], Any] | None = None,
     structured_output: Any = None,
+    model: Any = None,
+    params: Mapping[str, Any] | None = None,
 ) -> FormattedRequest:
     """A provider's request for ``messages``: the arguments checked (:class:`~agentmsg.ValidationError` naming
     the one at fault), ``build`` run under a :class:`Context` for ``spec`` (its media session closed however it
@@ -80,8 +83,10 @@ def run_format(
     what the call asks the reply to be (``_request/structured.py``), on ``ctx.structured`` for ``build``, which
     maps it (a provider whose ``build`` does not says so: ``param-dropped``). After ``build``, the fields of the
     conversation no walk carried or said are said (``_request/fields.py``, from the spec's field table): of the messages
-    the walk did not look at inline (``ctx.quick``), or whose look found something."""
+    the walk did not look at inline (``ctx.quick``), or whose look found something. ``model`` and ``params``: the
+    call's, checked here before ``build`` uses them (``check_call``)."""
     msgs = check_messages(messages)
+    check_call(model, params or {})
     structured = as_structured_output(structured_output)
     opts = as_options(options)
     tool_defs = normalize_tools(tools)
