@@ -484,11 +484,19 @@ def test_text_with_a_lone_surrogate_fed_as_python_objects_is_replaced_and_said()
         ('{"type": "TEXT_BLOCK_DELTA"}\n', "got str (JSON text: reduce_stream reads"),
         (b'{"type": "TEXT_BLOCK_DELTA"}\n', "got bytes (JSON text"),
         ({"type": "AGENT_START", "id": "e1", "replyId": "r"}, "got dict (one event: feed(event)"),
+        (None, "got NoneType (a list of event dicts"),
+        (7, "got int (a list of event dicts"),
     ],
 )
 def test_events_given_as_text_or_one_event_are_a_mistake_not_a_stream(value: Any, says: str) -> None:
-    """Reduced to nothing before (each character or key a problem no caller of reduce_events can see)."""
-    for call in (lambda: reduce_events(value), lambda: Reducer().feed_many(value)):
+    """Reduced to nothing before (each character or key a problem no caller of reduce_events can see); None or a
+    number raised a bare TypeError ('NoneType' object is not iterable) from inside the loop."""
+    calls = (
+        lambda: reduce_events(value),
+        lambda: reduce_events(value, strict=True),
+        lambda: Reducer().feed_many(value),
+    )
+    for call in calls:
         with pytest.raises(ValidationError) as info:
             call()
         (problem,) = info.value.problems

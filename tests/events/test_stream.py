@@ -753,3 +753,20 @@ def test_a_line_of_a_character_str_strip_takes_is_no_blank_line_for_the_reducer(
         assert jsonl_lines(f"{{}}\n{ch}\n".encode()) == [b"{}", ch.encode()]
         with pytest.raises(agentmsg.ValidationError):  # (a line the reducer reads, and finds no JSON in)
             list(agentmsg.events.iter_jsonl(f"{{}}\n{ch}\n".encode()))
+
+
+@pytest.mark.parametrize("source", [None, 7, 1.5, object()], ids=["None", "int", "float", "object"])
+def test_a_source_that_is_no_stream_is_a_validation_error(source: Any) -> None:
+    """It raised a bare TypeError ('NoneType' object is not iterable) from inside the chunk loop."""
+    readers = (
+        lambda: list(read_events(source)),
+        lambda: list(agentmsg.events.iter_jsonl(source)),
+        lambda: list(agentmsg.events.iter_sse_events(source)),
+        lambda: agentmsg.reduce_stream(source),
+    )
+    for read in readers:
+        with pytest.raises(ValidationError) as info:
+            read()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("", "type") and type(source).__name__ in problem.message
+    assert agentmsg.reduce_stream(iter([b""])) == []  # an iterable of chunks is a stream

@@ -367,3 +367,15 @@ def test_a_json_value_on_many_short_lines_of_no_sse_field_holds_its_bytes() -> N
     (msg,) = agentmsg.reduce_events(events)
     assert msg.text_content == "a" and msg.generate_reason.value == "INTERRUPTED"
     assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["boom"]
+
+
+@pytest.mark.parametrize("provider", agentmsg.providers.NAMES)
+def test_a_body_that_is_no_body_is_a_validation_error(provider: str) -> None:
+    """parse_stream(None) raised a bare TypeError ('NoneType' object is not iterable) from inside the parser."""
+    for body in (None, 7):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            list(get(provider).parse_stream(body))  # type: ignore[arg-type]
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("", "type") and type(body).__name__ in problem.message
+    empty = [e["type"] for e in get(provider).parse_stream([])]  # an iterable of chunks is a body
+    assert empty == [e["type"] for e in get(provider).parse_stream(b"")]

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 
 import orjson
 import pytest
 
-from agentmsg import Problem, Reducer, read_records
+from agentmsg import Problem, Reducer, ValidationError, read_records
 from agentmsg.events import reduce_stream
 from tests._support.events import ev
 
@@ -169,3 +170,13 @@ def test_a_key_given_twice_is_refused_on_every_path_with_unique_keys(name: str) 
     # by default the last value is kept, as every JSON parser keeps it
     kept = [r.value for r in read_records(data) if r.value is not None and "a" in r.value and "b" in r.value]
     assert kept == [{"a": 3, "b": {"k": 2}}] * len(kept)
+
+
+@pytest.mark.parametrize("source", [None, 7, [b"{}"], '{"a": 1}'], ids=["None", "int", "list", "str"])
+def test_a_source_that_is_neither_bytes_nor_a_file_is_a_validation_error(source: Any) -> None:
+    """It raised a bare AttributeError ('str' object has no attribute 'readline') from inside the reader."""
+    with pytest.raises(ValidationError) as info:
+        list(read_records(source))
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("", "type") and type(source).__name__ in problem.message
+    assert ("text.encode()" in problem.message) == isinstance(source, str)

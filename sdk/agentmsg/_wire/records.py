@@ -189,6 +189,11 @@ def read_records(source: bytes | Readable, *, unique_keys: bool = False) -> Iter
                 msg = agentmsg.Msg.from_dict(record.value)
     """
     stream: Readable = io.BytesIO(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
+    if not callable(getattr(stream, "readline", None)):
+        hint = ": JSON text is read as its UTF-8 bytes (text.encode())" if isinstance(source, str) else ""
+        raise ValidationError.single(
+            "", "type", f"expected bytes or a binary file to read records from, not {type(source).__name__}{hint}"
+        )
     max_bytes = limits.max_bytes
     blank = 0  # bytes of leading blank lines (part of a document)
     at = 1  # the line the first value starts on

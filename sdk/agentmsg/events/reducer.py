@@ -196,12 +196,17 @@ class Reducer:
 
         ``events`` given as one str, bytes or dict (JSON text, or one event, in place of the events) raises
         :class:`ValidationError` (rule ``type``) even when tolerant: it is a mistake, not a stream (it was
-        taken for its characters or keys, each a problem, and reduced to nothing)."""
-        if type(events) is not list and isinstance(events, (str, bytes, bytearray, memoryview, Mapping)):
+        taken for its characters or keys, each a problem, and reduced to nothing); so does anything not iterable
+        (None, a number), which raised a bare TypeError from inside the loop."""
+        if type(events) is not list and (
+            isinstance(events, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(events, Iterable)
+        ):
             hint = (
                 "one event: feed(event), or a list of them"
                 if isinstance(events, Mapping)
                 else "JSON text: reduce_stream reads JSON lines, SSE or a JSON array"
+                if isinstance(events, (str, bytes, bytearray, memoryview))
+                else "a list of event dicts, or any iterable of them"
             )
             raise ValidationError.single(
                 "", "type", f"expected an iterable of events, got {type(events).__name__} ({hint})", "event"

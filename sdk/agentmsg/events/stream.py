@@ -84,6 +84,12 @@ def _chunks(source: Source) -> Iterator[bytes]:
                 return
             yield chunk if isinstance(chunk, bytes) else str(chunk).encode("utf-8", "surrogatepass")
     else:
+        if not isinstance(source, Iterable):
+            raise ValidationError.single(
+                "",
+                "type",
+                f"expected a stream: bytes, str, a binary file or an iterable of chunks, not {type(source).__name__}",
+            )
         for chunk in source:
             yield (
                 chunk
