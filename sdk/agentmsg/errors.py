@@ -34,6 +34,15 @@ def bounded(text: str) -> str:
     return f"{text[:_HEAD]}...({len(text) - _HEAD - _TAIL:,} characters left out)...{text[-_TAIL:]}"
 
 
+def listed(problems: Sequence[Problem], sep: str, what: str) -> str:
+    """At most :data:`SHOWN_PROBLEMS` of ``problems`` joined by ``sep``, then how many more the ``what``'s
+    ``problems`` hold: an error's or a warning's text stays bounded however many problems it carries."""
+    said = [str(p) for p in problems[:SHOWN_PROBLEMS]]
+    if len(problems) > len(said):
+        said.append(f"... and {len(problems) - len(said):,} more (the {what}'s problems list them all)")
+    return sep.join(said)
+
+
 @attrs.frozen
 class Problem:
     """One problem found in an instance.
@@ -97,10 +106,7 @@ class ValidationError(AgentmsgError, ValueError):
         if len(self.problems) == 1:
             text = f"{head}: {self.problems[0]}"
         else:
-            shown = self.problems[:SHOWN_PROBLEMS]
-            text = f"{head}: {len(self.problems)} problems\n" + "\n".join(f"  {p}" for p in shown)
-            if len(self.problems) > len(shown):
-                text += f"\n  ... and {len(self.problems) - len(shown):,} more (the error's problems list them all)"
+            text = f"{head}: {len(self.problems)} problems\n  " + listed(self.problems, "\n  ", "error")
         super().__init__(text)
 
     def __reduce__(self) -> tuple[type[ValidationError], tuple[tuple[Problem, ...], str | None], dict[str, object]]:
@@ -136,4 +142,4 @@ class LegacyKeyWarning(UserWarning):
 
     def __str__(self) -> str:
         head = f"{self.kind}: " if self.kind else ""
-        return f"{head}legacy keys read in their current form: " + "; ".join(str(p) for p in self.problems)
+        return f"{head}legacy keys read in their current form: " + listed(self.problems, "; ", "warning")

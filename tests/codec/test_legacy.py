@@ -189,3 +189,18 @@ def test_tool_results_at_the_depth_limit_are_read_with_their_notes() -> None:
     assert isinstance(block, ToolResultBlock) and len(notes) == 126
     with pytest.raises(agentmsg.SizeLimitError):
         agentmsg.block_from_dict(nested_results(127, uses=True), notes=[])
+
+
+def test_a_warning_of_many_legacy_keys_lists_a_bounded_few() -> None:
+    """A conversation of 5,000 AgentScope Python messages (content as text) warned in one text listing every one
+    of its 5,000 keys (about 500 kB; 200,000 messages made 20 MB of warning). It lists as many as a
+    ValidationError does, then how many more ``problems`` holds."""
+    text = json.dumps([{"id": f"m{i}", "role": "USER", "content": "hi"} for i in range(5000)])
+    with pytest.warns(LegacyKeyWarning) as warned:
+        agentmsg.decode_messages(text)
+    (w,) = warned
+    assert isinstance(w.message, LegacyKeyWarning) and len(w.message.problems) == 5000
+    said = str(w.message)
+    assert said.count("[legacy-key]") == agentmsg.errors.SHOWN_PROBLEMS and len(said) < 5000
+    assert said.startswith("msg: legacy keys read in their current form: /0/content: ")
+    assert said.endswith("; ... and 4,980 more (the warning's problems list them all)")
