@@ -304,12 +304,25 @@ def _source_from_dict(data: Any, strict: bool) -> Source:
 
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     """One block as parsed JSON (wire names, Java key order and null conventions, then unknown keys)."""
+    _check_block(block)
     return dict_of(block, "content-block")  # type: ignore[no-any-return]
 
 
 def block_to_json(block: ContentBlock) -> str:
     """One block as compact JSON text (:func:`block_to_dict`'s value, written as :meth:`Msg.to_json` writes)."""
+    _check_block(block)
     return dumps_json(block).decode()
+
+
+def _check_block(block: Any) -> None:
+    """What is not a content block, given to :func:`block_to_dict` or :func:`block_to_json`: refused
+    (:class:`~agentmsg.ValidationError`, rule ``type``). ``None`` was written as ``null``, a dict or a message as
+    itself, and block_to_dict raised attrs' NotAnAttrsClassError for anything not an attrs class."""
+    if not isinstance(block, _GENERATED_BLOCKS):
+        hint = " (a block's JSON: block_from_dict reads it)" if isinstance(block, Mapping) else ""
+        raise ValidationError.single(
+            "", "type", f"expected a content block, got {type(block).__name__}{hint}", "content-block"
+        )
 
 
 def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> list[ContentBlock]:

@@ -503,6 +503,22 @@ def test_an_sdk_object_given_for_json_says_what_gives_its_json(call: Any, says: 
     assert problem.rule == "json-value" and says in problem.message
 
 
+@pytest.mark.parametrize(
+    "value",
+    [None, 1, {"type": "text", "text": "x"}, [TextBlock(text="x")], UserMessage("hi")],
+    ids=["None", "int", "dict", "list", "message"],
+)
+def test_what_is_no_block_is_refused_by_block_to_dict_and_block_to_json(value: Any) -> None:
+    """block_to_json(None) returned 'null', block_to_json of a dict, a list or a message wrote it as it was;
+    block_to_dict raised attrs' NotAnAttrsClassError for those, and returned a message's own dict for a Msg."""
+    for write in (agentmsg.block_to_dict, agentmsg.block_to_json):
+        with pytest.raises(ValidationError) as info:
+            write(value)
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("", "type") and type(value).__name__ in problem.message
+    assert agentmsg.block_to_json(TextBlock(text="x")) == '{"type":"text","text":"x"}'
+
+
 def test_a_message_made_cyclic_after_construction_is_refused_with_the_pointer() -> None:
     """Issue 28 (class 2): metadata made to hold itself made to_json() loop for ever, growing ~55 MB/s. The writer's
     error path is bounded: rule ``cycle``, the pointer where the value comes back; a value shared (not a cycle) is
