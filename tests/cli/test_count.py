@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 
 from agentmsg import Msg, TextBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.cli import main
+from agentmsg.cli._install import install_command
 from agentmsg.context import count_tokens
 from tests._support.cli import run
 from tests._support.events import jsonl_lines
+from tests._support.tokenizers import without_tokenizer_packages
 from tests.cli.test_validate_ci import sarif_schema
 
 CONVO = [
@@ -42,6 +46,31 @@ def test_count_prints_the_count_of_the_library(tmp_path: Path) -> None:
     # without --model: the provider's default, named
     r = run("count", "--provider", "gemini", str(path))
     assert json.loads(r.stdout)["model"] and json.loads(r.stdout)["method"] == "estimate"
+
+
+def test_an_estimate_for_want_of_a_package_hints_how_to_count_exactly(tmp_path: Path, capsys: Any) -> None:
+    """Without bpe-openai (the extra ``count``) or dashscope, the count of a provider whose tokenizer runs offline is
+    an estimate that names the package, and stderr has one hint with the command that installs it (this agentmsg
+    with the extra, as every extra hint; dashscope itself); with them, and for Anthropic, no hint."""
+    path = _file(tmp_path, "convo.json", [m.to_dict() for m in CONVO])
+    with without_tokenizer_packages():
+        for provider, package, command in (
+            ("openai", "bpe-openai", install_command("count")),
+            ("dashscope", "dashscope", "pip install dashscope"),
+        ):
+            assert main(["count", "--provider", provider, str(path)]) == 0
+            out, err = capsys.readouterr()
+            assert json.loads(out)["missing"] == package
+            hints = [json.loads(line) for line in err.splitlines()]
+            assert len(hints) == 1 and hints[0]["kind"] == "hint", err
+            assert package in hints[0]["message"] and hints[0]["message"].endswith(": " + command)
+        assert main(["count", "--provider", "anthropic", str(path)]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["missing"] is None and err == ""
+    for provider in ("openai", "dashscope"):
+        assert main(["count", "--provider", provider, str(path)]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["missing"] is None and err == ""
 
 
 def test_json_lines_and_one_message_are_read_as_format_reads_them(tmp_path: Path) -> None:

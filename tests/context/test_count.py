@@ -43,6 +43,7 @@ from agentmsg.context import TokenCount, _media, _tokenizers, count_tokens
 from agentmsg.context.count import profiled
 from agentmsg.providers import NAMES, get
 from tests._support.budget import SEED, rounds
+from tests._support.tokenizers import without_tokenizer_packages
 from tests.context import _images
 
 WEATHER = {
@@ -214,6 +215,27 @@ def test_without_a_tokenizer_package_the_count_is_a_character_estimate(monkeypat
         n = count_tokens(_conversation(), provider=provider)
         assert n.method == "estimate" and n.error is not None and n.error >= 0.5
         assert sum(n.messages) + n.tools + n.overhead == n.total
+
+
+def test_without_its_package_the_count_names_the_package_that_counts_exactly() -> None:
+    """An estimate for a provider whose tokenizer runs offline, made because its package is not installed, names
+    that package (it said only ``estimate`` and its error); a provider with no public tokenizer names none."""
+    with without_tokenizer_packages():
+        for provider, model, package in (
+            ("openai", None, "bpe-openai"),
+            ("openai", "gpt-4", "bpe-openai"),  # (cl100k)
+            ("openai-responses", None, "bpe-openai"),
+            ("dashscope", None, "dashscope"),
+            ("anthropic", None, None),
+            ("gemini", None, None),
+            ("deepseek", None, None),
+        ):
+            n = count_tokens(_conversation(), provider=provider, model=model)
+            assert n.method == "estimate" and n.missing == package, (provider, model)
+            assert n.to_dict()["missing"] == package
+    for provider in ("openai", "dashscope", "anthropic"):  # (the packages installed: none missing)
+        n = count_tokens(_conversation(), provider=provider)
+        assert n.missing is None and n.to_dict()["missing"] is None, provider
 
 
 def test_a_vocabulary_asked_for_by_two_threads_at_once_is_loaded_once(monkeypatch: pytest.MonkeyPatch) -> None:

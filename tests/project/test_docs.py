@@ -630,7 +630,7 @@ def _output(argv: list[str], out: str, err: str) -> None:
         assert all(set(d) - {"pointers"} == {"pointer", "rule", "kind", "message"} for d in _json_lines(err))
     elif command == "count":  # one JSON object: provider, model and the count's fields
         n = json.loads(out)
-        assert set(n) == {"provider", "model", "total", "messages", "tools", "overhead", "method", "error"}
+        assert set(n) == {"provider", "model", "total", "messages", "tools", "overhead", "method", "error", "missing"}
         assert sum(n["messages"]) + n["tools"] + n["overhead"] == n["total"] and len(n["messages"]) == 3
     elif command == "trim":  # the trimmed conversation in the input's form (it fits: all of it, nothing said)
         assert len(json.loads(out)) == len(conversation()) and err == ""

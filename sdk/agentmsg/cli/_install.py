@@ -1,4 +1,5 @@
-"""The command that adds an extra to this agentmsg, for hints ("serve needs the web extra: ...").
+"""The command that adds an extra to this agentmsg, for hints ("serve needs the web extra: ..."), or a package an
+extra of its own installs ("count exactly: ...").
 
 agentmsg is not on any package index, so ``pip install 'agentmsg[web]'`` finds nothing (or someone else's
 package). What works is installing again from where this copy came from, with the extra: pip records that
@@ -8,6 +9,7 @@ place (PEP 610, ``direct_url.json``) for a wheel or sdist file, a directory (edi
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from importlib import metadata
 from typing import Any
@@ -49,3 +51,28 @@ def install_command(extra: str, direct_url: dict[str, Any] | None = None) -> str
             return "pip install " + shlex.quote(f"{path}[{extra}]")
         return "pip install " + shlex.quote(f"agentmsg[{extra}] @ {url}")
     return f"pip install '/path/to/agentmsg/dist/agentmsg-<version>-<tags>.whl[{extra}]' (the wheel you installed; {README})"
+
+
+#: a requirement of agentmsg's metadata that an extra adds: its name and the extra (``uvicorn>=0.30; extra ==
+#: "web"``)
+_EXTRA_REQUIREMENT = re.compile(r'([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;.*\bextra == "([^"]+)"')
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # (PEP 503)
+
+
+def package_command(package: str) -> str:
+    """``pip install ...`` that installs ``package``: :func:`install_command` of the extra that installs it and
+    nothing else (pyproject's, read from the installed metadata: the tokenizer package of the ``count`` extra), else the package."""
+    try:
+        requires = metadata.requires("agentmsg") or []
+    except metadata.PackageNotFoundError:
+        requires = []
+    extras: dict[str, set[str]] = {}
+    for requirement in requires:
+        found = _EXTRA_REQUIREMENT.fullmatch(requirement)
+        if found is not None:
+            extras.setdefault(found[2], set()).add(_normalized(found[1]))
+    alone = next((extra for extra, names in extras.items() if names == {_normalized(package)}), None)
+    return install_command(alone) if alone is not None else "pip install " + shlex.quote(package)

@@ -4,10 +4,12 @@
 
 MESSAGES.json is what ``agentmsg format`` reads (a JSON array of messages, JSON Lines, or one message). Prints one
 JSON object on stdout: ``provider``, ``model``, ``total``, ``messages`` (each message's tokens, in order),
-``tools``, ``overhead``, ``method`` (``tokenizer:<vocabulary>`` or ``estimate``) and ``error`` (the count's stated
-relative error; null when exact): ``agentmsg.context.count_tokens`` (docs/context.md). Problems of the input go to
-stderr, one JSON line each (``pointer``, ``rule``, ``kind``, ``message``) or in the ``--output-format`` asked for;
-exit 1 when the input is invalid.
+``tools``, ``overhead``, ``method`` (``tokenizer:<vocabulary>`` or ``estimate``), ``error`` (the count's stated
+relative error; null when exact) and ``missing`` (the package that would count exactly, not installed; null when
+none would): ``agentmsg.context.count_tokens`` (docs/context.md). Problems of the input go to stderr, one JSON line
+each (``pointer``, ``rule``, ``kind``, ``message``) or in the ``--output-format`` asked for; exit 1 when the input is
+invalid. A count that ``missing`` makes an estimate says so on stderr too (kind ``hint``), with the command that
+installs the package.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, TextIO
 import orjson
 
 from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command
+from agentmsg.cli._install import package_command
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
@@ -57,6 +60,12 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     model = args.model or get(args.provider).spec.default_model
     doc: dict[str, Any] = {"provider": args.provider, "model": model, **counted.to_dict()}
     out.write(orjson.dumps(doc).decode() + "\n")
+    if counted.missing is not None:  # (the provider's tokenizer runs offline, but its package is not installed)
+        hint = (
+            f"the count is an estimate: {counted.missing}, which counts {args.provider}'s tokens exactly, is not "
+            f"installed: {package_command(counted.missing)}"
+        )
+        diag.say(Problem("", "hint", hint), "hint", False)
     return EXIT_OK
 
 

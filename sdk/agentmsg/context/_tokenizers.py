@@ -37,11 +37,13 @@ _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af
 @attrs.frozen
 class TextCounter:
     """``count(text)`` -> tokens. ``name``: the vocabulary (``o200k_base``, ``qwen``, ``chars``); ``exact``: a real
-    tokenizer (else an estimate)."""
+    tokenizer (else an estimate); ``missing``: the package (its pip name) that would count exactly, when this is the
+    estimate standing in for a vocabulary whose package is not installed (:data:`PACKAGES`)."""
 
     name: str
     exact: bool
     count: Callable[[str], int]
+    missing: str | None = None
 
 
 def chars_estimate(text: str) -> int:
@@ -63,7 +65,7 @@ CHARS: Final = TextCounter("chars", False, chars_estimate)
 
 @functools.cache
 def _bpe_openai(name: str) -> TextCounter | None:
-    if importlib.util.find_spec("bpe_openai") is None:
+    if importlib.util.find_spec(_module(name)) is None:
         return None
     with warnings.catch_warnings():  # bpe-openai 0.1.4 reads its data with importlib.resources.open_binary
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -133,7 +135,7 @@ def pieces(text: str, size: int = PIECE) -> list[str]:
 
 @functools.cache
 def _qwen() -> TextCounter | None:
-    if importlib.util.find_spec("dashscope") is None:
+    if importlib.util.find_spec(_module("qwen")) is None:
         return None
     tokenizers = importlib.import_module("dashscope.tokenizers")  # (optional: imported by name, as bpe_openai)
     tok: Any = tokenizers.get_tokenizer("qwen-plus")
@@ -172,7 +174,18 @@ def _qwen() -> TextCounter | None:
 _SPECIAL: Final = "<|"
 
 
-#: the loaders by vocabulary name: each returns None when its package is not installed
+#: the package (its pip name) each vocabulary's loader reads it with: where it is not installed, the vocabulary's
+#: counts are estimates that name it (``TextCounter.missing``, ``TokenCount.missing``); bpe-openai is the extra
+#: ``agentmsg[count]``
+PACKAGES: Final[dict[str, str]] = {"o200k_base": "bpe-openai", "cl100k_base": "bpe-openai", "qwen": "dashscope"}
+
+
+def _module(name: str) -> str:
+    """The module vocabulary ``name``'s package is imported as (its pip name with ``_`` for ``-``)."""
+    return PACKAGES[name].replace("-", "_")
+
+
+#: the loaders by vocabulary name: each returns None when its package (:data:`PACKAGES`) is not installed
 _LOADERS: Final[dict[str, Callable[[], TextCounter | None]]] = {
     "o200k_base": lambda: _bpe_openai("o200k_base"),
     "cl100k_base": lambda: _bpe_openai("cl100k_base"),
@@ -187,7 +200,14 @@ _LOADING: Final = threading.Lock()
 
 
 def counter(name: str) -> TextCounter:
-    """The counter of a vocabulary, or :data:`CHARS` when its package is not installed."""
+    """The counter of a vocabulary, or when its package is not installed the estimate :data:`CHARS`, naming the
+    package (``missing``)."""
     with _LOADING:
         found = _LOADERS[name]()
-    return found if found is not None else CHARS
+    return found if found is not None else _estimate(name)
+
+
+@functools.cache
+def _estimate(name: str) -> TextCounter:
+    """:data:`CHARS` in the place of vocabulary ``name``, naming its missing package."""
+    return attrs.evolve(CHARS, missing=PACKAGES.get(name))

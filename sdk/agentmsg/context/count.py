@@ -78,7 +78,11 @@ class TokenCount:
     tokens, in the order given (its content and its framing). ``tools``: the tool definitions. ``overhead``: the
     request's own framing (the reply's priming, a tool-use system prompt). ``method``: ``tokenizer:<name>`` (the
     provider's own vocabulary, run offline) or ``estimate``. ``error``: the stated relative error bound of the
-    count (``0.1``: within 10% of the provider's count), None when every part is counted exactly."""
+    count (``0.1``: within 10% of the provider's count), None when every part is counted exactly. ``missing``: the
+    package (its pip name: ``bpe-openai``, the extra ``agentmsg[count]``; ``dashscope``) whose vocabulary would count
+    the text exactly, when the provider's own tokenizer runs offline but that package is not installed (the text is
+    then a character estimate); None otherwise, and always for a provider whose tokenizer is not public (Anthropic,
+    Gemini, DeepSeek: estimates whatever is installed)."""
 
     total: int
     messages: tuple[int, ...]
@@ -86,6 +90,7 @@ class TokenCount:
     overhead: int
     method: str
     error: float | None
+    missing: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if sum(self.messages) + self.tools + self.overhead != self.total:
@@ -100,6 +105,7 @@ class TokenCount:
             "overhead": self.overhead,
             "method": self.method,
             "error": self.error,
+            "missing": self.missing,
         }
 
 
@@ -758,7 +764,13 @@ def _count(
     text_error = 0.0 if exact else (profile.text_error if text.exact else _CHARS_ERROR)
     error = None if exact and t.unsure == 0 else round(text_error + t.unsure / max(total, 1), 3)
     return TokenCount(
-        total=total, messages=tuple(counts), tools=tool_tokens, overhead=overhead, method=method, error=error
+        total=total,
+        messages=tuple(counts),
+        tools=tool_tokens,
+        overhead=overhead,
+        method=method,
+        error=error,
+        missing=text.missing if profile.own else None,
     )
 
 
