@@ -272,6 +272,23 @@ def test_a_flag_of_another_provider_is_still_said_naming_it(tmp_path: Path) -> N
         assert done.returncode == 2 and "[--cumulative | --incremental]" in done.stderr, done.stderr
 
 
+def test_an_option_abbreviated_is_read_as_every_providers_parser_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--c`` is ambiguous to the parser of every provider (``--choice``, DashScope's ``--cumulative``), but not to
+    the parser of a provider without that flag: ``parse --provider openai --c 1`` was taken as ``--choice 1`` by
+    that parser on trial, where the parser of every provider refuses it. An abbreviation is read by the parser of
+    every provider, whichever provider is named: refused where it is ambiguous there, taken where it is not."""
+    from agentmsg.cli import main
+
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps(REPLY), encoding="utf-8")
+    assert main(["parse", "--provider", "openai", "--c", "0", str(reply)]) == 2
+    assert "error: ambiguous option: --c could match --choice, --cumulative" in capsys.readouterr().err
+    assert main(["parse", "--provider", "openai", "--cho", "0", str(reply)]) == 0
+    assert json.loads(capsys.readouterr().out)["content"] == [{"type": "text", "text": "hi"}]
+
+
 def test_format_imports_no_http_client(msg_file: Path) -> None:
     """Formatting downloads no media unless allowed: neither httpx nor the cookie jar its client is given is
     imported (http.cookiejar brings urllib.request, http.client and ssl)."""

@@ -241,15 +241,18 @@ def _provider_named(argv: Sequence[str]) -> str | None:
 
 def _takes(parser: argparse.ArgumentParser, argv: Sequence[str], provider: str) -> bool:
     """The second phase: whether ``parser``, built for ``provider``, takes the command line ``argv`` as it is
-    (no help page, no usage error, nothing left over) and reads that provider in it; tried in silence."""
+    (no help page, no usage error, nothing left over) and reads that provider in it; tried in silence, each option
+    spelled whole: an abbreviation is left to the parser of every provider, to which it may be ambiguous (``--c``:
+    ``--choice``, or another provider's stream flag ``--cumulative``) where it is not to this one's."""
     assert isinstance(parser, _CommandParser)
-    parser.trying = True
+    abbrev = parser.allow_abbrev
+    parser.trying, parser.allow_abbrev = True, False
     try:
         said, extra = parser.parse_known_args(argv)
     except _Untaken:
         return False
     finally:
-        parser.trying = False
+        parser.trying, parser.allow_abbrev = False, abbrev
     return not extra and getattr(said, "provider", None) == provider
 
 
