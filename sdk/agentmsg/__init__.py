@@ -53,7 +53,14 @@ if TYPE_CHECKING:  # (at run time each name is imported on its first use: _HOMES
         tool_call_signature,
     )
     from agentmsg.conversation import decode_messages, encode_messages
-    from agentmsg.errors import AgentmsgError, LegacyKeyWarning, Problem, SizeLimitError, ValidationError
+    from agentmsg.errors import (
+        AgentmsgError,
+        LegacyKeyWarning,
+        Problem,
+        SizeLimitError,
+        UnknownNameError,
+        ValidationError,
+    )
     from agentmsg.events import Reducer, SSEDecoder, emit_events, encode_sse, reduce_events, reduce_stream
     from agentmsg.message import AssistantMessage, Msg, MsgRole, SystemMessage, ToolResultMessage, UserMessage, new_id
     from agentmsg_models.chat_usage import ChatUsage
@@ -93,6 +100,7 @@ __all__ = [
     "ToolResultState",
     "ToolUseBlock",
     "URLSource",
+    "UnknownNameError",
     "UserMessage",
     "ValidationError",
     "VideoBlock",
@@ -187,6 +195,7 @@ _HOMES: Final = {
         "LegacyKeyWarning",
         "Problem",
         "SizeLimitError",
+        "UnknownNameError",
         "ValidationError",
     ),
     "agentmsg.events": (

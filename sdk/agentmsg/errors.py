@@ -1,7 +1,7 @@
 """The SDK's exceptions, all under one root, :class:`AgentmsgError`. Every malformed or forbidden input ends in
-a :class:`ValidationError`; a provider call that fails, in a :class:`~agentmsg.clients.ProviderError`.
-Arguments of the wrong kind (an unknown provider name, a negative limit) raise Python's own ``ValueError`` or
-``TypeError``, as in any library."""
+a :class:`ValidationError` (an argument of the wrong type too: rule ``type``, its pointer naming the argument); a
+name no registry holds, in an :class:`UnknownNameError` (a ``KeyError`` too); a provider call that fails, in a
+:class:`~agentmsg.clients.ProviderError`."""
 
 from __future__ import annotations
 
@@ -122,6 +122,26 @@ class ValidationError(AgentmsgError, ValueError):
         """The same error (same class) with every pointer prefixed: for errors of a part of a larger
         instance (an item of an array, a block of a message)."""
         return type(self)([p.under(prefix) for p in self.problems], kind if kind is not None else self.kind)
+
+
+def wrong_type(pointer: str, expected: str, value: object, kind: str | None = None) -> ValidationError:
+    """The error of an argument (or a value) of the wrong type: a :class:`ValidationError` at ``pointer`` (the
+    argument's name: ``/query``), rule ``type``, saying ``"<expected>, not <its type>"``. Raise it from the check
+    that found it (``raise wrong_type(...)``), so the traceback ends at that check."""
+    return ValidationError.single(pointer, "type", f"{expected}, not {type(value).__name__}", kind)
+
+
+def require_bytes(value: object, name: str) -> None:
+    """Refuse (:func:`wrong_type`, pointer ``/<name>``) what is not bytes, a bytearray or a memoryview: what the
+    functions that read raw bytes (a body, a stream's head) take."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise wrong_type(f"/{name}", f"{name} is bytes", value)
+
+
+class UnknownNameError(AgentmsgError, KeyError):
+    """A name no registry holds (``agentmsg.providers.get("nope")``, ``agentmsg.ui.get("nope")``); the message
+    lists the known names. A ``KeyError`` too, as these lookups raised before, so ``except KeyError`` still
+    catches it."""
 
 
 class SizeLimitError(ValidationError):

@@ -65,3 +65,26 @@ def test_a_problem_said_of_several_places() -> None:
     assert p.under("/0").pointers == ("/0/1", "/0/2", "/0/5")
     single = Problem("/1", "type", "bad")
     assert single.pointers == ("/1",) and single.count == 1 and single.other_pointers == ()
+
+
+@pytest.mark.parametrize(
+    ("lookup", "said"),
+    [
+        ("agentmsg.providers.get", "unknown provider 'nope'; known: openai"),
+        ("agentmsg.ui.get", "no UI protocol 'nope': one of agentscope"),
+    ],
+)
+def test_an_unknown_name_is_an_sdk_error_and_still_a_key_error(lookup: str, said: str) -> None:
+    """providers.get and ui.get raised a bare KeyError for a name they do not know, which ``except
+    agentmsg.AgentmsgError`` let through: one class now, UnknownNameError, an AgentmsgError and a KeyError (an
+    ``except KeyError`` written before still catches it), with the same message."""
+    import importlib
+
+    from agentmsg import AgentmsgError, UnknownNameError
+
+    module, _, name = lookup.rpartition(".")
+    get = getattr(importlib.import_module(module), name)
+    with pytest.raises(UnknownNameError) as info:
+        get("nope")
+    assert isinstance(info.value, AgentmsgError) and isinstance(info.value, KeyError)
+    assert said in str(info.value)

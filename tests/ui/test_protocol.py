@@ -104,3 +104,24 @@ def test_an_encoder_writes_a_tool_results_data_json_does_not_hold_as_text(name: 
     frames = [frame for e in events for frame in encoder.feed(e)] + encoder.close()
     text = b"".join(_protocol.sse_frame(frame, None) for frame in frames)
     assert b"18446744073709551616" in text  # (carried, as text or whole: nothing dropped)
+
+
+def test_not_acceptable_is_an_sdk_error() -> None:
+    """NotAcceptable (no protocol fits a request) was a plain Exception, outside ``except agentmsg.AgentmsgError``."""
+    from agentmsg import AgentmsgError
+
+    with pytest.raises(AgentmsgError):
+        ui.negotiate(list(ui.PROTOCOLS.values()), "nope", None)
+    assert issubclass(ui.NotAcceptable, Exception)
+
+
+@pytest.mark.parametrize(
+    ("query", "accept", "pointer"), [(1, None, "/query"), (None, 1, "/accept"), (b"ag-ui", None, "/query")]
+)
+def test_negotiate_refuses_a_query_or_an_accept_that_is_no_string(query: Any, accept: Any, pointer: str) -> None:
+    """``negotiate(query=1)`` raised a bare TypeError from slicing, ``accept=1`` an AttributeError from split."""
+    from agentmsg import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        ui.negotiate(list(ui.PROTOCOLS.values()), query, accept)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "type")]

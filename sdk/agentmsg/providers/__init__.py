@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from agentmsg._wire.framing import is_sse_body, without_http_heads
-from agentmsg.errors import ValidationError
+from agentmsg.errors import UnknownNameError, ValidationError
 from agentmsg.providers._request.context import ERROR, INFO, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from agentmsg.providers._request.media import MediaPolicy
 from agentmsg.providers._request.prompt import system_prompt
@@ -120,7 +120,8 @@ def providers() -> tuple[Provider, ...]:
 def get(name: str | Provider) -> Provider:
     """The provider of a registry name (``openai``, ``deepseek``, ``anthropic``, ``gemini``, ``dashscope``,
     ``dashscope-compatible``, ``openai-responses``); a Provider is returned as it is (what the functions that take
-    either call). Raises KeyError for an unknown name, listing the known ones, and a ValidationError (pointer
+    either call). Raises :class:`~agentmsg.errors.UnknownNameError` (a KeyError too) for an unknown name, listing
+    the known ones, and a ValidationError (pointer
     ``/provider``, rule ``type``) for anything else: neither a name nor a Provider."""
     if not isinstance(name, str):
         if getattr(name, "spec", None) is None or not callable(getattr(name, "format_request", None)):
@@ -131,7 +132,7 @@ def get(name: str | Provider) -> Provider:
     # the registry once it is loaded whole (it may have been given a provider since), else the table's module
     entry = _registry.get(name) if _registry else _one(name)
     if entry is None:
-        raise KeyError(f"unknown provider {name!r}; known: {', '.join(_registry or _NAMES)}")
+        raise UnknownNameError(f"unknown provider {name!r}; known: {', '.join(_registry or _NAMES)}")
     return entry
 
 

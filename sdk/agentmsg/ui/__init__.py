@@ -37,6 +37,7 @@ of them (``protocols=``), picking one per request with :func:`negotiate`.
 
 from __future__ import annotations
 
+from agentmsg.errors import UnknownNameError
 from agentmsg.ui import agentscope, agui, ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, NotAcceptable, UIProtocol, negotiate
 
@@ -59,11 +60,12 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> UIProtocol:
-    """The protocol of that name; an unknown name raises ``KeyError`` naming the known ones."""
+    """The protocol of that name; an unknown name raises :class:`~agentmsg.errors.UnknownNameError` (a
+    ``KeyError`` too) naming the known ones."""
     try:
         return PROTOCOLS[name]
     except KeyError:
-        raise KeyError(f"no UI protocol {name!r}: one of {', '.join(PROTOCOLS)}") from None
+        raise UnknownNameError(f"no UI protocol {name!r}: one of {', '.join(PROTOCOLS)}") from None
 
 
 def detect(event: object) -> str | None:

@@ -11,7 +11,7 @@ import orjson
 
 from agentmsg._codec.jsontext import deep_json_text
 from agentmsg._wire.sse import encode_event
-from agentmsg.errors import Problem
+from agentmsg.errors import AgentmsgError, Problem, wrong_type
 from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 
 __all__ = [
@@ -188,8 +188,9 @@ def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None =
     return encode_event(json_text(event), id=None if position is None else str(position), event=kind).encode()
 
 
-class NotAcceptable(Exception):
-    """No protocol the endpoint offers fits the request (HTTP 406); the message is the one-line reason."""
+class NotAcceptable(AgentmsgError):
+    """No protocol the endpoint offers fits the request (HTTP 406); the message is the one-line reason. An
+    :class:`~agentmsg.errors.AgentmsgError` (an ``Exception`` as before)."""
 
 
 #: specificity of an Accept range that selects a protocol: its own media type, SSE, text/*, */*
@@ -244,7 +245,12 @@ def negotiate(offered: Sequence[UIProtocol], query: str | None, accept: str | No
     (a name not offered raises :class:`NotAcceptable`), else the ``Accept`` header's choice (highest q, then the
     most specific range: a protocol's own media type before ``text/event-stream`` before wildcards, then the order
     of ``offered``), else the default. An Accept header naming ranges none of them fits raises
-    :class:`NotAcceptable`."""
+    :class:`NotAcceptable`; a ``query`` or an ``accept`` that is neither a string nor None, a ValidationError
+    (rule ``type``, pointer ``/query`` or ``/accept``)."""
+    if query is not None and not isinstance(query, str):
+        raise wrong_type("/query", "query is the protocol's name (a string) or None", query)
+    if accept is not None and not isinstance(accept, str):
+        raise wrong_type("/accept", "accept is an Accept header's value (a string) or None", accept)
     if query is not None:
         for protocol in offered:
             if protocol.name == query:
