@@ -41,7 +41,7 @@ from agentmsg._codec.jsontext import JsonInput, json_value_copy, loads
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, wrong_type
 from agentmsg_models import content_block as _gen
 from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
@@ -432,24 +432,37 @@ def new_data_block_id() -> str:
     return uuid.uuid4().hex
 
 
+def _thinking(block: object) -> _gen.ThinkingBlock:
+    """``block`` when it is a ThinkingBlock (what the thinking accessors read), else their error."""
+    if not isinstance(block, _gen.ThinkingBlock):
+        raise wrong_type("/block", "block is a ThinkingBlock", block)
+    return block
+
+
 def thinking_signature(block: _gen.ThinkingBlock) -> str | None:
-    """The reasoning signature (metadata ``signature``), replayed only to the provider that issued it."""
-    value = (block.metadata or {}).get("signature")
+    """The reasoning signature (metadata ``signature``), replayed only to the provider that issued it. Not a
+    ThinkingBlock: a ValidationError (rule ``type``, pointer ``/block``)."""
+    value = (_thinking(block).metadata or {}).get("signature")
     return value if isinstance(value, str) else None
 
 
 def thinking_provider(block: _gen.ThinkingBlock) -> str | None:
-    """The provider the reasoning came from (metadata ``provider``): formatters send it back only there."""
-    value = (block.metadata or {}).get("provider")
+    """The provider the reasoning came from (metadata ``provider``): formatters send it back only there. Not a
+    ThinkingBlock: a ValidationError (rule ``type``, pointer ``/block``)."""
+    value = (_thinking(block).metadata or {}).get("provider")
     return value if isinstance(value, str) else None
 
 
 def is_redacted(block: _gen.ThinkingBlock) -> bool:
-    """True only when the block says so (metadata ``redacted``); never inferred from empty text."""
-    return (block.metadata or {}).get("redacted") is True
+    """True only when the block says so (metadata ``redacted``); never inferred from empty text. Not a
+    ThinkingBlock: a ValidationError (rule ``type``, pointer ``/block``)."""
+    return (_thinking(block).metadata or {}).get("redacted") is True
 
 
 def tool_call_signature(block: _gen.ToolUseBlock) -> str | None:
-    """A tool call's thought signature (metadata ``thoughtSignature``, Gemini's), sent back with the call."""
+    """A tool call's thought signature (metadata ``thoughtSignature``, Gemini's), sent back with the call. Not a
+    ToolUseBlock: a ValidationError (rule ``type``, pointer ``/block``)."""
+    if not isinstance(block, _gen.ToolUseBlock):
+        raise wrong_type("/block", "block is a ToolUseBlock", block)
     value = block.metadata.get("thoughtSignature")
     return value if isinstance(value, str) else None

@@ -44,7 +44,7 @@ from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_ki
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
 from agentmsg._codec.unknown import normalise_unknown_keys
 from agentmsg.blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping, lenient_warning
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, wrong_type
 from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
@@ -88,11 +88,17 @@ def new_id() -> str:
 
 
 def _block_type(kind: type[B] | str) -> type[B]:
+    """The block class ``blocks`` and ``first_block`` look for: a ValidationError (a ValueError) at ``/kind`` for
+    a type tag nothing has (rule ``enum``) and for what is neither a class nor a string (rule ``type``)."""
     if isinstance(kind, str):
         found = BLOCK_CLASSES.get(kind) or _BLOCK_BY_NAME.get(kind)
         if found is None:
-            raise ValueError(f"unknown block type {kind!r}; known: {', '.join(BLOCK_CLASSES)}")
+            raise ValidationError.single(
+                "/kind", "enum", f"unknown block type {kind!r}; known: {', '.join(BLOCK_CLASSES)}"
+            )
         return cast("type[B]", found)
+    if not isinstance(kind, type):
+        raise wrong_type("/kind", "kind is a block class or a block type tag (a string)", kind)
     return kind
 
 
@@ -550,7 +556,8 @@ class Msg(_msg_mod.Msg):
     def blocks(self, kind: str) -> list[ContentBlock]: ...
     def blocks(self, kind: type[B] | str) -> list[Any]:
         """The blocks of one type, in order: ``msg.blocks(ToolUseBlock)`` or ``msg.blocks("tool_use")`` (a wire
-        ``type`` tag, or the class's name). A type tag nothing has raises ``ValueError``."""
+        ``type`` tag, or the class's name). A type tag nothing has, or a ``kind`` that is neither a class nor a
+        string, raises a ValidationError (a ValueError too) at ``/kind``."""
         cls = _block_type(kind)
         return [b for b in self.content if isinstance(b, cls)]
 

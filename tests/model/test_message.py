@@ -365,6 +365,34 @@ def test_thinking_extension_accessors() -> None:
     assert Msg.from_json(m.to_json()) == m
 
 
+@pytest.mark.parametrize("bad", [None, 1, {"metadata": {"signature": "s"}}, TextBlock(text="x")])
+def test_the_block_accessors_refuse_what_is_not_their_block(bad: Any) -> None:
+    """thinking_signature, thinking_provider, is_redacted and tool_call_signature given a non-block (or another
+    block) raised a bare AttributeError from ``.metadata``; now a ValidationError naming the argument."""
+    accessors: list[Callable[[Any], object]] = [
+        agentmsg.thinking_signature,
+        agentmsg.thinking_provider,
+        agentmsg.is_redacted,
+        agentmsg.tool_call_signature,
+    ]
+    for accessor in accessors:
+        with pytest.raises(ValidationError) as info:
+            accessor(bad)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/block", "type")], accessor
+
+
+@pytest.mark.parametrize(("kind", "rule"), [(1, "type"), (None, "type"), ("nope", "enum")])
+def test_blocks_refuse_a_kind_that_names_no_block_type(kind: Any, rule: str) -> None:
+    """``msg.blocks(1)`` raised a bare TypeError from isinstance; an unknown tag, a bare ValueError. Both are a
+    ValidationError at ``/kind`` now (a ValueError still)."""
+    m = UserMessage("hi")
+    for call in (m.blocks, m.first_block):
+        with pytest.raises(ValidationError) as info:
+            call(kind)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/kind", rule)]
+        assert isinstance(info.value, ValueError)
+
+
 def test_timestamps() -> None:
     assert agentmsg.parse_timestamp("2025-01-01 12:00:00.123").isoformat() == "2025-01-01T12:00:00.123000+00:00"
     assert agentmsg.parse_timestamp("2025-01-01T12:00:00.123456789+08:00").utcoffset() is not None

@@ -379,3 +379,16 @@ def test_a_body_that_is_no_body_is_a_validation_error(provider: str) -> None:
         assert (problem.pointer, problem.rule) == ("", "type") and type(body).__name__ in problem.message
     empty = [e["type"] for e in get(provider).parse_stream([])]  # an iterable of chunks is a body
     assert empty == [e["type"] for e in get(provider).parse_stream(b"")]
+
+
+@pytest.mark.parametrize("bad", [None, 1, "HTTP/1.1 200 OK\r\n\r\ndata: x\n\n"])
+def test_the_body_helpers_refuse_what_is_not_bytes(bad: Any) -> None:
+    """is_sse_body and without_http_heads given None or an int raised a bare TypeError from slicing, and a str
+    a TypeError from a bytes method (or, for without_http_heads, passed it on as it was); now a ValidationError
+    naming the argument."""
+    from agentmsg._wire.framing import is_sse_body, without_http_heads
+
+    for call in (is_sse_body, without_http_heads):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            call(bad)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/data", "type")]

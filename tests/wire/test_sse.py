@@ -747,3 +747,24 @@ def test_a_run_of_data_lines_that_begin_alike_is_read_with_one_replace(eol: byte
         )
     mixed = b"data: a\r\n" + b"data: b\n" * 10
     assert decoder._run_end(_sse.data_run(1000) or re.compile(b""), mixed, 0, len(mixed)) == (len(mixed), None)
+
+
+@pytest.mark.parametrize("bad", [None, 1, "data: x\n\n", ["data: x"]])
+def test_sniff_format_refuses_what_is_not_bytes(bad: Any) -> None:
+    """sniff_format (and agentmsg.events.sniff_format, the same) given None, an int or a str raised a bare
+    TypeError from len() or a concatenation; now a ValidationError naming the argument."""
+    for sniff_format in (_sse.sniff_format, agentmsg.events.sniff_format):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            sniff_format(bad)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/head", "type")]
+
+
+@pytest.mark.parametrize("bad", [None, 1, [b"data: x\n\n"], 2.5])
+def test_the_decoder_refuses_a_chunk_that_is_neither_str_nor_bytes(bad: Any) -> None:
+    """``SSEDecoder().feed(None)`` raised a bare TypeError from bytes(), and ``feed(1)`` read bytes(1), one NUL
+    byte, and returned no event, silently; both are a ValidationError now, and the decoder reads on."""
+    decoder = SSEDecoder()
+    with pytest.raises(agentmsg.ValidationError) as info:
+        decoder.feed(bad)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/chunk", "type")]
+    assert [e.data for e in decoder.feed(b"data: x\n\n")] == ["x"]

@@ -28,7 +28,7 @@ from agentmsg._wire.sse import (
     sniff,
 )
 from agentmsg._wire.values import ValueSplitter
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, require_bytes
 
 __all__ = [
     "RAW_CUT",
@@ -429,7 +429,9 @@ def without_http_heads(data: bytes) -> tuple[bytes, list[str]]:
     a blank line; an interim ``100 Continue`` head before it), without them, and the notes that say what was
     left out (one per head, naming its status line); the body as it is, and no note, when it starts with none.
     For ``parse_response``, which takes a body; a stream parser leaves heads out itself (and says so in a
-    CUSTOM ``agentmsg.not-kept`` event). (:meth:`Framer._past_http_head`.)"""
+    CUSTOM ``agentmsg.not-kept`` event). (:meth:`Framer._past_http_head`.) ``data`` is not bytes: a
+    ValidationError (rule ``type``, pointer ``/data``)."""
+    require_bytes(data, "data")
     framer = Framer()
     rest = framer._past_http_head(data)
     if framer._head is not None:  # no blank line after what looked like a head: no head after all
@@ -442,7 +444,9 @@ def is_sse_body(data: bytes) -> bool:
     not a whole response: after a BOM, blanks and any HTTP response head saved with it (:func:`without_http_heads`),
     it starts with an SSE field or comment, or with an ``error:`` line (GPUStack and llama-box send an error
     that comes before any data so). A stream saved as JSON lines or a JSON array of chunks is not told so: it
-    is read as a stream when the caller says it is one."""
+    is read as a stream when the caller says it is one. ``data`` is not bytes: a ValidationError (rule ``type``,
+    pointer ``/data``)."""
+    require_bytes(data, "data")
     if sniff(data[: SNIFF_LIMIT + 8], SSE_STARTS):
         return True
     body, notes = without_http_heads(data)

@@ -21,7 +21,7 @@ from agentmsg._codec.jsontext import loads_bounded
 from agentmsg._codec.limits import limits
 from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, require_bytes, wrong_type
 
 __all__ = [
     "FormatSniffer",
@@ -188,7 +188,9 @@ def sniff_format(head: bytes) -> Literal["sse", "jsonl", "values"] | None:
     comment), ``"values"`` (JSON values one after another: a JSON array of events, or events pretty-printed one
     after another), ``"jsonl"`` (JSON lines, and whatever starts otherwise), or None when ``head`` is too short
     to tell (blanks, ``da``, a ``{`` alone): read on, or take ``"jsonl"`` when the stream ends there. Blanks
-    beyond 64 KiB before the first field are no SSE."""
+    beyond 64 KiB before the first field are no SSE. ``head`` is not bytes: a ValidationError (rule ``type``,
+    pointer ``/head``)."""
+    require_bytes(head, "head")
     return cast("Literal['sse', 'jsonl', 'values'] | None", FormatSniffer().feed(head))
 
 
@@ -432,6 +434,8 @@ class SSEDecoder:
             if lines:
                 self._idle = self._between()
             return out
+        if not isinstance(chunk, (str, bytes, bytearray, memoryview)):  # (not on the bytes path above)
+            raise wrong_type("/chunk", "an SSE chunk is str or bytes", chunk)
         out = self._feed(chunk)
         self._idle = self._between()
         return out

@@ -1220,3 +1220,20 @@ def test_a_content_type_is_read_as_one_mime_type_the_last_the_server_gave(server
             get("gemini").format_request(msgs, options=private)
     assert part("/last-good") == {"mimeType": "image/png", "data": base64.b64encode(png).decode()}
     assert part("/junk")["mimeType"] == part("/words")["mimeType"] == "application/octet-stream"
+
+
+@pytest.mark.parametrize(
+    ("make", "pointer"),
+    [
+        (lambda: FormatOptions(media=1), "/media"),  # type: ignore[arg-type]
+        (lambda: FormatOptions(media=[".", "/tmp"]), "/media"),  # type: ignore[arg-type]
+        (lambda: MediaPolicy(allowed_roots=1), "/allowed_roots"),
+        (lambda: MediaPolicy(allowed_roots=[".", 5]), "/allowed_roots/1"),
+    ],
+)
+def test_the_options_refuse_a_media_policy_or_roots_of_the_wrong_type(make: Any, pointer: str) -> None:
+    """``FormatOptions(media=1)`` and ``MediaPolicy(allowed_roots=1)`` raised a bare TypeError ('int' object is
+    not iterable); now a ValidationError naming the argument."""
+    with pytest.raises(ValidationError) as info:
+        make()
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "type")]

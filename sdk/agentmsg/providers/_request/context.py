@@ -35,7 +35,7 @@ from agentmsg.blocks import (
     ToolUseBlock,
     VideoBlock,
 )
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, wrong_type
 from agentmsg.message import Msg, MsgRole, member_blocks, member_roles
 from agentmsg.providers._request.media import MediaPolicy, MediaSession, data_url_mime, scheme_of
 
@@ -260,6 +260,8 @@ def _media_policy(value: MediaPolicy | Mapping[str, Any] | None) -> MediaPolicy:
         return MediaPolicy()
     if isinstance(value, MediaPolicy):
         return value
+    if not isinstance(value, Mapping):
+        raise wrong_type("/media", "media is a MediaPolicy, a mapping of its fields or None", value)
     return MediaPolicy(**dict(value))
 
 
@@ -267,7 +269,8 @@ def _media_policy(value: MediaPolicy | Mapping[str, Any] | None) -> MediaPolicy:
 class FormatOptions:
     """How a formatter treats what a provider cannot take as it is (every choice is reported).
 
-    ``media``: the :class:`MediaPolicy` (local files, downloads, size limits); off by default.
+    ``media``: the :class:`MediaPolicy` (local files, downloads, size limits), or a mapping of its fields; off by
+    default (anything else: a ValidationError, rule ``type``, pointer ``/media``).
     ``reasoning``: reasoning that came from another provider (thinking metadata ``provider``) is
     ``"drop"``-ped (default) or demoted to ``"text"``. ``replay_from``: provider names whose signed
     reasoning this request may replay verbatim (default: the target provider's own names).

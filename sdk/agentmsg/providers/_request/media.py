@@ -26,6 +26,7 @@ import base64
 import binascii
 import os
 import re
+from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any, Final
 from urllib.parse import unquote_to_bytes, urlsplit
@@ -33,7 +34,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 import attrs
 
 from agentmsg._wire.token import TOKEN
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, wrong_type
 from agentmsg.providers._request.download import Downloader, Fetched
 from agentmsg.providers._request.files import LocalFiles
 
@@ -54,8 +55,12 @@ def _roots(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, (str, bytes, os.PathLike)):
         value = (value,)
+    elif not isinstance(value, Iterable):
+        raise wrong_type("/allowed_roots", "allowed_roots is a path or an iterable of paths", value)
     roots = []
-    for one in value:
+    for i, one in enumerate(value):
+        if not isinstance(one, (str, bytes, os.PathLike)):
+            raise wrong_type(f"/allowed_roots/{i}", "a root is a path (str, bytes or os.PathLike)", one)
         if isinstance(one, PurePath) and not one.parts:
             # Path("") is Path("."), the same object: an empty path left unset (Path(os.environ.get(...,
             # ""))) cannot be told from the current directory, so neither is taken
@@ -76,7 +81,8 @@ class MediaPolicy:
 
     ``allowed_roots``: directories under which local files may be read; a relative one is made absolute
     when the policy is made (a later change of directory does not move it). An empty path is refused, and
-    ``Path("")``, which is ``Path(".")``: give ``"."`` or ``Path.cwd()`` for the current directory.
+    ``Path("")``, which is ``Path(".")``: give ``"."`` or ``Path.cwd()`` for the current directory. Roots that
+    are no path (``allowed_roots=1``) raise a ValidationError (rule ``type``, pointer ``/allowed_roots``).
     ``allow_hard_links``: read a file that has other names (hard links), which may be outside the roots.
     ``max_bytes``: size limit of one file or download (default 20 MiB).
     ``max_total_bytes``: size limit of the media one request reads and downloads, every block counted (a file
