@@ -1,7 +1,7 @@
 """The SDK's exceptions, all under one root, :class:`AgentmsgError`. Every malformed or forbidden input ends in
-a :class:`ValidationError` (an argument of the wrong type too: rule ``type``, its pointer naming the argument); a
-name no registry holds, in an :class:`UnknownNameError` (a ``KeyError`` too); a provider call that fails, in a
-:class:`~agentmsg.clients.ProviderError`."""
+a :class:`ValidationError` (an argument of the wrong type too: a :class:`WrongTypeError`, rule ``type``, its
+pointer naming the argument); a name no registry holds, in an :class:`UnknownNameError` (a ``KeyError`` too); a
+provider call that fails, in a :class:`~agentmsg.clients.ProviderError`."""
 
 from __future__ import annotations
 
@@ -124,11 +124,17 @@ class ValidationError(AgentmsgError, ValueError):
         return type(self)([p.under(prefix) for p in self.problems], kind if kind is not None else self.kind)
 
 
-def wrong_type(pointer: str, expected: str, value: object, kind: str | None = None) -> ValidationError:
-    """The error of an argument (or a value) of the wrong type: a :class:`ValidationError` at ``pointer`` (the
-    argument's name: ``/query``), rule ``type``, saying ``"<expected>, not <its type>"``. Raise it from the check
-    that found it (``raise wrong_type(...)``), so the traceback ends at that check."""
-    return ValidationError.single(pointer, "type", f"{expected}, not {type(value).__name__}", kind)
+class WrongTypeError(ValidationError, TypeError):
+    """A :class:`ValidationError` for an argument of the wrong type (:func:`wrong_type`) or a keyword a call does
+    not take: a ``TypeError`` too, as Python raises for both, so an ``except TypeError`` written when these calls
+    raised a bare one still catches it."""
+
+
+def wrong_type(pointer: str, expected: str, value: object, kind: str | None = None) -> WrongTypeError:
+    """The error of an argument (or a value) of the wrong type: a :class:`WrongTypeError` (a ValidationError and
+    a TypeError) at ``pointer`` (the argument's name: ``/query``), rule ``type``, saying ``"<expected>, not <its
+    type>"``. Raise it from the check that found it (``raise wrong_type(...)``), so the traceback ends there."""
+    return WrongTypeError([Problem(pointer, "type", f"{expected}, not {type(value).__name__}")], kind)
 
 
 def require_bytes(value: object, name: str) -> None:

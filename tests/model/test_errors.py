@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 
 import pytest
 
 from agentmsg import (
     SizeLimitError,
+    UserMessage,
     ValidationError,
     validate,
 )
-from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, bounded
+from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, WrongTypeError, bounded
+from agentmsg.events import sniff_format
+from agentmsg.ui import negotiate
 
 
 @pytest.mark.parametrize("cls", [ValidationError, SizeLimitError])
@@ -88,3 +92,24 @@ def test_an_unknown_name_is_an_sdk_error_and_still_a_key_error(lookup: str, said
         get("nope")
     assert isinstance(info.value, AgentmsgError) and isinstance(info.value, KeyError)
     assert said in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "pointer"),
+    [
+        (lambda: sniff_format(None), "/head"),
+        (lambda: UserMessage("x").blocks(1), "/kind"),
+        (lambda: negotiate([], 1, None), "/query"),
+    ],
+)
+def test_an_argument_of_the_wrong_type_is_a_validation_error_and_still_a_type_error(
+    call: Callable[[], object], pointer: str
+) -> None:
+    """These calls raised a bare TypeError for an argument of the wrong type, then a ValidationError (a
+    ValueError), which an ``except TypeError`` written before let through: WrongTypeError is both, and pickles."""
+    with pytest.raises(WrongTypeError) as info:
+        call()
+    assert isinstance(info.value, ValidationError) and isinstance(info.value, TypeError)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "type")]
+    again = pickle.loads(pickle.dumps(info.value))
+    assert type(again) is WrongTypeError and again.problems == info.value.problems
