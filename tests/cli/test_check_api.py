@@ -192,6 +192,19 @@ def test_what_is_no_file_or_no_kind_is_refused() -> None:
         check(io.StringIO('{"role": "USER"}\n'))
 
 
+@pytest.mark.parametrize(("kind", "rule"), [("messages", "enum"), (1, "type"), (["msg"], "type")])
+def test_a_kind_that_names_nothing_is_a_validation_error(kind: Any, rule: str) -> None:
+    """An unknown kind raised a bare ValueError (one that is no string: a TypeError, unhashable, or the same
+    ValueError): now the SDK's error at /kind listing the kinds check takes, a ValueError still."""
+    for call in (check, iter_check):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            call(b"{}", kind=kind)
+        assert isinstance(info.value, ValueError)
+        [problem] = info.value.problems
+        assert (problem.pointer, problem.rule) == ("/kind", rule)
+        assert "auto, conversation, chat-usage, content-block" in problem.message
+
+
 def test_bad_content_is_findings_never_an_exception() -> None:
     for data in (b"", b"\x00\x01", b"[" * 100_000, b"{" * 3, b'{"a": 1}\n{"b": \n', b"data: {}\n\n", b"\xff\xfe"):
         report = check(data)

@@ -342,6 +342,22 @@ def test_validate_and_is_valid() -> None:
         agentmsg.validate({}, kind="nope")
 
 
+@pytest.mark.parametrize(
+    "call", [agentmsg.validate, agentmsg.is_valid, agentmsg.find_unknown_keys], ids=lambda f: f.__name__
+)
+@pytest.mark.parametrize(("kind", "rule"), [("conversation", "enum"), ("nope", "enum"), (1, "type"), (["msg"], "type")])
+def test_a_kind_that_names_no_schema_is_a_validation_error(call: Any, kind: Any, rule: str) -> None:
+    """An unknown kind raised a bare ValueError (a kind that is no string: an unhashable TypeError from the table);
+    now the SDK's error at /kind naming the known kinds, a ValueError still. is_valid raises it too: a False would
+    say the instance is wrong when the call is."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        call({"role": "USER", "content": "x"}, kind)
+    assert isinstance(info.value, ValueError)
+    [problem] = info.value.problems
+    assert (problem.pointer, problem.rule) == ("/kind", rule)
+    assert "chat-usage, content-block, event, generate-reason, msg, source" in problem.message
+
+
 def test_block_codecs() -> None:
     block = agentmsg.block_from_json(
         '{"type":"data","source":{"type":"base64","media_type":"application/pdf","data":"JVBE"},"name":"a.pdf"}'

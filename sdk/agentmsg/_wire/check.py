@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from agentmsg._codec.legacy import read_legacy_keys
-from agentmsg._codec.schemas import KINDS, schema_documents, validate
+from agentmsg._codec.schemas import KINDS, schema_documents, unknown_kind, validate
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records
@@ -109,7 +109,8 @@ def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict:
     content block), ``conversation``, or one of ``agentmsg.KINDS``. ``provider``: a conversation is also checked
     as that provider's formatter reads it. ``strict``: keys the schema does not declare, and legacy keys, are
     problems, not notes. Bad content is findings, never an exception; a path that cannot be opened or read raises
-    :class:`OSError`, an unknown ``kind`` :class:`ValueError`. Reads in bounded memory (:data:`agentmsg.limits`);
+    :class:`OSError`, an unknown ``kind`` a :class:`~agentmsg.ValidationError` at ``/kind`` (rule ``enum``, a
+    ValueError too). Reads in bounded memory (:data:`agentmsg.limits`);
     the findings are kept (:func:`iter_check` gives them one by one)."""
     stream = iter_check(source, kind=kind, provider=provider, strict=strict)
     return CheckReport(stream.kind, tuple(stream))
@@ -126,11 +127,10 @@ class CheckStream(Iterator[Finding]):
     file does: a closed stream's findings are not an empty list, which would read as a valid file."""
 
     def __init__(self, source: Any, kind: str, provider: str | None, strict: bool) -> None:
-        if kind not in (AUTO, CONVERSATION) and kind not in KINDS:
+        if not isinstance(kind, str) or (kind not in (AUTO, CONVERSATION) and kind not in KINDS):
             schema_documents()  # (every shipped schema registered in KINDS)
-            if kind not in KINDS:
-                known = ", ".join([AUTO, CONVERSATION, *sorted(KINDS)])
-                raise ValueError(f"unknown kind {kind!r}; known kinds: {known}")
+            if not isinstance(kind, str) or kind not in KINDS:
+                raise unknown_kind(kind, [AUTO, CONVERSATION, *sorted(KINDS)])
         if provider is not None:  # (an unknown name: KeyError, as get, count_tokens and trim raise it)
             from agentmsg.providers import get
 
