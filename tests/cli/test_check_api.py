@@ -19,6 +19,7 @@ import pytest
 import agentmsg
 from agentmsg import CheckReport, Finding, UserMessage, check, iter_check
 from agentmsg.cli._io import POINTER_LIMIT, clip
+from agentmsg.errors import WrongTypeError
 from agentmsg.providers import NAMES
 from tests._support.cli import run
 from tests._support.events import jsonl_lines
@@ -203,6 +204,27 @@ def test_a_kind_that_names_nothing_is_a_validation_error(kind: Any, rule: str) -
         [problem] = info.value.problems
         assert (problem.pointer, problem.rule) == ("/kind", rule)
         assert "auto, conversation, chat-usage, content-block" in problem.message
+
+
+@pytest.mark.parametrize("path", ["\ud800.json", "a\x00b.json"], ids=["lone-surrogate", "nul"])
+def test_a_path_no_file_system_can_hold_is_a_validation_error(path: str) -> None:
+    """A lone surrogate in a path raised open's bare UnicodeEncodeError, a NUL its bare ValueError: a bad argument,
+    the SDK's error at /source (a ValueError still). A path that is only missing stays open's OSError, a
+    surrogate-escaped byte (how Python reads a file name that is no UTF-8) too: it is a path."""
+    for call in (check, iter_check):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            call(path)
+        assert isinstance(info.value, ValueError)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/source", "path")]
+    with pytest.raises(FileNotFoundError):
+        check("/nonexistent/agentmsg-\udcff.json")
+
+
+def test_a_text_stream_is_a_wrong_type_and_still_a_type_error() -> None:
+    with pytest.raises(WrongTypeError, match="binary stream") as info:
+        check(io.StringIO('{"role": "USER"}\n'))
+    assert isinstance(info.value, TypeError)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/source", "type")]
 
 
 def test_bad_content_is_findings_never_an_exception() -> None:

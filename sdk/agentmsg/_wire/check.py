@@ -26,7 +26,7 @@ from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records
 from agentmsg._wire.sse import sniff_format
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, wrong_type
 
 if TYPE_CHECKING:  # (at run time, agentmsg.events and agentmsg.conversation are imported where an event stream or a
     # conversation is checked: a file of messages needs neither, a third of `agentmsg validate FILE`'s start-up)
@@ -109,8 +109,9 @@ def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict:
     content block), ``conversation``, or one of ``agentmsg.KINDS``. ``provider``: a conversation is also checked
     as that provider's formatter reads it. ``strict``: keys the schema does not declare, and legacy keys, are
     problems, not notes. Bad content is findings, never an exception; a path that cannot be opened or read raises
-    :class:`OSError`, an unknown ``kind`` a :class:`~agentmsg.ValidationError` at ``/kind`` (rule ``enum``, a
-    ValueError too). Reads in bounded memory (:data:`agentmsg.limits`);
+    :class:`OSError` (as ``open`` does), a path no file system can hold (a lone surrogate, a NUL) a
+    :class:`~agentmsg.ValidationError` at ``/source`` (rule ``path``), an unknown ``kind`` one at ``/kind`` (rule
+    ``enum``; both are ValueErrors too). Reads in bounded memory (:data:`agentmsg.limits`);
     the findings are kept (:func:`iter_check` gives them one by one)."""
     stream = iter_check(source, kind=kind, provider=provider, strict=strict)
     return CheckReport(stream.kind, tuple(stream))
@@ -139,7 +140,7 @@ class CheckStream(Iterator[Finding]):
         self._closed = False
         stream = _stream(source)
         if stream is None:
-            self._own = stream = open(os.fspath(source), "rb")  # noqa: SIM115 (closed by _release(), at the end)
+            self._own = stream = _open(source)
         try:
             self._peeked = Peeked(stream, HEAD)
         except BaseException:
@@ -201,6 +202,16 @@ def _stream(source: Any) -> Readable | None:
         raise ValidationError.single("", "type", f"not JSON: {exc}") from None
 
 
+def _open(path: str | os.PathLike[str]) -> IO[bytes]:
+    """The file at ``path``, opened to read bytes. A path no file system can hold (a lone surrogate, which has no
+    UTF-8 bytes; a NUL) is a bad argument: a ValidationError at ``/source``, rule ``path`` (a ValueError too, as
+    open's UnicodeEncodeError was); a path that cannot be opened raises open's OSError."""
+    try:
+        return open(os.fspath(path), "rb")  # (closed by CheckStream._release(), at the end)
+    except ValueError as exc:  # (UnicodeEncodeError is one; OSError is not)
+        raise ValidationError.single("/source", "path", f"{path!r} is no path a file system can hold: {exc}") from None
+
+
 def _to_dict(value: Any) -> Any:
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
@@ -209,7 +220,7 @@ def _to_dict(value: Any) -> Any:
 
 
 class _Binary:
-    """A stream given, checked to read bytes (a text stream is a TypeError saying so)."""
+    """A stream given, checked to read bytes (a text stream: a WrongTypeError at ``/source``, a TypeError too)."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
@@ -217,7 +228,7 @@ class _Binary:
     def _bytes(self, data: Any) -> bytes:
         if isinstance(data, (bytes, bytearray)):
             return bytes(data)
-        raise TypeError(f"check reads a binary stream (open the file with 'rb'), not one giving {type(data).__name__}")
+        raise wrong_type("/source", "check reads a binary stream (open the file with 'rb'), one giving bytes", data)
 
     def read(self, size: int = -1, /) -> bytes:
         return self._bytes(self._stream.read(size))
