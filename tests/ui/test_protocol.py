@@ -125,3 +125,22 @@ def test_negotiate_refuses_a_query_or_an_accept_that_is_no_string(query: Any, ac
     with pytest.raises(ValidationError) as info:
         ui.negotiate(list(ui.PROTOCOLS.values()), query, accept)
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "type")]
+
+
+@pytest.mark.parametrize(
+    ("offered", "pointer", "rule"),
+    [
+        (None, "/offered", "type"),  # was a bare TypeError (not subscriptable)
+        ("ag-ui", "/offered", "type"),  # a name, not the protocol: was an AttributeError with a query
+        ([], "/offered", "minItems"),  # was a bare IndexError
+        ([1], "/offered/0", "type"),  # was returned as the protocol chosen, silently
+        ([ui.get("ag-ui"), "ai-sdk"], "/offered/1", "type"),
+    ],
+)
+def test_negotiate_refuses_offered_protocols_that_are_no_protocols(offered: Any, pointer: str, rule: str) -> None:
+    from agentmsg import ValidationError
+
+    for query in (None, "ag-ui"):
+        with pytest.raises(ValidationError) as info:
+            ui.negotiate(offered, query, None)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]

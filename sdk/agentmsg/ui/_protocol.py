@@ -11,7 +11,7 @@ import orjson
 
 from agentmsg._codec.jsontext import deep_json_text
 from agentmsg._wire.sse import encode_event
-from agentmsg.errors import AgentmsgError, Problem, wrong_type
+from agentmsg.errors import AgentmsgError, Problem, ValidationError, wrong_type
 from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 
 __all__ = [
@@ -245,8 +245,16 @@ def negotiate(offered: Sequence[UIProtocol], query: str | None, accept: str | No
     (a name not offered raises :class:`NotAcceptable`), else the ``Accept`` header's choice (highest q, then the
     most specific range: a protocol's own media type before ``text/event-stream`` before wildcards, then the order
     of ``offered``), else the default. An Accept header naming ranges none of them fits raises
-    :class:`NotAcceptable`; a ``query`` or an ``accept`` that is neither a string nor None, a ValidationError
-    (rule ``type``, pointer ``/query`` or ``/accept``)."""
+    :class:`NotAcceptable`; a ``query`` or an ``accept`` that is neither a string nor None, an ``offered`` that is
+    no sequence of protocols, a ValidationError (rule ``type``, pointer ``/query``, ``/accept``, ``/offered`` or
+    ``/offered/N``; an empty one: rule ``minItems``)."""
+    if not isinstance(offered, Sequence) or isinstance(offered, str):
+        raise wrong_type("/offered", "offered is a sequence of UI protocols", offered)
+    if not offered:
+        raise ValidationError.single("/offered", "minItems", "offered holds at least one protocol (the default)")
+    for i, one in enumerate(offered):
+        if not isinstance(one, UIProtocol):
+            raise wrong_type(f"/offered/{i}", "an offered protocol is a UIProtocol (agentmsg.ui.get(name))", one)
     if query is not None and not isinstance(query, str):
         raise wrong_type("/query", "query is the protocol's name (a string) or None", query)
     if accept is not None and not isinstance(accept, str):
