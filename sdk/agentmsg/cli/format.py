@@ -96,8 +96,8 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
             allow_download=args.allow_download,
             allow_private=args.allow_private,
         )
-    except ValueError as exc:  # --allow-root ""
-        raise UsageError(f"--allow-root: {exc}") from None
+    except ValidationError as exc:  # --allow-root ""
+        raise UsageError(f"--allow-root: {exc.problems[0].message}") from None
     options = FormatOptions(
         media=media,
         reasoning=args.reasoning,

@@ -670,7 +670,7 @@ def test_an_empty_allowed_root_is_refused_not_the_current_directory(tmp_path: Pa
         MediaPolicy(allowed_roots=[str(tmp_path), ""])
     # Path("") is Path("."): the same object, so neither can say the current directory (the string '.' does)
     for empty in (Path(""), [tmp_path, Path("")], Path(".")):
-        with pytest.raises(ValueError, match=r"allowed_roots: PosixPath\('\.'\).*empty path"):
+        with pytest.raises(ValueError, match=r"/allowed_roots(/1)?: PosixPath\('\.'\).*empty path"):
             MediaPolicy(allowed_roots=empty)
     from tests._support import cli
 
@@ -1237,3 +1237,25 @@ def test_the_options_refuse_a_media_policy_or_roots_of_the_wrong_type(make: Any,
     with pytest.raises(ValidationError) as info:
         make()
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "type")]
+
+
+@pytest.mark.parametrize(
+    ("make", "pointer", "rule"),
+    [
+        # a key that is no field: MediaPolicy(**media) raised a bare TypeError (unexpected keyword argument)
+        (lambda: FormatOptions(media={"allowed_root": "."}), "/media/allowed_root", "additionalProperties"),
+        (lambda: FormatOptions(media={1: "."}), "/media/1", "additionalProperties"),
+        # an empty root: a bare ValueError
+        (lambda: MediaPolicy(allowed_roots=""), "/allowed_roots", "empty-root"),
+        (lambda: MediaPolicy(allowed_roots=[".", ""]), "/allowed_roots/1", "empty-root"),
+        (lambda: MediaPolicy(allowed_roots=[Path("")]), "/allowed_roots/0", "empty-root"),
+        (lambda: FormatOptions(media={"allowed_roots": [".", ""]}), "/media/allowed_roots/1", "empty-root"),
+    ],
+)
+def test_a_media_key_that_is_no_field_or_an_empty_root_is_a_validation_error(
+    make: Any, pointer: str, rule: str
+) -> None:
+    with pytest.raises(ValidationError) as info:
+        make()
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    assert isinstance(info.value, TypeError if rule == "additionalProperties" else ValueError)

@@ -35,7 +35,7 @@ from agentmsg.blocks import (
     ToolUseBlock,
     VideoBlock,
 )
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, wrong_type
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, WrongTypeError, pointer_of, wrong_type
 from agentmsg.message import Msg, MsgRole, member_blocks, member_roles
 from agentmsg.providers._request.media import MediaPolicy, MediaSession, data_url_mime, scheme_of
 
@@ -262,7 +262,22 @@ def _media_policy(value: MediaPolicy | Mapping[str, Any] | None) -> MediaPolicy:
         return value
     if not isinstance(value, Mapping):
         raise wrong_type("/media", "media is a MediaPolicy, a mapping of its fields or None", value)
-    return MediaPolicy(**dict(value))
+    fields = attrs.fields_dict(MediaPolicy)
+    for key in value:
+        if key not in fields:  # (MediaPolicy(**value) said it as a bare TypeError: an unexpected keyword argument)
+            raise WrongTypeError(
+                [
+                    Problem(
+                        pointer_of(("media", str(key))),
+                        "additionalProperties",
+                        f"{str(key)!r} is no field of MediaPolicy (one of {', '.join(fields)})",
+                    )
+                ]
+            )
+    try:
+        return MediaPolicy(**dict(value))
+    except ValidationError as exc:  # (a root that is no root: said at /media/allowed_roots/N)
+        raise exc.under("/media") from None
 
 
 @attrs.frozen(kw_only=True)
@@ -270,7 +285,8 @@ class FormatOptions:
     """How a formatter treats what a provider cannot take as it is (every choice is reported).
 
     ``media``: the :class:`MediaPolicy` (local files, downloads, size limits), or a mapping of its fields; off by
-    default (anything else: a ValidationError, rule ``type``, pointer ``/media``).
+    default (anything else: a ValidationError, rule ``type``, pointer ``/media``; a key that names no field: rule
+    ``additionalProperties`` at ``/media/KEY``, a TypeError too).
     ``reasoning``: reasoning that came from another provider (thinking metadata ``provider``) is
     ``"drop"``-ped (default) or demoted to ``"text"``. ``replay_from``: provider names whose signed
     reasoning this request may replay verbatim (default: the target provider's own names).

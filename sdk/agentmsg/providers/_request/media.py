@@ -53,24 +53,30 @@ def _roots(value: Any) -> tuple[str, ...]:
     made: resolved at each read, a later ``chdir`` (anyone's, in the process) moved the root with it."""
     if value is None:
         return ()
-    if isinstance(value, (str, bytes, os.PathLike)):
+    single = isinstance(value, (str, bytes, os.PathLike))
+    if single:
         value = (value,)
     elif not isinstance(value, Iterable):
         raise wrong_type("/allowed_roots", "allowed_roots is a path or an iterable of paths", value)
     roots = []
     for i, one in enumerate(value):
+        at = "/allowed_roots" if single else f"/allowed_roots/{i}"
         if not isinstance(one, (str, bytes, os.PathLike)):
-            raise wrong_type(f"/allowed_roots/{i}", "a root is a path (str, bytes or os.PathLike)", one)
+            raise wrong_type(at, "a root is a path (str, bytes or os.PathLike)", one)
         if isinstance(one, PurePath) and not one.parts:
             # Path("") is Path("."), the same object: an empty path left unset (Path(os.environ.get(...,
             # ""))) cannot be told from the current directory, so neither is taken
-            raise ValueError(
-                f"allowed_roots: {one!r} is no root: it may be an empty path (Path('') is Path('.')); "
-                "give '.' or Path.cwd() for the current directory"
+            raise ValidationError.single(
+                at,
+                "empty-root",
+                f"{one!r} is no root: it may be an empty path (Path('') is Path('.')); "
+                "give '.' or Path.cwd() for the current directory",
             )
         root = os.fsdecode(one)
         if not root:  # ("" would be the current directory: a root left unset, most likely)
-            raise ValueError("allowed_roots: an empty path is no root (give '.' for the current directory)")
+            raise ValidationError.single(
+                at, "empty-root", "an empty path is no root (give '.' for the current directory)"
+            )
         roots.append(root if os.path.isabs(root) else os.path.abspath(root))
     return tuple(roots)
 
@@ -81,8 +87,9 @@ class MediaPolicy:
 
     ``allowed_roots``: directories under which local files may be read; a relative one is made absolute
     when the policy is made (a later change of directory does not move it). An empty path is refused, and
-    ``Path("")``, which is ``Path(".")``: give ``"."`` or ``Path.cwd()`` for the current directory. Roots that
-    are no path (``allowed_roots=1``) raise a ValidationError (rule ``type``, pointer ``/allowed_roots``).
+    ``Path("")``, which is ``Path(".")``: give ``"."`` or ``Path.cwd()`` for the current directory (a
+    ValidationError, rule ``empty-root``, pointer ``/allowed_roots/N``, or ``/allowed_roots`` for a single path
+    given). Roots that are no path (``allowed_roots=1``) raise a ValidationError (rule ``type``).
     ``allow_hard_links``: read a file that has other names (hard links), which may be outside the roots.
     ``max_bytes``: size limit of one file or download (default 20 MiB).
     ``max_total_bytes``: size limit of the media one request reads and downloads, every block counted (a file
