@@ -451,3 +451,32 @@ def test_legacy_keys_and_sse_data_are_held_to_the_depth_limit() -> None:
         agentmsg.read_legacy_keys({"role": "user", "content": "hi", "metadata": {"d": deep}})
     with pytest.raises(orjson.JSONDecodeError, match="max_depth"):
         SSEEvent(data="[" * 300 + "]" * 300).json()
+
+
+@pytest.mark.parametrize("name", ["max_byte", "bogus", 1])
+def test_a_name_that_is_no_limit_is_an_unknown_name_error_still_a_key_error(name: Any) -> None:
+    """``limits["max_byte"]`` (a typo) raised a bare KeyError naming only the key: now the SDK's UnknownNameError
+    (a KeyError still), listing the limits, on read and on write; nothing is set."""
+    from agentmsg import UnknownNameError
+
+    before = (limits.max_bytes, limits.max_depth, limits.max_event_bytes, limits.max_open_blocks)
+    for lookup in (lambda: limits[name], lambda: limits.__setitem__(name, 5)):
+        with pytest.raises(UnknownNameError, match="max_bytes, max_depth, max_event_bytes, max_open_blocks") as info:
+            lookup()
+        assert isinstance(info.value, KeyError)
+    assert (limits.max_bytes, limits.max_depth, limits.max_event_bytes, limits.max_open_blocks) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "rule"),
+    [("max_bytes", 0, "minimum"), ("max_event_bytes", "1", "type"), ("max_depth", 255, "maximum")],
+)
+def test_a_limit_set_out_of_range_is_a_validation_error(name: str, value: Any, rule: str) -> None:
+    """A limit set to what it cannot be raised a bare ValueError: now a ValidationError (a ValueError still) at
+    the limit's name; the limit keeps its value."""
+    before = limits[name]
+    for assign in (lambda: limits.__setitem__(name, value), lambda: setattr(limits, name, value)):
+        with pytest.raises(ValidationError) as info:
+            assign()
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/{name}", rule)]
+    assert limits[name] == before

@@ -3,7 +3,8 @@
 Input beyond a limit raises :class:`~agentmsg.SizeLimitError` (a ``ValidationError`` whose rule names the
 limit) or, where the reader is tolerant (the event reducer), is recorded as a problem with that rule.
 Limits are process-wide and may be changed at run time (``agentmsg.limits.max_bytes = 1 << 20``, or
-dict-style ``agentmsg.limits["max_bytes"]``); values are checked when set.
+dict-style ``agentmsg.limits["max_bytes"]``); values are checked when set (a ValidationError at ``/<name>``; a
+name that is no limit: an :class:`~agentmsg.UnknownNameError`, a KeyError too).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+
+from agentmsg.errors import UnknownNameError, ValidationError, wrong_type
 
 __all__ = ["MAX_WRITABLE_DEPTH", "Limits", "limits"]
 
@@ -20,15 +23,22 @@ MAX_WRITABLE_DEPTH = 254
 
 
 def _positive(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    if type(value) is not int or value < 1:
-        raise ValueError(f"limits.{attribute.name} must be a positive int, got {value!r}")
+    """A limit is an int of at least 1: else a ValidationError (a ValueError, as it was) at ``/<name>``."""
+    if type(value) is not int:
+        raise wrong_type(f"/{attribute.name}", f"limits.{attribute.name} is a positive int", value)
+    if value < 1:
+        raise ValidationError.single(
+            f"/{attribute.name}", "minimum", f"limits.{attribute.name} must be a positive int, got {value!r}"
+        )
 
 
 def _depth(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
     _positive(instance, attribute, value)
     if value > MAX_WRITABLE_DEPTH:
-        raise ValueError(
-            f"limits.max_depth may not exceed {MAX_WRITABLE_DEPTH}: deeper values could not be written back"
+        raise ValidationError.single(
+            "/max_depth",
+            "maximum",
+            f"limits.max_depth may not exceed {MAX_WRITABLE_DEPTH}: deeper values could not be written back",
         )
 
 
@@ -48,14 +58,19 @@ class Limits:
     max_open_blocks: int = attrs.field(default=1024, validator=_positive)
 
     def __getitem__(self, name: str) -> int:
-        if name not in attrs.fields_dict(Limits):
-            raise KeyError(name)
-        return getattr(self, name)  # type: ignore[no-any-return]
+        return getattr(self, _known(name))  # type: ignore[no-any-return]
 
     def __setitem__(self, name: str, value: int) -> None:
-        if name not in attrs.fields_dict(Limits):
-            raise KeyError(name)
-        setattr(self, name, value)
+        setattr(self, _known(name), value)
+
+
+def _known(name: str) -> str:
+    """``name`` when it names a limit; else an :class:`~agentmsg.UnknownNameError` (a KeyError, as it was) listing
+    the limits."""
+    names = attrs.fields_dict(Limits)
+    if not isinstance(name, str) or name not in names:
+        raise UnknownNameError(f"no limit {name!r}: one of {', '.join(names)}")
+    return name
 
 
 #: The process-wide limits.
