@@ -132,7 +132,7 @@ class CheckStream(Iterator[Finding]):
             schema_documents()  # (every shipped schema registered in KINDS)
             if not isinstance(kind, str) or kind not in KINDS:
                 raise unknown_kind(kind, [AUTO, CONVERSATION, *sorted(KINDS)])
-        if provider is not None:  # (an unknown name: KeyError, as get, count_tokens and trim raise it)
+        if provider is not None:  # (an unknown name: UnknownNameError, as get, count_tokens and trim raise it)
             from agentmsg.providers import get
 
             get(provider)

@@ -70,8 +70,8 @@ def place_cache_markers(
     ``count`` (a token counter for the provider, ``count(messages) -> int``) with ``min_tokens``: a prefix shorter
     than that (the providers do not cache it) gets no marker. ``model``: OpenAI's gpt-5.6 and later take explicit
     breakpoints (on messages, not tools), the other OpenAI models none. Nothing given is changed: the result holds
-    new lists and copies. Raises KeyError for a name the registry does not hold (as ``get``, ``count_tokens`` and
-    ``trim`` do), and :class:`~agentmsg.ValidationError` naming an argument of the wrong kind (a ``limit`` that is
+    new lists and copies. Raises :class:`~agentmsg.UnknownNameError` (a KeyError too) for a name the registry does
+    not hold (as ``get``, ``count_tokens`` and ``trim`` do), and :class:`~agentmsg.ValidationError` naming an argument of the wrong kind (a ``limit`` that is
     no int >= 0, a ``count`` that gives no number)."""
     if ttl is not None and ttl not in TTLS:
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
@@ -90,7 +90,7 @@ def place_cache_markers(
     tool_list = [dict(t) for t in tools] if tools is not None else None
     from agentmsg.context.count import provider_of
 
-    spec = provider_of(provider, model).spec  # (an unknown name: KeyError, as count_tokens and trim raise it)
+    spec = provider_of(provider, model).spec  # (an unknown name: UnknownNameError, as count_tokens and trim raise it)
     name, rule = spec.name, spec.cache_markers
     if rule is None or not rule.takes(model):
         return CachePlacement(

@@ -600,9 +600,9 @@ class _Fold:
 
 
 def provider_of(provider: Any, model: Any = None) -> Provider:
-    """The Provider of ``provider`` (a registry name or a Provider: KeyError for an unknown name), with ``model``
-    checked: a bad argument of the context functions is refused naming it (a ValidationError, rule ``type``),
-    not a bare AttributeError from deep inside."""
+    """The Provider of ``provider`` (a registry name or a Provider: UnknownNameError, a KeyError too, for an
+    unknown name), with ``model`` checked: a bad argument of the context functions is refused naming it (a
+    ValidationError, rule ``type``), not a bare AttributeError from deep inside."""
     from agentmsg.providers import get
 
     if model is not None and not isinstance(model, str):
@@ -636,8 +636,9 @@ def count_tokens(
     a line ``Name: text`` per text and ``</history>``, counted on its messages (the prompt, tags and newlines on the
     first). Reasoning from another provider is not counted as reasoning (no formatter sends it so), nor is the
     provider's own reasoning its formatter leaves out (OpenAI Chat's, Anthropic's unsigned, a redacted one); with
-    ``reasoning="text"`` each of them that the formatter sends as text in its place is counted as that text. Returns a :class:`TokenCount` (per message,
-    tools, framing, the method and its stated error). Raises KeyError for an unknown provider and
+    ``reasoning="text"`` each of them that the formatter sends as text in its place is counted as that text. Returns
+    a :class:`TokenCount` (per message, tools, framing, the method and its stated error). Raises
+    :class:`~agentmsg.UnknownNameError` (a KeyError too) for an unknown provider and
     :class:`~agentmsg.ValidationError` for tools that are not definitions, for options that are not the formatter's
     (``/options``), and for a provider or model of the wrong type (naming it)."""
     return _count(messages, False, provider, model, tools, options, multi_agent, agent_name)
