@@ -460,7 +460,8 @@ def test_a_name_that_is_no_limit_is_an_unknown_name_error_still_a_key_error(name
     from agentmsg import UnknownNameError
 
     before = (limits.max_bytes, limits.max_depth, limits.max_event_bytes, limits.max_open_blocks)
-    for lookup in (lambda: limits[name], lambda: limits.__setitem__(name, 5)):
+    lookups: tuple[Callable[[], object], ...] = (lambda: limits[name], lambda: limits.__setitem__(name, 5))
+    for lookup in lookups:
         with pytest.raises(UnknownNameError, match="max_bytes, max_depth, max_event_bytes, max_open_blocks") as info:
             lookup()
         assert isinstance(info.value, KeyError)
@@ -475,7 +476,11 @@ def test_a_limit_set_out_of_range_is_a_validation_error(name: str, value: Any, r
     """A limit set to what it cannot be raised a bare ValueError: now a ValidationError (a ValueError still) at
     the limit's name; the limit keeps its value."""
     before = limits[name]
-    for assign in (lambda: limits.__setitem__(name, value), lambda: setattr(limits, name, value)):
+    assigns: tuple[Callable[[], object], ...] = (
+        lambda: limits.__setitem__(name, value),
+        lambda: setattr(limits, name, value),
+    )
+    for assign in assigns:
         with pytest.raises(ValidationError) as info:
             assign()
         assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/{name}", rule)]

@@ -97,9 +97,9 @@ def test_an_unknown_name_is_an_sdk_error_and_still_a_key_error(lookup: str, said
 @pytest.mark.parametrize(
     ("call", "pointer"),
     [
-        (lambda: sniff_format(None), "/head"),
-        (lambda: UserMessage("x").blocks(1), "/kind"),
-        (lambda: negotiate([], 1, None), "/query"),
+        (lambda: sniff_format(None), "/head"),  # type: ignore[arg-type]
+        (lambda: UserMessage("x").blocks(1), "/kind"),  # type: ignore[call-overload]
+        (lambda: negotiate([], 1, None), "/query"),  # type: ignore[arg-type]
     ],
 )
 def test_an_argument_of_the_wrong_type_is_a_validation_error_and_still_a_type_error(

@@ -1244,7 +1244,7 @@ def test_the_options_refuse_a_media_policy_or_roots_of_the_wrong_type(make: Any,
     [
         # a key that is no field: MediaPolicy(**media) raised a bare TypeError (unexpected keyword argument)
         (lambda: FormatOptions(media={"allowed_root": "."}), "/media/allowed_root", "additionalProperties"),
-        (lambda: FormatOptions(media={1: "."}), "/media/1", "additionalProperties"),
+        (lambda: FormatOptions(media={1: "."}), "/media/1", "additionalProperties"),  # type: ignore[dict-item]
         # an empty root: a bare ValueError
         (lambda: MediaPolicy(allowed_roots=""), "/allowed_roots", "empty-root"),
         (lambda: MediaPolicy(allowed_roots=[".", ""]), "/allowed_roots/1", "empty-root"),
