@@ -144,6 +144,17 @@ def require_bytes(value: object, name: str) -> None:
         raise wrong_type(f"/{name}", f"{name} is bytes", value)
 
 
+def require_count(value: object, name: str, least: int, said: str) -> None:
+    """Refuse what is not an int (a bool is none) of at least ``least``: a count argument (a budget, a bound, a
+    size). ``said`` says what it is (``"keep_last is the number of latest units kept (an int >= 1)"``); the error
+    is a :class:`ValidationError` at ``/<name>``: rule ``type`` (a :class:`WrongTypeError`) or ``minimum`` (a
+    ValueError, as these checks raised before). ``None``, where a call takes it, is the caller's to let through."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise wrong_type(f"/{name}", said, value)
+    if value < least:
+        raise ValidationError.single(f"/{name}", "minimum", f"{said}, not {value!r}")
+
+
 class UnknownNameError(AgentmsgError, KeyError):
     """A name no registry holds (``agentmsg.providers.get("nope")``, ``agentmsg.ui.get("nope")``); the message
     lists the known names. A ``KeyError`` too, as these lookups raised before, so ``except KeyError`` still

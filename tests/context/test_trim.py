@@ -742,3 +742,35 @@ def test_trim_counts_the_request_the_format_arguments_make(fn: str) -> None:
     cut = run(**args)
     assert cut.removed and cut.fits
     assert cut.tokens == count_tokens(list(cut.messages), provider="openai", **args).total
+
+
+@pytest.mark.parametrize(
+    ("call", "pointer", "rule"),
+    [
+        (lambda m: run(m, -1), "/budget", "minimum"),
+        (lambda m: run(m, "10"), "/budget", "type"),  # type: ignore[arg-type]
+        (lambda m: run(m, True), "/budget", "type"),
+        (lambda m: run(m, 100, keep_last=0), "/keep_last", "minimum"),
+        (lambda m: run(m, 100, keep_last=1.5), "/keep_last", "type"),
+        (lambda m: run(m, 100, strategy="newest"), "/strategy", "enum"),
+        (lambda m: run(m, 100, strategy="summarize"), "/summarize", "strategy"),
+        (lambda m: trim(m, 100, provider="openai", counter=5), "/counter", "type"),  # type: ignore[arg-type]
+        (lambda m: trim(m, 100, provider="openai", summarize=5), "/summarize", "type"),  # type: ignore[arg-type]
+        (lambda m: trim(m, 100, provider="openai", counter=lambda ms: None), "/counter", "count"),
+        (lambda m: trim(m, 100, provider="openai", counter=lambda ms: [-1]), "/counter", "count"),
+        (lambda m: trim(m, 100, provider="openai", counter=lambda ms: [1, 1]), "/counter", "count"),
+        (lambda m: run([user("q " * 40), assistant(), user("q")], 20, summarize=lambda r: 5), "/summarize", "type"),
+        (
+            lambda m: run([user("q " * 40), assistant(), user("q")], 20, summarize=lambda r: assistant()),
+            "/summarize",
+            "role",
+        ),
+    ],
+)
+def test_a_bad_argument_of_trim_is_a_validation_error(call: Any, pointer: str, rule: str) -> None:
+    """trim's own argument checks raised a bare ValueError (a summary that is no Msg a bare TypeError): now the
+    SDK's error naming the argument and the rule, still the ValueError (or TypeError) it was."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        call([user("q")])
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    assert isinstance(info.value, TypeError if rule == "type" else ValueError)

@@ -170,3 +170,11 @@ def test_a_chunk_size_below_one_or_not_whole_is_refused(chunk: Any) -> None:
         iter_events(m, chunk_size=chunk)
     (back,) = reduce_events(emit_events(m, chunk_size=1))
     assert back == m
+
+
+@pytest.mark.parametrize(("chunk", "rule"), [(0, "minimum"), (-1, "minimum"), (2.5, "type"), (True, "type")])
+def test_a_chunk_size_out_of_range_is_a_validation_error(chunk: Any, rule: str) -> None:
+    """A chunk_size out of range raised a bare ValueError: now the SDK's error at /chunk_size, still a ValueError."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        emit_events(AssistantMessage("hello"), chunk_size=chunk)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/chunk_size", rule)]

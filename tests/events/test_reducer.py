@@ -1184,3 +1184,24 @@ def test_a_syntax_error_after_a_lone_surrogate_is_json_in_every_reader(form: str
         with pytest.raises(agentmsg.ValidationError) as info:
             list(agentmsg.events.read_events(body([line])))
         assert [p.rule for p in info.value.problems] == [rule]
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "rule"),
+    [
+        ("max_problems", -1, "minimum"),
+        ("max_problems", "5", "type"),
+        ("max_open_blocks", 0, "minimum"),
+        ("max_open_blocks", 1.5, "type"),
+        ("dedupe_window", 0, "minimum"),
+        ("dedupe_window", "8", "type"),  # (was a bare TypeError from comparing a str with 1)
+        ("dedupe_window", True, "type"),  # (was taken as a window of 1)
+    ],
+)
+def test_a_bound_of_the_reducer_out_of_range_is_a_validation_error(keyword: str, value: Any, rule: str) -> None:
+    """The reducer's bounds raised a bare ValueError: now the SDK's error at the argument, rule type (a TypeError
+    too) or minimum, still a ValueError."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        Reducer(**{keyword: value})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/{keyword}", rule)]
+    assert isinstance(info.value, ValueError) and (rule != "type" or isinstance(info.value, TypeError))

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from agentmsg.errors import UnknownNameError, ValidationError, wrong_type
+from agentmsg.errors import UnknownNameError, ValidationError, require_count
 
 __all__ = ["MAX_WRITABLE_DEPTH", "Limits", "limits"]
 
@@ -24,12 +24,7 @@ MAX_WRITABLE_DEPTH = 254
 
 def _positive(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
     """A limit is an int of at least 1: else a ValidationError (a ValueError, as it was) at ``/<name>``."""
-    if type(value) is not int:
-        raise wrong_type(f"/{attribute.name}", f"limits.{attribute.name} is a positive int", value)
-    if value < 1:
-        raise ValidationError.single(
-            f"/{attribute.name}", "minimum", f"limits.{attribute.name} must be a positive int, got {value!r}"
-        )
+    require_count(value, attribute.name, 1, f"limits.{attribute.name} must be a positive int")
 
 
 def _depth(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import attrs
 
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, require_count, wrong_type
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.context import has_result, has_tool_use, is_current_agent
 
@@ -163,21 +163,29 @@ def _counts(counter: Counter, messages: Sequence[Msg]) -> tuple[list[int], int]:
     try:
         counts = [_count(c) for c in per]
     except (TypeError, ValueError):  # (None, a NaN, a text: not counts)
-        raise ValueError(
+        raise ValidationError.single(
+            "/counter",
+            "count",
             "the counter gives each message's count (ints, or an object with messages and total), not"
-            f" {type(found).__name__} {per!r:.80}"
+            f" {type(found).__name__} {per!r:.80}",
         ) from None
     if len(counts) != len(messages):
-        raise ValueError(f"the counter gave {len(counts)} counts for {len(messages)} messages")
+        raise ValidationError.single(
+            "/counter", "count", f"the counter gave {len(counts)} counts for {len(messages)} messages"
+        )
     total = getattr(found, "total", None)
     try:
         whole = _count(total) if total is not None else sum(counts)
     except (TypeError, ValueError):
-        raise ValueError(f"the counter's total is a count, not {type(total).__name__} {total!r:.80}") from None
+        raise ValidationError.single(
+            "/counter", "count", f"the counter's total is a count, not {type(total).__name__} {total!r:.80}"
+        ) from None
     low = min(counts, default=0)
     if low < 0 or whole < 0:  # (a message that gives tokens back: removing it would make the rest longer)
         where = f"message {counts.index(low)}" if low < 0 else "the total"
-        raise ValueError(f"the counter gave a negative count ({low if low < 0 else whole} for {where})")
+        raise ValidationError.single(
+            "/counter", "count", f"the counter gave a negative count ({low if low < 0 else whole} for {where})"
+        )
     return counts, whole
 
 
@@ -425,10 +433,12 @@ def _summary_msg(value: Msg | str) -> Msg:
     if isinstance(value, str):
         return Msg(_SYSTEM, [TextBlock(text=value)])
     if not isinstance(value, Msg):
-        raise TypeError(f"summarize returns a Msg or a str, not {type(value).__name__}")
+        raise wrong_type("/summarize", "summarize returns a Msg or a str", value)
     if value.role not in (_USER, _SYSTEM):
-        raise ValueError(
-            f"a summary is a USER or SYSTEM message (it goes first after the system prompt), not {value.role.value}"
+        raise ValidationError.single(
+            "/summarize",
+            "role",
+            f"a summary is a USER or SYSTEM message (it goes first after the system prompt), not {value.role.value}",
         )
     return value
 
@@ -447,12 +457,10 @@ class _Trim:
         keep_last: int,
         request: Mapping[str, Any],
     ) -> None:
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-            raise ValueError(f"budget is a number of tokens (an int >= 0), not {budget!r}")
-        if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
-            raise ValueError(f"keep_last is the number of latest units kept (an int >= 1), not {keep_last!r}")
+        require_count(budget, "budget", 0, "budget is a number of tokens (an int >= 0)")
+        require_count(keep_last, "keep_last", 1, "keep_last is the number of latest units kept (an int >= 1)")
         if counter is not None and not callable(counter):
-            raise ValueError(f"counter is a function of the messages, not {counter!r}")
+            raise wrong_type("/counter", "counter is a function of the messages", counter)
         from agentmsg.context.count import provider_of
 
         provider = provider_of(provider, model)
@@ -595,18 +603,20 @@ def _count_verb(subject: str) -> str:
 
 def _strategy(strategy: str | None, summarize: Any) -> bool:
     if summarize is not None and not callable(summarize):
-        raise ValueError(f"summarize is a function of the removed messages, not {summarize!r}")
+        raise wrong_type("/summarize", "summarize is a function of the removed messages", summarize)
     if strategy is None:
         return summarize is not None
     if strategy == "oldest":
         if summarize is not None:
-            raise ValueError("strategy='oldest' takes no summarize function (strategy='summarize' does)")
+            raise ValidationError.single(
+                "/summarize", "strategy", "strategy='oldest' takes no summarize function (strategy='summarize' does)"
+            )
         return False
     if strategy == "summarize":
         if summarize is None:
-            raise ValueError("strategy='summarize' needs a summarize function")
+            raise ValidationError.single("/summarize", "strategy", "strategy='summarize' needs a summarize function")
         return True
-    raise ValueError(f"unknown strategy {strategy!r}; known: 'oldest', 'summarize'")
+    raise ValidationError.single("/strategy", "enum", f"unknown strategy {strategy!r}; known: 'oldest', 'summarize'")
 
 
 def trim(

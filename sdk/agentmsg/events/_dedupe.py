@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from agentmsg.errors import require_count
+
 #: the window the reducer keeps by default, and the UI encoders, which drop what it would ignore
 DEFAULT_DEDUPE_WINDOW: Final = 4096
 
@@ -20,8 +22,8 @@ class DedupeWindow:
     __slots__ = ("current", "previous", "size")
 
     def __init__(self, size: int | None) -> None:
-        if size is not None and size < 1:
-            raise ValueError(f"dedupe_window must be at least 1 (or None), got {size}")
+        if size is not None:
+            require_count(size, "dedupe_window", 1, "dedupe_window must be a whole number of at least 1 (or None)")
         self.size = size
         self.current: set[str] = set()
         self.previous: set[str] = set()

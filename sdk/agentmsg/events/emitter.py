@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from agentmsg._codec.timestamps import event_now
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, require_count
 from agentmsg.events.types import AgentEventDict
 from agentmsg.message import Msg
 
@@ -225,10 +225,13 @@ def iter_events(
             else ""
         )
         raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(msg).__name__}{hint}", "msg")
-    if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
+    if chunk_size is not None:
         # (a negative size made no piece at all: every text was lost; 0 and True passed as None and 1)
-        raise ValueError(
-            f"chunk_size must be a whole number of at least 1 (or None: one delta per block), got {chunk_size!r}"
+        require_count(
+            chunk_size,
+            "chunk_size",
+            1,
+            "chunk_size must be a whole number of at least 1 (or None: one delta per block)",
         )
     role = getattr(msg.role, "value", msg.role)
     if role != "ASSISTANT":

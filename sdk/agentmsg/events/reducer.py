@@ -50,7 +50,7 @@ from agentmsg._codec import legacy
 from agentmsg._codec.jsontext import safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate, validate_parsed
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, require_count
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
@@ -92,12 +92,16 @@ class Reducer:
         max_open_blocks: int | None = None,
         max_problems: int | None = DEFAULT_MAX_PROBLEMS,
     ) -> None:
-        if max_open_blocks is not None and (type(max_open_blocks) is not int or max_open_blocks < 1):
+        if max_open_blocks is not None:
             # (a negative bound made every START fail inside the reducer, every block lost; 0 meant the default)
-            raise ValueError(f"max_open_blocks must be a whole number of at least 1 (or None), got {max_open_blocks!r}")
-        if max_problems is not None and (type(max_problems) is not int or max_problems < 0):
+            require_count(
+                max_open_blocks, "max_open_blocks", 1, "max_open_blocks must be a whole number of at least 1 (or None)"
+            )
+        if max_problems is not None:
             # (a negative bound kept no problem, as 0 does, and said so as if the caller had asked for none)
-            raise ValueError(f"max_problems must be a whole number of at least 0 (or None), got {max_problems!r}")
+            require_count(
+                max_problems, "max_problems", 0, "max_problems must be a whole number of at least 0 (or None)"
+            )
         self._st = State(
             strict=strict,
             source=source,
