@@ -1738,3 +1738,19 @@ def test_two_tools_of_one_name_are_refused_at_the_second(name: str) -> None:
     assert (problem.pointer, problem.rule) == ("/tools/2/function/name", "conflict")
     assert "'get_weather' already (/tools/0)" in problem.message
     get(name).format_request(msgs, model="m", tools=tools[:2])  # (apart: fine)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("reasoning", "bogus"), ("reasoning", 1), ("multi_agent_layout", "bogus"), ("missing_thought_signature", "x")],
+)
+def test_an_option_that_is_none_of_its_choices_is_a_validation_error(field: str, value: Any) -> None:
+    """FormatOptions(reasoning="bogus") raised attrs' bare ValueError (its text a tuple with the Attribute's repr):
+    now the SDK's error at /<field>, rule enum, listing the choices; through a mapping of options, at
+    /options/<field>."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        FormatOptions(**{field: value})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/{field}", "enum")]
+    with pytest.raises(agentmsg.ValidationError) as info:
+        get("openai").format_request([agentmsg.UserMessage("q")], model="m", options={field: value})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/options/{field}", "enum")]

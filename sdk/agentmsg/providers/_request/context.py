@@ -280,6 +280,19 @@ def _media_policy(value: MediaPolicy | Mapping[str, Any] | None) -> MediaPolicy:
         raise exc.under("/media") from None
 
 
+def _one_of(*choices: str) -> Callable[[Any, attrs.Attribute[str], Any], None]:
+    """An attrs validator: the value is one of ``choices``, else a ValidationError (a ValueError, as attrs' ``in_``
+    raised) at ``/<field>``, rule ``enum``, listing them."""
+
+    def check(instance: Any, attribute: attrs.Attribute[str], value: Any) -> None:
+        if value not in choices or not isinstance(value, str):
+            raise ValidationError.single(
+                f"/{attribute.name}", "enum", f"{attribute.name} is one of {', '.join(choices)}, not {value!r}"
+            )
+
+    return check
+
+
 @attrs.frozen(kw_only=True)
 class FormatOptions:
     """How a formatter treats what a provider cannot take as it is (every choice is reported).
@@ -302,16 +315,14 @@ class FormatOptions:
     """
 
     media: MediaPolicy = attrs.field(factory=MediaPolicy, converter=_media_policy)
-    reasoning: str = attrs.field(default="drop", validator=attrs.validators.in_(("drop", "text")))
+    reasoning: str = attrs.field(default="drop", validator=_one_of("drop", "text"))
     replay_from: tuple[str, ...] | None = attrs.field(
         default=None,
         converter=attrs.converters.optional(tuple),
     )
     repair: bool = False
-    missing_thought_signature: str = attrs.field(
-        default="auto", validator=attrs.validators.in_(("auto", "omit", "skip"))
-    )
-    multi_agent_layout: str = attrs.field(default="prefix", validator=attrs.validators.in_(("prefix", "history")))
+    missing_thought_signature: str = attrs.field(default="auto", validator=_one_of("auto", "omit", "skip"))
+    multi_agent_layout: str = attrs.field(default="prefix", validator=_one_of("prefix", "history"))
     history_prompt: str = DEFAULT_HISTORY_PROMPT
 
 
@@ -326,6 +337,8 @@ def as_options(options: FormatOptions | Mapping[str, Any] | None) -> FormatOptio
         )
     try:
         return FormatOptions(**dict(options))
+    except ValidationError as exc:  # (a field's own check: said at /options/<field>)
+        raise exc.under("/options") from None
     except (TypeError, ValueError) as exc:
         raise ValidationError.single("/options", "options", str(exc)) from None
 
