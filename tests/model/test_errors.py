@@ -16,6 +16,7 @@ from agentmsg import (
 )
 from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, WrongTypeError, bounded
 from agentmsg.events import sniff_format
+from agentmsg.ui import get as ui_get
 from agentmsg.ui import negotiate
 
 
@@ -99,7 +100,7 @@ def test_an_unknown_name_is_an_sdk_error_and_still_a_key_error(lookup: str, said
     [
         (lambda: sniff_format(None), "/head"),  # type: ignore[arg-type]
         (lambda: UserMessage("x").blocks(1), "/kind"),  # type: ignore[call-overload]
-        (lambda: negotiate([], 1, None), "/query"),  # type: ignore[arg-type]
+        (lambda: negotiate([ui_get("ag-ui")], 1, None), "/query"),  # type: ignore[arg-type]
     ],
 )
 def test_an_argument_of_the_wrong_type_is_a_validation_error_and_still_a_type_error(
