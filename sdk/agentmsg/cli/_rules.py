@@ -43,6 +43,31 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`/id: '' should be non-empty`",
         "give a non-empty value",
     ),
+    "minItems": (
+        "an array (or an argument's sequence) holds fewer items than allowed (often: none)",
+        "`/offered: offered holds at least one protocol (the default)`",
+        "give at least the number of items the message says",
+    ),
+    "path": (
+        "a file path no file system can hold (a lone UTF-16 surrogate, a NUL)",
+        "`/source: 'a\\udc00.json' is no path a file system can hold`",
+        "give the path as the file system names it (os.fsdecode of its bytes)",
+    ),
+    "count": (
+        "a trim counter gave counts that are not one whole number per message",
+        "`/counter: the counter gave 2 counts for 3 messages`",
+        "return one count per message (ints, or an object with messages and total), as count_tokens does",
+    ),
+    "strategy": (
+        "a trim strategy and a summarize function that do not go together",
+        "`/summarize: strategy='oldest' takes no summarize function (strategy='summarize' does)`",
+        "give summarize with strategy='summarize' only, or leave strategy unset",
+    ),
+    "empty-root": (
+        "a media policy's allowed root is an empty path, which Path('') cannot tell from the current directory",
+        "`/allowed_roots/0: PosixPath('.') is no root: it may be an empty path`",
+        "name the directory the formatter may read, in full",
+    ),
     "minimum": (
         "a number is below the smallest allowed",
         "`/usage/inputTokens: -1 is less than the minimum of 0`",
