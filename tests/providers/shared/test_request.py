@@ -310,7 +310,8 @@ def test_a_model_or_parameter_no_body_carries_is_a_validation_error(provider: st
         ({"temperature": float("nan")}, "/params/temperature", "json-value"),
         ({"top_p": float("inf")}, "/params/top_p", "json-value"),
         ({"stop": ["ok", "\udc00"]}, "/params/stop/1", "lone-surrogate"),
-        ({"metadata": {1: "x"}}, "/params/metadata", "json-value"),
+        ({"metadata": {None: "x"}}, "/params/metadata", "json-value"),
+        ({"metadata": {True: "x"}}, "/params/metadata", "json-value"),
         ({"metadata": {"a": {"b": float("-inf")}}}, "/params/metadata/a/b", "json-value"),
         ({"metadata": {"a": deep}}, "/params/metadata/a" + "/0" * 253, "max-depth"),
     ]
@@ -321,6 +322,15 @@ def test_a_model_or_parameter_no_body_carries_is_a_validation_error(provider: st
     sent = get(provider).format_request(msgs, model="m-1", x_list=("a", "b"), x_int=2**64 - 1)
     assert sent.model == "m-1"
     assert b'"x_list":["a","b"]' in sent.body_bytes() and f'"x_int":{2**64 - 1}'.encode() in sent.body_bytes()
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_parameter_keyed_by_ints_is_sent_with_the_ints_as_keys(provider: str) -> None:
+    """OpenAI's ``logit_bias`` is keyed by token ids, written as ints in Python; the body wrote them as their
+    digits (``body_bytes``, as the standard library does) until the parameter check refused every key that is not
+    a string. An int key is still sent so; a key JSON has no form for (None, a bool) is refused."""
+    sent = get(provider).format_request([UserMessage("hi")], model="m-1", x_bias={50256: -100, 7: {1: 2}})
+    assert b'"x_bias":{"50256":-100,"7":{"1":2}}' in sent.body_bytes()
 
 
 @pytest.mark.parametrize("provider", NAMES)

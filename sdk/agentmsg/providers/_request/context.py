@@ -1099,7 +1099,8 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
     same for every provider (``run_format``): ``model`` is a string (or None: the spec's default) that UTF-8 can
     write (it goes in the body, or in Gemini's URL path); a parameter's value holds nothing its JSON body cannot
     carry as given: no NaN or infinite number (JSON has none, and orjson would send it as null), no string or key
-    with a lone UTF-16 surrogate, no key that is not a string, no nesting deeper than ``limits.max_depth``.
+    with a lone UTF-16 surrogate, no key that is neither a string nor an int (an int key, as ``logit_bias``'s token
+    ids, is written as its digits, ``body_bytes`` does so), no nesting deeper than ``limits.max_depth``.
     :class:`~agentmsg.ValidationError` (:class:`~agentmsg.SizeLimitError` for depth) names the value. Values of other
     kinds (tuples, the large integers ``body_bytes`` writes, a schema class in ``response_format``) are the
     formatters' to take or refuse. Iterative and linear: a deep or large value cannot exhaust the stack."""
@@ -1124,11 +1125,15 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
                 )
             if isinstance(node, dict):
                 for key, child in node.items():
+                    if isinstance(key, int) and not isinstance(key, bool):  # (logit_bias's token ids: written "50256")
+                        stack.append((child, (*path, str(key))))
+                        continue
                     if not isinstance(key, str) or has_lone_surrogate(key):
                         raise ValidationError.single(
                             pointer_of(path),
                             "json-value",
-                            f"object key {safe_repr(key)} is not a string that UTF-8 can write: no JSON body carries it",
+                            f"object key {safe_repr(key)} is neither an int nor a string that UTF-8 can write: no"
+                            " JSON body carries it",
                         )
                     stack.append((child, (*path, key)))
             else:
