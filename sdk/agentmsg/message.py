@@ -88,8 +88,9 @@ def new_id() -> str:
 
 
 def _block_type(kind: type[B] | str) -> type[B]:
-    """The block class ``blocks`` and ``first_block`` look for: a ValidationError (a ValueError) at ``/kind`` for
-    a type tag nothing has (rule ``enum``) and for what is neither a class nor a string (rule ``type``)."""
+    """The block class ``blocks`` and ``first_block`` look for (or what ``isinstance`` takes as one: a tuple or a
+    union of classes): a ValidationError (a ValueError) at ``/kind`` for a type tag nothing has (rule ``enum``) and
+    for what is none of those nor a string (rule ``type``)."""
     if isinstance(kind, str):
         found = BLOCK_CLASSES.get(kind) or _BLOCK_BY_NAME.get(kind)
         if found is None:
@@ -97,8 +98,12 @@ def _block_type(kind: type[B] | str) -> type[B]:
                 "/kind", "enum", f"unknown block type {kind!r}; known: {', '.join(BLOCK_CLASSES)}"
             )
         return cast("type[B]", found)
-    if not isinstance(kind, type):
-        raise wrong_type("/kind", "kind is a block class or a block type tag (a string)", kind)
+    try:  # (a class, or what isinstance takes as well: a tuple of classes, a union ``TextBlock | ImageBlock``)
+        isinstance(None, kind)
+    except TypeError:
+        raise wrong_type(
+            "/kind", "kind is a block class (or a tuple or union of them) or a block type tag", kind
+        ) from None
     return kind
 
 

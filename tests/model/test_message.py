@@ -409,6 +409,19 @@ def test_blocks_refuse_a_kind_that_names_no_block_type(kind: Any, rule: str) -> 
         assert isinstance(info.value, ValueError)
 
 
+def test_blocks_take_a_tuple_or_a_union_of_block_classes() -> None:
+    """``blocks`` and ``first_block`` look for blocks with isinstance, so a tuple or a union of classes found
+    them all, until the check of ``kind`` refused what is not one class."""
+    m = AssistantMessage([TextBlock(text="a"), ThinkingBlock(thinking="t"), TextBlock(text="b")])
+    kinds: list[Any] = [(ThinkingBlock, TextBlock), ThinkingBlock | TextBlock]  # (typed as one class: runtime's)
+    for kind in kinds:
+        assert m.blocks(kind) == list(m.content)
+        assert m.first_block(kind) is m.content[0]
+    with pytest.raises(ValidationError) as info:
+        m.blocks((TextBlock, 1))  # type: ignore[call-overload]
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/kind", "type")]
+
+
 def test_timestamps() -> None:
     assert agentmsg.parse_timestamp("2025-01-01 12:00:00.123").isoformat() == "2025-01-01T12:00:00.123000+00:00"
     assert agentmsg.parse_timestamp("2025-01-01T12:00:00.123456789+08:00").utcoffset() is not None
