@@ -1186,6 +1186,32 @@ def test_a_syntax_error_after_a_lone_surrogate_is_json_in_every_reader(form: str
         assert [p.rule for p in info.value.problems] == [rule]
 
 
+class _NumpyLikeInt:
+    """What a NumPy integer is to the dedupe window: no int, but an ``__index__`` and comparisons with ints."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __lt__(self, other: int) -> bool:
+        return self.value < other
+
+    def __le__(self, other: int) -> bool:
+        return self.value <= other
+
+
+def test_a_dedupe_window_given_as_a_numpy_like_int_is_taken_as_its_int() -> None:
+    """The window compared its size with ints only, so a NumPy integer (a size read from an array, a config
+    loaded with NumPy) worked, until the check of the argument refused what is not an int. It is taken as the
+    int it stands for."""
+    reducer = Reducer(dedupe_window=_NumpyLikeInt(2))  # type: ignore[arg-type]
+    window = reducer._st.window
+    assert window.size == 2 and type(window.size) is int
+    assert [window.seen(i) for i in ("a", "b", "a", "c", "d", "a")] == [False, False, True, False, False, False]
+
+
 @pytest.mark.parametrize(
     ("keyword", "value", "rule"),
     [

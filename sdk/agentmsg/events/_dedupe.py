@@ -9,6 +9,7 @@ replay is ignored or not regardless of how the stream was fed. ``size=None`` rem
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Final
 
@@ -23,6 +24,8 @@ class DedupeWindow:
 
     def __init__(self, size: int | None) -> None:
         if size is not None:
+            if not isinstance(size, bool) and hasattr(type(size), "__index__"):
+                size = operator.index(size)  # (a NumPy integer, as the window took it before the check: its int)
             require_count(size, "dedupe_window", 1, "dedupe_window must be a whole number of at least 1 (or None)")
         self.size = size
         self.current: set[str] = set()
