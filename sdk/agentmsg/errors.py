@@ -155,6 +155,32 @@ def require_count(value: object, name: str, least: int, said: str) -> None:
         raise ValidationError.single(f"/{name}", "minimum", f"{said}, not {value!r}")
 
 
+def require_seconds(value: object, name: str, said: str, *, infinite: bool) -> None:
+    """Refuse what is not a number of seconds above 0 (a bool, NaN or a text is none; ``inf`` only when
+    ``infinite``): a timeout or an interval argument. ``said`` says what it is; the error is a
+    :class:`ValidationError` at ``/<name>``: rule ``type`` (a :class:`WrongTypeError`), ``exclusiveMinimum`` (0 or
+    less) or ``maximum`` (``inf`` where it is not taken), each a ValueError, as these checks raised before."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise wrong_type(f"/{name}", said, value)
+    if value <= 0:
+        raise ValidationError.single(f"/{name}", "exclusiveMinimum", f"{said}, not {value!r}")
+    if not infinite and value == float("inf"):
+        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {value!r}")
+
+
+def unknown_choice(
+    value: object, name: str, known: Iterable[str], what: str, kind: str | None = None
+) -> ValidationError:
+    """The error of an argument that names none of the ``known`` choices (a variant, a provider, a mode): a
+    :class:`ValidationError` (a ``ValueError``, as these checks raised) at ``/<name>``, rule ``enum``, listing them;
+    rule ``type`` (a :class:`WrongTypeError`) for one that is no string. ``what`` names it in the message
+    (``"OpenAI variant"``). Raise it from the check that found it."""
+    names = ", ".join(known)
+    if not isinstance(value, str):
+        return wrong_type(f"/{name}", f"{name} is a string, one of {names}", value, kind)
+    return ValidationError.single(f"/{name}", "enum", f"unknown {what} {value!r}; known: {names}", kind)
+
+
 class UnknownNameError(AgentmsgError, KeyError):
     """A name no registry holds (``agentmsg.providers.get("nope")``, ``agentmsg.ui.get("nope")``); the message
     lists the known names. A ``KeyError`` too, as these lookups raised before, so ``except KeyError`` still

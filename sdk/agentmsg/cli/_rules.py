@@ -73,6 +73,11 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`/usage/inputTokens: -1 is less than the minimum of 0`",
         "give a number in range",
     ),
+    "exclusiveMinimum": (
+        "a number must be above a bound and is not (a timeout or an interval of 0 seconds or less)",
+        "`/keepalive: keepalive must be a number of seconds above 0 (math.inf: none), not 0`",
+        "give a number above the bound",
+    ),
     "maximum": (
         "a number is above the largest allowed (the usage counts and sizing hints AgentScope Java holds in an int: "
         "2^31-1; a reducer's usage sum stops at its maximum)",

@@ -1259,3 +1259,45 @@ def test_a_media_key_that_is_no_field_or_an_empty_root_is_a_validation_error(
         make()
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
     assert isinstance(info.value, TypeError if rule == "additionalProperties" else ValueError)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "rule"),
+    [
+        ("max_bytes", -1, "minimum"),
+        ("max_bytes", True, "type"),
+        ("max_bytes", "20", "type"),
+        ("max_bytes", None, "type"),
+        ("max_total_bytes", -5, "minimum"),
+        ("max_total_bytes", 1.5, "type"),
+        ("max_redirects", -1, "minimum"),
+        ("max_redirects", False, "type"),
+        ("timeout", 0, "exclusiveMinimum"),
+        ("timeout", -1.0, "exclusiveMinimum"),
+        ("timeout", float("nan"), "type"),
+        ("timeout", float("inf"), "maximum"),
+        ("timeout", "10", "type"),
+        ("allow_download", "no", "type"),
+        ("allow_private", 1, "type"),
+        ("allow_hard_links", None, "type"),
+    ],
+)
+def test_a_media_policy_size_count_or_switch_out_of_range_is_a_validation_error(
+    field: str, value: Any, rule: str
+) -> None:
+    """MediaPolicy(max_bytes=-1) was taken (every file then refused as too large), max_bytes=None failed in the
+    default of max_total_bytes with a bare TypeError, timeout=0 or inf reached the socket, allow_download="no" (a
+    true value) turned downloads on: each is now a ValidationError naming the field (a TypeError too for a type)."""
+    with pytest.raises(ValidationError) as info:
+        MediaPolicy(**{field: value})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/{field}", rule)]
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError) == (rule == "type")
+    with pytest.raises(ValidationError) as info:  # (through a format call's options: under /options/media)
+        get("openai").format_request([UserMessage("q")], model="m", options={"media": {field: value}})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/options/media/{field}", rule)]
+
+
+def test_a_media_policy_in_range_keeps_its_values() -> None:
+    policy = MediaPolicy(max_bytes=0, max_total_bytes=0, max_redirects=0, timeout=0.5, allow_download=True)
+    assert (policy.max_bytes, policy.max_total_bytes, policy.max_redirects, policy.timeout) == (0, 0, 0, 0.5)
+    assert MediaPolicy(max_bytes=5).max_total_bytes == 20  # (the default: 4 x max_bytes)

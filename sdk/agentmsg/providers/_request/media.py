@@ -34,7 +34,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 import attrs
 
 from agentmsg._wire.token import TOKEN
-from agentmsg.errors import ValidationError, wrong_type
+from agentmsg.errors import ValidationError, require_count, require_seconds, wrong_type
 from agentmsg.providers._request.download import Downloader, Fetched
 from agentmsg.providers._request.files import LocalFiles
 
@@ -81,6 +81,33 @@ def _roots(value: Any) -> tuple[str, ...]:
     return tuple(roots)
 
 
+def _count(instance: Any, attribute: attrs.Attribute[int], value: object) -> None:
+    """A size or count of the policy is an int, 0 or more (a bool is none): else a ValidationError at ``/<name>``
+    (rule ``type``, a TypeError too, or ``minimum``). -1 or "20" was taken, and every file then refused as too
+    large, or the size compared with a text (a bare TypeError at the first media block)."""
+    require_count(value, attribute.name, 0, f"{attribute.name} is a number of {_UNIT[attribute.name]} (an int >= 0)")
+
+
+_UNIT: Final = {"max_bytes": "bytes", "max_total_bytes": "bytes", "max_redirects": "redirects"}
+
+
+def _flag(instance: Any, attribute: attrs.Attribute[bool], value: object) -> None:
+    """A switch of the policy is True or False: ``allow_download="no"`` (a true value) turned downloads on."""
+    if not isinstance(value, bool):
+        raise wrong_type(f"/{attribute.name}", f"{attribute.name} is True or False", value)
+
+
+def _seconds(instance: Any, attribute: attrs.Attribute[float], value: object) -> None:
+    require_seconds(value, attribute.name, f"{attribute.name} is finite seconds above 0", infinite=False)
+
+
+def _total(policy: MediaPolicy) -> int:
+    """``max_total_bytes``'s default: :data:`TOTAL_PER_FILE` x ``max_bytes`` (a ``max_bytes`` that is no count is
+    left to its own check, which refuses it)."""
+    given = policy.max_bytes
+    return TOTAL_PER_FILE * given if type(given) is int else 0
+
+
 @attrs.frozen(kw_only=True)
 class MediaPolicy:
     """What a formatter may read or fetch to get media bytes. The default reads and fetches nothing.
@@ -98,19 +125,20 @@ class MediaPolicy:
     ``allow_private``: let downloads reach private, loopback and link-local addresses.
     ``timeout``: seconds per network operation, and for a whole download.
     ``max_redirects``: redirects followed per download.
+    A size or count that is no int >= 0 (a bool is none), a ``timeout`` that is no finite number of seconds above 0,
+    or a switch (``allow_*``) that is not True or False raises a ValidationError naming the field (``/max_bytes``),
+    rule ``type`` (a TypeError too), ``minimum``, ``exclusiveMinimum`` or ``maximum``.
     ``transport``: an ``httpx.BaseTransport`` to use instead of the network (tests, proxies).
     """
 
     allowed_roots: tuple[str, ...] = attrs.field(default=(), converter=_roots)
-    allow_hard_links: bool = False
-    max_bytes: int = DEFAULT_MAX_BYTES
-    max_total_bytes: int = attrs.field(
-        default=attrs.Factory(lambda self: TOTAL_PER_FILE * self.max_bytes, takes_self=True)
-    )
-    allow_download: bool = False
-    allow_private: bool = False
-    timeout: float = 10.0
-    max_redirects: int = 3
+    allow_hard_links: bool = attrs.field(default=False, validator=_flag)
+    max_bytes: int = attrs.field(default=DEFAULT_MAX_BYTES, validator=_count)
+    max_total_bytes: int = attrs.field(default=attrs.Factory(_total, takes_self=True), validator=_count)
+    allow_download: bool = attrs.field(default=False, validator=_flag)
+    allow_private: bool = attrs.field(default=False, validator=_flag)
+    timeout: float = attrs.field(default=10.0, validator=_seconds)
+    max_redirects: int = attrs.field(default=3, validator=_count)
     transport: Any = attrs.field(default=None, eq=False)
 
     def session(self) -> MediaSession:
