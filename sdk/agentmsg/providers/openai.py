@@ -23,7 +23,7 @@ import attrs
 
 from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, unknown_choice
 from agentmsg.message import Msg
 from agentmsg.providers._qwen import QWEN_TOKENS
 from agentmsg.providers._request import cache as C
@@ -333,9 +333,9 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
 
 
 def _variant(variant: str) -> tuple[Spec, OpenAIVariant]:
-    v = VARIANTS.get(variant)
-    if v is None:
-        raise ValueError(f"unknown OpenAI variant {variant!r}; known: {', '.join(VARIANTS)}")
+    v = VARIANTS.get(variant) if isinstance(variant, str) else None
+    if v is None:  # (a ValidationError at /variant, rule enum: a ValueError, as it was; type for no string)
+        raise unknown_choice(variant, "variant", VARIANTS, "OpenAI variant")
     return _SPEC[variant], v
 
 
@@ -1186,7 +1186,7 @@ _ENTRY: Final = {entry.spec.name: entry for entry in PROVIDERS}
 
 
 def _entry(variant: str) -> Entry:
-    _variant(variant)  # (an unknown variant: ValueError)
+    _variant(variant)  # (an unknown variant: a ValidationError, a ValueError too)
     return _ENTRY[variant]
 
 

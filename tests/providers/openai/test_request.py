@@ -6,6 +6,7 @@ OpenRouter). The body's layout, the provider's rules and the diagnostics; every 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -404,3 +405,20 @@ def test_deepseek_names_a_tool_results_media_and_adds_no_user_message() -> None:
     r = formatted("openai", msgs, tools=TOOLS)
     assert [m["role"] for m in r.body["messages"][2:]] == ["tool", "user", "assistant"]
     assert rules(r) == [("/2/content/0/output/1", "tool-result-media-fallback")]
+
+
+@pytest.mark.parametrize(("variant", "rule"), [("nope", "enum"), (1, "type"), (["openai"], "type")])
+def test_an_unknown_variant_is_a_validation_error_at_variant(variant: Any, rule: str) -> None:
+    """openai.format_request(..., variant="nope") raised a bare ValueError (an unhashable variant a bare TypeError
+    from the table's lookup): now a ValidationError (a ValueError still) at /variant listing the variants; a
+    TypeError too for one that is no string. The module's other calls that take a variant say the same."""
+    calls: list[Callable[[], object]] = [
+        lambda: openai.format_request([agentmsg.UserMessage("q")], model="m", variant=variant),
+        lambda: openai.response_events(b"{}", variant=variant),
+        lambda: openai.StreamParser(variant=variant),
+    ]
+    for call in calls:
+        with pytest.raises(agentmsg.ValidationError) as info:
+            call()
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/variant", rule)]
+        assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError) == (rule == "type")
