@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
+import agentmsg
 from agentmsg import reduce_events
 from agentmsg.web import EventEndpoint
 from tests._support.budget import SEED, rounds
@@ -992,3 +993,37 @@ def test_close_before_any_request_refuses_every_one_and_never_reads_the_source()
     with serving(starlette_app(endpoint)) as port:
         r = get(port, "/events")
     assert r.status == 503 and read == [] and endpoint.closed
+
+
+@pytest.mark.parametrize(
+    ("option", "pointer", "rule"),
+    [
+        ({"replay": 0}, "/replay", "minimum"),
+        ({"replay": 10.0}, "/replay", "type"),
+        ({"replay_bytes": -1}, "/replay_bytes", "minimum"),
+        ({"replay_bytes": "1"}, "/replay_bytes", "type"),
+        ({"drop_every": True}, "/drop_every", "type"),
+        ({"keepalive": 0}, "/keepalive", "exclusiveMinimum"),
+        ({"keepalive": math.nan}, "/keepalive", "type"),
+        ({"keepalive": "15"}, "/keepalive", "type"),
+        ({"retry": -1}, "/retry", "minimum"),
+        ({"retry": 1.5}, "/retry", "type"),
+        ({"end_event": "a\nb"}, "/end_event", "pattern"),
+        ({"end_event": 1}, "/end_event", "type"),
+        ({"headers": [("x-a", "1"), ("bad name", "v")]}, "/headers/1", "header"),
+        ({"headers": [("x-a", "a\r\nb")]}, "/headers/0", "header"),
+        ({"headers": [("Content-Type", "text/plain")]}, "/headers/0", "header"),
+        ({"headers": ["x-a"]}, "/headers/0", "type"),
+        ({"protocols": []}, "/protocols", "minItems"),
+        ({"protocols": ["agentscope", "agentscope"]}, "/protocols/1", "duplicate"),
+        ({"protocols": [1]}, "/protocols/0", "type"),
+    ],
+)
+def test_a_bad_endpoint_setting_is_a_validation_error(option: dict[str, Any], pointer: str, rule: str) -> None:
+    """Each setting refused raised a bare ValueError (headers=["x-a"] a bare one from unpacking, protocols=[1] an
+    AttributeError): now a ValidationError (a ValueError still) at the setting, rule said; a TypeError too for a
+    value of the wrong type."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        EventEndpoint(events(1), **option)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError) == (rule == "type")

@@ -78,6 +78,12 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`/keepalive: keepalive must be a number of seconds above 0 (math.inf: none), not 0`",
         "give a number above the bound",
     ),
+    "header": (
+        "an HTTP header given to the SDK that no header can carry, or one the SDK sets itself (an event stream's "
+        "framing)",
+        "`/headers/0: content-type is the event stream's own (its framing): it cannot be set`",
+        "give a token as the name and Latin-1 text without line breaks as the value; leave the framing to the SDK",
+    ),
     "maximum": (
         "a number is above the largest allowed (the usage counts and sizing hints AgentScope Java holds in an int: "
         "2^31-1; a reducer's usage sum stops at its maximum)",

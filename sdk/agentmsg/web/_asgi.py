@@ -55,6 +55,7 @@ import orjson
 
 from agentmsg import ui as ui_protocols
 from agentmsg._wire.token import HEADER_NAME
+from agentmsg.errors import ValidationError, require_count, require_seconds, wrong_type
 from agentmsg.ui import NotAcceptable, negotiate
 from agentmsg.ui._protocol import Encoder, UIProtocol
 from agentmsg.ui.agentscope import AgentScope
@@ -214,21 +215,23 @@ class EventEndpoint:
         headers: Iterable[tuple[str, str]] = (),
         protocols: Iterable[str | UIProtocol] | None = None,
     ) -> None:
+        # Each setting refused is a ValidationError at /<name> (a ValueError, as it was; rule type a TypeError too).
         # (a float was taken, and every stream then failed with a TypeError said as the source's)
-        if replay is not None and (type(replay) is not int or replay < 1):
-            raise ValueError(f"replay must be an int of at least 1 (or None: keep every event), not {replay!r}")
-        if replay_bytes is not None and (type(replay_bytes) is not int or replay_bytes < 1):
-            raise ValueError("replay_bytes must be an int of at least 1 (or None: no bound in bytes)")
-        if drop_every is not None and (type(drop_every) is not int or drop_every < 1):
-            raise ValueError(f"drop_every must be an int of at least 1, not {drop_every!r}")
+        if replay is not None:
+            require_count(replay, "replay", 1, "replay must be an int of at least 1 (or None: keep every event)")
+        if replay_bytes is not None:
+            require_count(replay_bytes, "replay_bytes", 1, "replay_bytes must be an int of at least 1 (or None)")
+        if drop_every is not None:
+            require_count(drop_every, "drop_every", 1, "drop_every must be an int of at least 1")
         # (0 or less, or NaN, waited for nothing: a connection waiting for an event got keep-alive comments in a
         # loop as fast as it could read them, the CPU spent on them, forever)
-        if isinstance(keepalive, bool) or not isinstance(keepalive, (int, float)) or not keepalive > 0:
-            raise ValueError(f"keepalive must be a number of seconds above 0 (math.inf: none), not {keepalive!r}")
+        require_seconds(
+            keepalive, "keepalive", "keepalive must be a number of seconds above 0 (math.inf: none)", infinite=True
+        )
         # (SSE reads a retry field of ASCII digits only: "retry: 1.5" or "retry: -1" was sent and ignored by every
         # client, the setting silently doing nothing)
-        if retry is not None and (type(retry) is not int or retry < 0):
-            raise ValueError(f"retry must be an int of milliseconds, 0 or more (or None: none sent), not {retry!r}")
+        if retry is not None:
+            require_count(retry, "retry", 0, "retry must be an int of milliseconds, 0 or more (or None: none sent)")
         self._source = events
         self._sync: Iterator[Mapping[str, Any]] | None = None
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
@@ -254,23 +257,31 @@ class EventEndpoint:
         self._headers += [(b"x-accel-buffering", b"no")]
         if len(self._offered) > 1:
             self._headers += [(b"vary", b"accept")]
-        self._extra = [_header(k, v) for k, v in headers]
-        for name, _ in self._extra:
+        self._extra = [_header(i, pair) for i, pair in enumerate(headers)]
+        for i, (name, _) in enumerate(self._extra):
             if name in _FRAMING:
-                raise ValueError(f"headers: {name.decode()} is the event stream's own (its framing): it cannot be set")
+                raise ValidationError.single(
+                    f"/headers/{i}",
+                    "header",
+                    f"{name.decode()} is the event stream's own (its framing): it cannot be set",
+                )
         self._by_protocol: dict[str, list[tuple[bytes, bytes]]] = {}
 
     def _protocols(self, protocols: Iterable[str | UIProtocol] | None) -> list[UIProtocol]:
         offered: list[UIProtocol] = []
-        for item in ui_protocols.names() if protocols is None else protocols:
+        for i, item in enumerate(ui_protocols.names() if protocols is None else protocols):
+            if not isinstance(item, (str, UIProtocol)):
+                raise wrong_type(f"/protocols/{i}", "a protocol is a name of agentmsg.ui or a UIProtocol", item)
             protocol = ui_protocols.get(item) if isinstance(item, str) else item
             if protocol.name == self._agentscope.name:
                 protocol = self._agentscope  # (with this endpoint's end_event)
             if any(p.name == protocol.name for p in offered):
-                raise ValueError(f"protocol {protocol.name!r} is given twice")
+                raise ValidationError.single(
+                    f"/protocols/{i}", "duplicate", f"protocol {protocol.name!r} is given twice"
+                )
             offered.append(protocol)
         if not offered:
-            raise ValueError("protocols must name at least one protocol")
+            raise ValidationError.single("/protocols", "minItems", "protocols must name at least one protocol")
         return offered
 
     @property
@@ -645,14 +656,23 @@ def _merged(headers: list[tuple[bytes, bytes]], extra: list[tuple[bytes, bytes]]
     return out
 
 
-def _header(name: str, value: str) -> tuple[bytes, bytes]:
-    """An extra response header checked when given: a name that is no token or a value holding a line break or a
-    control character was refused by the server on every request (a traceback, the connection closed with no
-    response), or, with a server that does not check, split into headers of the caller's making."""
+def _header(index: int, pair: object) -> tuple[bytes, bytes]:
+    """The ``index``-th extra response header checked when given: a name that is no token or a value holding a line
+    break or a control character was refused by the server on every request (a traceback, the connection closed
+    with no response), or, with a server that does not check, split into headers of the caller's making. A
+    ValidationError at ``/headers/<index>`` (a ValueError, as it was), rule ``header`` (``type``: no pair)."""
+    at = f"/headers/{index}"
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise wrong_type(at, "a header is a (name, value) pair of strings", pair)
+    name, value = pair
     if not isinstance(name, str) or HEADER_NAME.fullmatch(name) is None:
-        raise ValueError(f"headers: {name!r} is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
+        raise ValidationError.single(
+            at, "header", f"{name!r:.80} is not a header name (letters, digits and !#$%&'*+-.^_`|~)"
+        )
     if not isinstance(value, str) or _FIELD_VALUE.fullmatch(value) is None:
-        raise ValueError(f"headers: the value of {name} must be Latin-1 text without line breaks or controls")
+        raise ValidationError.single(
+            at, "header", f"the value of {name} must be Latin-1 text without line breaks or controls"
+        )
     return name.lower().encode("latin-1"), value.encode("latin-1")
 
 
@@ -660,8 +680,11 @@ def _end_event(value: str | None) -> str | None:
     """``end_event`` checked: an SSE event type cannot hold a line break, and one given was refused only when the
     end was written, after the whole stream (each connection then failed there with a traceback, its client
     reconnected after the last event and failed again, without end)."""
-    if value is not None and (not isinstance(value, str) or "\r" in value or "\n" in value):
-        raise ValueError(f"end_event must be a string without a line break (or None: no end event), not {value!r}")
+    said = "end_event must be a string without a line break (or None: no end event)"
+    if value is not None and not isinstance(value, str):
+        raise wrong_type("/end_event", said, value)
+    if value is not None and ("\r" in value or "\n" in value):
+        raise ValidationError.single("/end_event", "pattern", f"{said}, not {value!r:.80}")
     return value
 
 
