@@ -203,3 +203,36 @@ def test_the_edges_of_each_numeric_setting_are_taken() -> None:
     c.timeout = httpx.Timeout(None, connect=3.0)
     assert c.timeout == httpx.Timeout(None, connect=3.0)
     assert c._retry_policy().max_retry_after == 0.0
+
+
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+@pytest.mark.parametrize(
+    ("options", "pointer", "rule"),
+    [
+        ({"provider": "nope"}, "/provider", "enum"),
+        ({"provider": 1}, "/provider", "type"),
+        ({"provider": None}, "/provider", "required"),
+        ({"base_url": "ftp://h"}, "/base_url", "format"),
+        ({"base_url": "http://[::1"}, "/base_url", "format"),
+        ({"base_url": b"http://h"}, "/base_url", "type"),
+        ({"think_tags": "closed"}, "/think_tags", "enum"),
+        ({"think_tags": 1}, "/think_tags", "enum"),  # (== True: it was taken as True)
+        ({"backoff": "1"}, "/backoff", "type"),
+        ({"max_retries": 1.5}, "/max_retries", "type"),
+    ],
+)
+def test_a_bad_client_option_is_a_validation_error_naming_it(
+    cls: str, options: dict[str, object], pointer: str, rule: str
+) -> None:
+    """An unknown provider, a base_url that is no http(s) URL and a think_tags that is no mode raised a bare
+    ValueError (a base_url of bytes an AttributeError; think_tags=1 was taken as True); a setting of the wrong type
+    was a ValidationError but no TypeError. Each is now a ValidationError (a ValueError still) of kind client
+    settings at the option, a TypeError too for a value of the wrong type."""
+    import agentmsg.clients
+
+    client_class = getattr(agentmsg.clients, cls)
+    with pytest.raises(ValidationError) as info:
+        client_class(**{"provider": "openai", "api_key": "k", **options})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    assert info.value.kind == "client settings"
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError) == (rule == "type")

@@ -32,7 +32,7 @@ from agentmsg.clients._errors import (
     redirected,
 )
 from agentmsg.clients._retry import RetryPolicy
-from agentmsg.errors import ValidationError
+from agentmsg.errors import Problem, ValidationError, WrongTypeError, unknown_choice, wrong_type
 from agentmsg.providers import FormatOptions, FormattedRequest, Spec
 from agentmsg.providers._response.think import THINK_TAG_MODES
 
@@ -167,7 +167,9 @@ SETTINGS = "client settings"
 def _refuse(name: str, rule: str, value: object, expected: str) -> ValidationError:
     """The error of a bad setting: ``name`` its pointer without the ``/`` (``timeout/read``: a part of it)."""
     shown = name.replace("/", ".")
-    return ValidationError.single(f"/{name}", rule, f"{shown}={value!r:.60}: expected {expected}", SETTINGS)
+    problem = Problem(f"/{name}", rule, f"{shown}={value!r:.60}: expected {expected}")
+    # (a value of the wrong type: a TypeError too, as Python raises for one)
+    return (WrongTypeError if rule == "type" else ValidationError)([problem], SETTINGS)
 
 
 def _number(name: str, value: object, expected: str) -> float:
@@ -299,11 +301,14 @@ class BaseClient:
         if provider is None:
             provider = pinned
         elif pinned is not None and provider != pinned:
-            raise ValueError(f"{type(self).__name__} is for {pinned}, got provider {provider!r}")
+            said = f"{type(self).__name__} is for {pinned}, got provider {provider!r:.60}"
+            raise ValidationError.single("/provider", "enum", said, SETTINGS)
         if provider is None:
-            raise ValueError(f"a provider is required: one of {', '.join(providers.NAMES)}")
-        if provider not in providers.NAMES:
-            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(providers.NAMES)}")
+            raise ValidationError.single(
+                "/provider", "required", f"a provider is required: one of {', '.join(providers.NAMES)}", SETTINGS
+            )
+        if not isinstance(provider, str) or provider not in providers.NAMES:
+            raise unknown_choice(provider, "provider", providers.NAMES, "provider", SETTINGS)
         self.provider = provider
         self.entry = providers.get(provider)  # the formatter and parsers, for this provider's variant
         self.spec = self.entry.spec
@@ -311,14 +316,18 @@ class BaseClient:
         self.api_key = (
             api_key if api_key is not None else next((os.environ[e] for e in self.spec.env if os.environ.get(e)), None)
         )
+        if base_url is not None and not isinstance(base_url, str):
+            raise wrong_type("/base_url", "base_url is an http:// or https:// URL (a string)", base_url, SETTINGS)
         self.base_url = (base_url or self.spec.base_url).rstrip("/")
         try:
             url = httpx.URL(self.base_url)
         except httpx.InvalidURL as exc:
             shown = Redactor(credentials(None, {}, self.base_url))
-            raise ValueError(shown(f"base_url {shown_url(str(base_url))!r} is not a URL: {exc}")) from None
+            said = shown(f"base_url {shown_url(str(base_url))!r} is not a URL: {exc}")
+            raise ValidationError.single("/base_url", "format", said, SETTINGS) from None
         if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError(f"base_url {shown_url(str(base_url))!r} is not an http:// or https:// URL")
+            said = f"base_url {shown_url(str(base_url))!r} is not an http:// or https:// URL"
+            raise ValidationError.single("/base_url", "format", said, SETTINGS)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -326,8 +335,9 @@ class BaseClient:
         self.name = name
         self.extra_headers = dict(headers or {})
         self.format_options = format_options
-        if think_tags not in THINK_TAG_MODES and think_tags is not False:
-            raise ValueError(f"think_tags={think_tags!r}: expected False, True or 'open'")
+        # (1 or 0.0, equal to True or False, was taken as them)
+        if not (isinstance(think_tags, bool) or (type(think_tags) is str and think_tags in THINK_TAG_MODES)):
+            raise _refuse("think_tags", "enum", think_tags, "False, True or 'open'")
         #: ``<think>`` text in the replies read as reasoning (docs/streams.md): False, True or "open"
         self.think_tags = think_tags
 
