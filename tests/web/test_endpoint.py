@@ -231,6 +231,18 @@ def test_extra_headers_are_sent() -> None:
     assert r.headers["x-run"] == "r1\tcaf\xe9" and r.raw.endswith(b"event: end\ndata: {}\n\n")
 
 
+def test_extra_headers_given_as_a_mapping_are_sent() -> None:
+    """A dict of headers (as httpx and Starlette take them) was read as its keys, each unpacked as a pair: a
+    ValueError from unpacking, or a header made of a two-letter name's letters."""
+    stream = EventEndpoint(events(1), headers={"X-Run": "r1", "Access-Control-Allow-Origin": "*"})
+    with serving(starlette_app(stream)) as port:
+        r = get(port, "/events")
+    assert r.status == 200 and r.headers["access-control-allow-origin"] == "*" and r.headers["x-run"] == "r1"
+    with pytest.raises(agentmsg.ValidationError) as info:  # (a bad one still named by its place)
+        EventEndpoint(events(1), headers={"x-a": "1", "bad name": "v"})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/headers/1", "header")]
+
+
 @pytest.mark.parametrize("keepalive", [0, -1, 0.0, float("nan"), True, "15"])
 def test_a_keepalive_that_waits_for_nothing_is_refused(keepalive: Any) -> None:
     """keepalive=0 (or less, or NaN) was taken: a connection waiting for the next event got keep-alive comments in

@@ -194,8 +194,8 @@ class EventEndpoint:
     comment line (default 15; math.inf: none). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
     none, clients use their own). ``end_event``: the SSE event type sent when the source is exhausted
     (None: just close). ``drop_every``: close each connection after that many events (testing).
-    ``headers``: extra response headers (name, value) as strings; one the endpoint sets too (``Cache-Control``,
-    ``X-Accel-Buffering``) replaces it, a ``Vary`` adds to its ``accept``, and the stream's framing
+    ``headers``: extra response headers, a mapping or (name, value) pairs, as strings; one the endpoint sets too
+    (``Cache-Control``, ``X-Accel-Buffering``) replaces it, a ``Vary`` adds to its ``accept``, and the stream's framing
     (``Content-Type``, ``Content-Length``, ``Transfer-Encoding``, ``Connection``) is refused. ``protocols``: the UI protocols served
     (names of :mod:`agentmsg.ui` or protocol objects; default every registered one), the first the default of a
     request that asks for none (``?protocol=NAME`` or an ``Accept`` header; see :func:`agentmsg.ui.negotiate`);
@@ -212,7 +212,7 @@ class EventEndpoint:
         retry: int | None = None,
         end_event: str | None = "end",
         drop_every: int | None = None,
-        headers: Iterable[tuple[str, str]] = (),
+        headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
         protocols: Iterable[str | UIProtocol] | None = None,
     ) -> None:
         # Each setting refused is a ValidationError at /<name> (a ValueError, as it was; rule type a TypeError too).
@@ -257,7 +257,8 @@ class EventEndpoint:
         self._headers += [(b"x-accel-buffering", b"no")]
         if len(self._offered) > 1:
             self._headers += [(b"vary", b"accept")]
-        self._extra = [_header(i, pair) for i, pair in enumerate(headers)]
+        pairs = headers.items() if isinstance(headers, Mapping) else headers  # ({"X-Run": "r1"}, as httpx takes them)
+        self._extra = [_header(i, pair) for i, pair in enumerate(pairs)]
         for i, (name, _) in enumerate(self._extra):
             if name in _FRAMING:
                 raise ValidationError.single(
