@@ -5,6 +5,8 @@ provider call that fails, in a :class:`~agentmsg.clients.ProviderError`."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -144,28 +146,38 @@ def require_bytes(value: object, name: str) -> None:
         raise wrong_type(f"/{name}", f"{name} is bytes", value)
 
 
-def require_count(value: object, name: str, least: int, said: str) -> None:
-    """Refuse what is not an int (a bool is none) of at least ``least``: a count argument (a budget, a bound, a
-    size). ``said`` says what it is (``"keep_last is the number of latest units kept (an int >= 1)"``); the error
-    is a :class:`ValidationError` at ``/<name>``: rule ``type`` (a :class:`WrongTypeError`) or ``minimum`` (a
-    ValueError, as these checks raised before). ``None``, where a call takes it, is the caller's to let through."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise wrong_type(f"/{name}", said, value)
+def require_count(value: object, name: str, least: int, said: str, kind: str | None = None) -> int:
+    """Refuse what is not a whole number (an int; a bool is none) of at least ``least``: a count argument (a budget,
+    a bound, a size). ``said`` says what it is (``"keep_last is the number of latest units kept (an int >= 1)"``);
+    the error is a :class:`ValidationError` (of ``kind``) at ``/<name>``: rule ``type`` (a :class:`WrongTypeError`)
+    or ``minimum`` (a ValueError, as these checks raised before). ``None``, where a call takes it, is the caller's to
+    let through. Returns the count as an int."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise wrong_type(f"/{name}", said, value, kind)
     if value < least:
-        raise ValidationError.single(f"/{name}", "minimum", f"{said}, not {value!r}")
+        raise ValidationError.single(f"/{name}", "minimum", f"{said}, not {value!r}", kind)
+    return int(value)
 
 
-def require_seconds(value: object, name: str, said: str, *, infinite: bool) -> None:
-    """Refuse what is not a number of seconds above 0 (a bool, NaN or a text is none; ``inf`` only when
-    ``infinite``): a timeout or an interval argument. ``said`` says what it is; the error is a
-    :class:`ValidationError` at ``/<name>``: rule ``type`` (a :class:`WrongTypeError`), ``exclusiveMinimum`` (0 or
-    less) or ``maximum`` (``inf`` where it is not taken), each a ValueError, as these checks raised before."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise wrong_type(f"/{name}", said, value)
-    if value <= 0:
-        raise ValidationError.single(f"/{name}", "exclusiveMinimum", f"{said}, not {value!r}")
-    if not infinite and value == float("inf"):
-        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {value!r}")
+def require_seconds(
+    value: object, name: str, said: str, *, infinite: bool, zero: bool = False, kind: str | None = None
+) -> float:
+    """Refuse what is not a number of seconds above 0 (0 or more when ``zero``; a bool, NaN or a text is none;
+    ``inf`` only when ``infinite``): a timeout, an interval or a backoff argument. ``said`` says what it is; the
+    error is a :class:`ValidationError` (of ``kind``) at ``/<name>``: rule
+    ``type`` (a :class:`WrongTypeError`), ``exclusiveMinimum`` (0 or less) or ``minimum`` (less than 0, when
+    ``zero``) or ``maximum`` (``inf`` where it is not taken), each a ValueError, as these checks raised before.
+    Returns the seconds as a float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise wrong_type(f"/{name}", said, value, kind)
+    if math.isnan(value):  # (a float: "not float" would not say what was wrong with it)
+        raise WrongTypeError([Problem(f"/{name}", "type", f"{said}, not nan")], kind)
+    if value < 0 if zero else value <= 0:
+        rule = "minimum" if zero else "exclusiveMinimum"
+        raise ValidationError.single(f"/{name}", rule, f"{said}, not {value!r}", kind)
+    if not infinite and value == math.inf:
+        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {value!r}", kind)
+    return float(value)
 
 
 def unknown_choice(
@@ -178,7 +190,7 @@ def unknown_choice(
     names = ", ".join(known)
     if not isinstance(value, str):
         return wrong_type(f"/{name}", f"{name} is a string, one of {names}", value, kind)
-    return ValidationError.single(f"/{name}", "enum", f"unknown {what} {value!r}; known: {names}", kind)
+    return ValidationError.single(f"/{name}", "enum", f"unknown {what} {value!r}; known {what}s: {names}", kind)
 
 
 class UnknownNameError(AgentmsgError, KeyError):

@@ -183,12 +183,23 @@ def test_a_bad_numeric_setting_is_refused_at_construction_naming_it(
         client_class("openai", api_key="k", **{setting: value})
     (problem,) = info.value.problems
     assert (problem.pointer, problem.rule) == (pointer, rule)
-    assert info.value.kind == "client settings" and pointer[1:].replace("/", ".") + "=" in str(info.value)
+    assert info.value.kind == "client settings" and pointer[1:].replace("/", ".") + " is " in str(info.value)
     client = client_class("openai", api_key="k")
     before = getattr(client, setting)
     with pytest.raises(ValidationError, match=pointer):  # set after: refused alike, the setting kept
         setattr(client, setting, value)
     assert getattr(client, setting) is before
+
+
+def test_a_bad_numeric_setting_says_what_it_is_and_what_it_got() -> None:
+    """The settings' checks are the SDK's shared ones (require_seconds, require_count): the message says what the
+    setting is and what it got, a NaN said as nan (not as its type, float)."""
+    from agentmsg.clients import Client
+
+    with pytest.raises(ValidationError, match=r"backoff is finite seconds, 0 or more, not nan \[type\]"):
+        Client("openai", api_key="k", backoff=NAN)
+    with pytest.raises(ValidationError, match=r"timeout\.read is None or finite seconds above 0, not -1\.0 "):
+        Client("openai", api_key="k", timeout=httpx.Timeout(5.0, read=-1.0))
 
 
 def test_the_edges_of_each_numeric_setting_are_taken() -> None:

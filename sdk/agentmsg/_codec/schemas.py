@@ -20,7 +20,7 @@ import copy
 import json
 import re
 import reprlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
@@ -29,7 +29,7 @@ import orjson
 
 from agentmsg._codec.jsontext import _STRICT, check_json_value
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, wrong_type
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, unknown_choice
 
 #: source.schema.json's pattern of base64 data (``Base64Source.data``), for readers that check it where their input
 #: holds it, so that a problem points there
@@ -323,26 +323,16 @@ def validator_for_kind(kind: str, strict: bool = False) -> Any:
 
 
 def schema_uri(kind: str) -> str:
-    """The URI of the schema of ``kind``; an unknown kind: :func:`unknown_kind`."""
+    """The URI of the schema of ``kind``; an unknown kind: :func:`~agentmsg.errors.unknown_choice`."""
     docs = schema_documents()
     if not isinstance(kind, str):
-        raise unknown_kind(kind, sorted(KINDS))
+        raise unknown_choice(kind, "kind", sorted(KINDS), "kind")
     file = KINDS.get(kind)
     if file is None and f"{kind}.schema.json" in docs:
         file = f"{kind}.schema.json"  # a schema's file name works too (agent-event for event), unlisted
     if file is None:
-        raise unknown_kind(kind, sorted(KINDS))
+        raise unknown_choice(kind, "kind", sorted(KINDS), "kind")
     return BASE_URI + file
-
-
-def unknown_kind(kind: object, known: Iterable[str]) -> ValidationError:
-    """The error of a ``kind`` argument that names no schema: a :class:`ValidationError` (a ``ValueError``, as it
-    was) at ``/kind``, rule ``enum``, listing the ``known`` kinds; rule ``type`` for a kind that is no string. Raise
-    it from the check that found it (``raise unknown_kind(...)``)."""
-    names = ", ".join(known)
-    if not isinstance(kind, str):
-        return wrong_type("/kind", f"kind is a string, one of {names}", kind)
-    return ValidationError.single("/kind", "enum", f"unknown kind {kind!r}; known kinds: {names}")
 
 
 # ---- cut plans: where, in an instance, the nested levels start ----------------------------------------------
@@ -711,7 +701,7 @@ def validate_parsed(instance: Any, kind: str) -> None:
 
 
 def is_valid(instance: Any, kind: str = "msg", *, strict: bool = False) -> bool:
-    """True when :func:`validate` accepts ``instance``. An unknown ``kind`` raises (:func:`unknown_kind`): it is
+    """True when :func:`validate` accepts ``instance``. An unknown ``kind`` raises (:func:`~agentmsg.errors.unknown_choice`): it is
     the call that is wrong, not the instance."""
     schema_uri(kind)
     try:

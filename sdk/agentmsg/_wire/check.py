@@ -21,12 +21,12 @@ import attrs
 import orjson
 
 from agentmsg._codec.legacy import read_legacy_keys
-from agentmsg._codec.schemas import KINDS, schema_documents, unknown_kind, validate
+from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records
 from agentmsg._wire.sse import sniff_format
-from agentmsg.errors import Problem, ValidationError, wrong_type
+from agentmsg.errors import Problem, ValidationError, unknown_choice, wrong_type
 
 if TYPE_CHECKING:  # (at run time, agentmsg.events and agentmsg.conversation are imported where an event stream or a
     # conversation is checked: a file of messages needs neither, a third of `agentmsg validate FILE`'s start-up)
@@ -131,7 +131,7 @@ class CheckStream(Iterator[Finding]):
         if not isinstance(kind, str) or (kind not in (AUTO, CONVERSATION) and kind not in KINDS):
             schema_documents()  # (every shipped schema registered in KINDS)
             if not isinstance(kind, str) or kind not in KINDS:
-                raise unknown_kind(kind, [AUTO, CONVERSATION, *sorted(KINDS)])
+                raise unknown_choice(kind, "kind", [AUTO, CONVERSATION, *sorted(KINDS)], "kind")
         if provider is not None:  # (an unknown name: UnknownNameError, as get, count_tokens and trim raise it)
             from agentmsg.providers import get
 

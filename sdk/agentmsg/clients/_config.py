@@ -5,8 +5,6 @@ here."""
 
 from __future__ import annotations
 
-import math
-import numbers
 import os
 import re
 import urllib.parse
@@ -32,7 +30,7 @@ from agentmsg.clients._errors import (
     redirected,
 )
 from agentmsg.clients._retry import RetryPolicy
-from agentmsg.errors import Problem, ValidationError, WrongTypeError, unknown_choice, wrong_type
+from agentmsg.errors import ValidationError, require_count, require_seconds, unknown_choice, wrong_type
 from agentmsg.providers import FormatOptions, FormattedRequest, Spec
 from agentmsg.providers._response.think import THINK_TAG_MODES
 
@@ -164,49 +162,22 @@ _T = TypeVar("_T")
 SETTINGS = "client settings"
 
 
-def _refuse(name: str, rule: str, value: object, expected: str) -> ValidationError:
-    """The error of a bad setting: ``name`` its pointer without the ``/`` (``timeout/read``: a part of it)."""
-    shown = name.replace("/", ".")
-    problem = Problem(f"/{name}", rule, f"{shown}={value!r:.60}: expected {expected}")
-    # (a value of the wrong type: a TypeError too, as Python raises for one)
-    return (WrongTypeError if rule == "type" else ValidationError)([problem], SETTINGS)
-
-
-def _number(name: str, value: object, expected: str) -> float:
-    """``value`` as a float when it is a real number (not a bool, not nan), else the error naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-        raise _refuse(name, "type", value, expected)
-    return float(value)
-
-
 def retries_setting(name: str, value: object) -> int:
     """``max_retries``: a whole number, 0 (never retry) or more."""
-    expected = "a whole number of retries, 0 or more"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise _refuse(name, "type", value, expected)
-    if value < 0:
-        raise _refuse(name, "minimum", value, expected)
-    return int(value)
+    return require_count(value, name, 0, f"{name} is a whole number of retries, 0 or more", SETTINGS)
 
 
 def backoff_setting(name: str, value: object) -> float:
     """``backoff``: finite seconds, 0 (retry at once) or more."""
-    expected = "finite seconds, 0 or more"
-    seconds = _number(name, value, expected)
-    if seconds < 0:
-        raise _refuse(name, "minimum", value, expected)
-    if seconds == math.inf:
-        raise _refuse(name, "maximum", value, expected)
-    return seconds
+    return require_seconds(
+        value, name, f"{name} is finite seconds, 0 or more", infinite=False, zero=True, kind=SETTINGS
+    )
 
 
 def retry_after_setting(name: str, value: object) -> float:
     """``max_retry_after``: seconds, 0 (never wait as the server asks) or more; ``inf``: no cap."""
-    expected = "seconds, 0 or more (inf: no cap)"
-    seconds = _number(name, value, expected)
-    if seconds < 0:
-        raise _refuse(name, "minimum", value, expected)
-    return seconds
+    said = f"{name} is seconds, 0 or more (inf: no cap)"
+    return require_seconds(value, name, said, infinite=True, zero=True, kind=SETTINGS)
 
 
 def timeout_setting(name: str, value: object) -> httpx.Timeout | None:
@@ -220,18 +191,11 @@ def timeout_setting(name: str, value: object) -> httpx.Timeout | None:
         for part in ("connect", "read", "write", "pool"):
             each = getattr(value, part)
             if each is not None:
-                _positive(f"{name}/{part}", each, "None or finite seconds above 0")
+                said = f"{name}.{part} is None or finite seconds above 0"
+                require_seconds(each, f"{name}/{part}", said, infinite=False, kind=SETTINGS)
         return value
-    _positive(name, value, "None, finite seconds above 0 or an httpx.Timeout")
-    return httpx.Timeout(value)  # type: ignore[arg-type]
-
-
-def _positive(name: str, value: object, expected: str) -> None:
-    seconds = _number(name, value, expected)
-    if seconds <= 0:
-        raise _refuse(name, "exclusiveMinimum", value, expected)
-    if seconds == math.inf:
-        raise _refuse(name, "maximum", value, expected)
+    said = f"{name} is None, finite seconds above 0 or an httpx.Timeout"
+    return httpx.Timeout(require_seconds(value, name, said, infinite=False, kind=SETTINGS))
 
 
 class Setting(Generic[_T]):
@@ -337,7 +301,8 @@ class BaseClient:
         self.format_options = format_options
         # (1 or 0.0, equal to True or False, was taken as them)
         if not (isinstance(think_tags, bool) or (type(think_tags) is str and think_tags in THINK_TAG_MODES)):
-            raise _refuse("think_tags", "enum", think_tags, "False, True or 'open'")
+            said = f"think_tags={think_tags!r:.60}: expected False, True or 'open'"
+            raise ValidationError.single("/think_tags", "enum", said, SETTINGS)
         #: ``<think>`` text in the replies read as reasoning (docs/streams.md): False, True or "open"
         self.think_tags = think_tags
 
