@@ -319,6 +319,7 @@ def test_a_model_or_parameter_no_body_carries_is_a_validation_error(provider: st
         with pytest.raises(ValidationError) as exc:
             get(provider).format_request(msgs, **kw)
         assert [(p.pointer, p.rule) for p in exc.value.problems] == [(pointer, rule)], kw
+        assert isinstance(exc.value, TypeError) == (rule == "type"), kw  # (a wrong type: a TypeError too)
     sent = get(provider).format_request(msgs, model="m-1", x_list=("a", "b"), x_int=2**64 - 1)
     assert sent.model == "m-1"
     assert b'"x_list":["a","b"]' in sent.body_bytes() and f'"x_int":{2**64 - 1}'.encode() in sent.body_bytes()

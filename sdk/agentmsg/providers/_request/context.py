@@ -1105,9 +1105,7 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
     kinds (tuples, the large integers ``body_bytes`` writes, a schema class in ``response_format``) are the
     formatters' to take or refuse. Iterative and linear: a deep or large value cannot exhaust the stack."""
     if model is not None and not isinstance(model, str):
-        raise ValidationError.single(
-            "/model", "type", f"model must be a model name (a string), not {type(model).__name__}: {safe_repr(model)}"
-        )
+        raise wrong_type("/model", "model must be a model name (a string)", model)
     if model is not None and has_lone_surrogate(model):
         raise ValidationError.single(
             "/model",
