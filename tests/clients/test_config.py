@@ -3,6 +3,8 @@ headers and how the API key is sent."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
@@ -12,6 +14,7 @@ from agentmsg.clients import (
     BadRequestError,
 )
 from agentmsg.clients._config import request_headers, request_url
+from agentmsg.errors import WrongTypeError
 from agentmsg.providers import FormattedRequest
 
 pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
@@ -247,3 +250,73 @@ def test_a_bad_client_option_is_a_validation_error_naming_it(
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
     assert info.value.kind == "client settings"
     assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError) == (rule == "type")
+
+
+# ---- the settings of text and the headers, checked where given ---------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+@pytest.mark.parametrize(
+    ("options", "pointer"),
+    [
+        ({"model": 1}, "/model"),
+        ({"model": b"gpt-4o"}, "/model"),
+        ({"api_key": b"sk-1"}, "/api_key"),
+        ({"api_key": 1}, "/api_key"),
+        ({"name": 1}, "/name"),
+        ({"headers": "X-A: 1"}, "/headers"),
+        ({"headers": 1}, "/headers"),
+        ({"headers": {1: "v"}}, "/headers"),
+        ({"headers": {"X-A": 1}}, "/headers/X-A"),
+        ({"headers": {"X/A": None}}, "/headers/X~1A"),
+        ({"headers": [("X-A",)]}, "/headers/0"),
+    ],
+)
+def test_a_text_setting_or_headers_of_the_wrong_type_is_refused_where_given(
+    cls: str, options: dict[str, object], pointer: str
+) -> None:
+    """A model, api_key or name that is no string, and headers that are no mapping (or pairs) of str or bytes, were
+    taken: the call then failed with a bare AttributeError (a key of bytes), a ValidationError of the formatter or
+    a BadRequestError (a model, a header value of the wrong type), or never (a name of 1 was put in the replies);
+    headers="X-A: 1" raised a bare ValueError from dict(). Each is now a WrongTypeError (a ValidationError and a
+    TypeError) of kind client settings at the option, raised by the constructor; it says the type, never the
+    value (an API key may be it)."""
+    import agentmsg.clients
+
+    client_class = getattr(agentmsg.clients, cls)
+    with pytest.raises(WrongTypeError) as info:
+        client_class(**{"provider": "openai", "api_key": "k", **options})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "type")]
+    assert info.value.kind == "client settings" and isinstance(info.value, TypeError)
+    assert "sk-1" not in str(info.value)
+
+
+def test_a_text_setting_set_after_is_checked_too() -> None:
+    """model, api_key and name are settings as the numeric ones are: set after construction, a wrong type is
+    refused and the setting kept."""
+    from agentmsg.clients import Client
+
+    client = Client("openai", api_key="k", model="m", name="bot")
+    for setting in ("model", "api_key", "name"):
+        before = getattr(client, setting)
+        with pytest.raises(WrongTypeError, match=f"/{setting}"):
+            setattr(client, setting, 1)
+        assert getattr(client, setting) == before
+    client.model, client.name = None, None  # (None: the provider's default, no name)
+    assert (client.model, client.name) == (None, None)
+
+
+def test_headers_as_httpx_takes_them_are_sent() -> None:
+    """httpx takes headers as a mapping or a sequence of pairs, each name and value str or bytes: all are still
+    taken, and bytes go out as they are (a value of bytes was refused at the call as no HTTP header value)."""
+    from agentmsg.clients import Client
+
+    request = FormattedRequest(body={}, path="/chat/completions")
+    headers: Any
+    for headers in (
+        {"X-A": b"1", b"X-B": "2"},
+        [("X-A", "1"), (b"X-B", b"2")],
+        httpx.Headers({"X-A": "1", "X-B": "2"}),
+    ):
+        sent = Client("openai", api_key="k", model="m", headers=headers)._outgoing(request).headers
+        assert (sent["x-a"], sent["x-b"]) == ("1", "2"), headers

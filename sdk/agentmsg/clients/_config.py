@@ -30,14 +30,14 @@ from agentmsg.clients._errors import (
     redirected,
 )
 from agentmsg.clients._retry import RetryPolicy
-from agentmsg.errors import ValidationError, require_count, require_seconds, unknown_choice, wrong_type
+from agentmsg.errors import ValidationError, pointer_of, require_count, require_seconds, unknown_choice, wrong_type
 from agentmsg.providers import FormatOptions, FormattedRequest, Spec
 from agentmsg.providers._response.think import THINK_TAG_MODES
 
 if TYPE_CHECKING:
     from agentmsg.providers._response.parser import StreamParser
 
-__all__ = ["DEFAULT_TIMEOUT", "BaseClient", "Outgoing", "request_headers", "request_url"]
+__all__ = ["DEFAULT_TIMEOUT", "BaseClient", "HeadersGiven", "Outgoing", "request_headers", "request_url"]
 
 #: Seconds, for the client's own http_client: 10 to connect, 600 for the rest, as the providers' own SDKs
 #: (a reasoning model's first byte, streamed or not, often comes after more than a minute: with 60 s the
@@ -158,6 +158,15 @@ def request_headers(
 
 _T = TypeVar("_T")
 
+#: The ``headers=`` a client takes: what httpx takes (a mapping or a sequence of pairs, of str or of bytes)
+HeadersGiven = (
+    Mapping[str, str]
+    | Mapping[bytes, bytes]
+    | Sequence[tuple[str, str]]
+    | Sequence[tuple[bytes, bytes]]
+    | httpx.Headers
+)
+
 #: The ``kind`` of the ValidationError a bad client setting raises
 SETTINGS = "client settings"
 
@@ -196,6 +205,43 @@ def timeout_setting(name: str, value: object) -> httpx.Timeout | None:
         return value
     said = f"{name} is None, finite seconds above 0 or an httpx.Timeout"
     return httpx.Timeout(require_seconds(value, name, said, infinite=False, kind=SETTINGS))
+
+
+def text_setting(name: str, value: object) -> str | None:
+    """``model``, ``api_key``, ``name``: a string or None. (A key of bytes or an int failed at the call with a bare
+    AttributeError; a name of 1 was taken and put in every reply.) The error says the type, never the value: the
+    API key may be it."""
+    if value is not None and not isinstance(value, str):
+        raise wrong_type(f"/{name}", f"{name} is a string or None", value, SETTINGS)
+    return value
+
+
+def headers_setting(value: object) -> dict[str, str]:
+    """``headers``: None, a mapping of header names to values or a sequence of (name, value) pairs, each a string or
+    bytes, as httpx takes them (bytes read as Latin-1, byte for byte, as httpx sends them); the names and values
+    themselves are checked with each request (:func:`request_headers`). Anything else raised a bare TypeError or
+    ValueError (a text, a number) or failed at the call."""
+    said = "headers is a mapping of header names to values (str or bytes) or a sequence of (name, value) pairs"
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif isinstance(value, (list, tuple)):
+        pairs = list(value)
+    else:
+        raise wrong_type("/headers", said, value, SETTINGS)
+    found: dict[str, str] = {}
+    for index, pair in enumerate(pairs):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise wrong_type(f"/headers/{index}", f"{said}; this item is no (name, value) pair", pair, SETTINGS)
+        name, each = pair
+        if not isinstance(name, (str, bytes)):
+            raise wrong_type("/headers", f"{said}; a name is no str or bytes", name, SETTINGS)
+        name = name.decode("latin-1") if isinstance(name, bytes) else name
+        if not isinstance(each, (str, bytes)):
+            raise wrong_type(pointer_of(["headers", name]), f"{said}; this value is no str or bytes", each, SETTINGS)
+        found[name] = each.decode("latin-1") if isinstance(each, bytes) else each
+    return found
 
 
 class Setting(Generic[_T]):
@@ -244,6 +290,13 @@ class BaseClient:
     #: None: the http_client's own timeout (DEFAULT_TIMEOUT for the client's own http_client); else an
     #: httpx.Timeout (seconds given are made one), each of its timeouts None (no limit) or finite and above 0
     timeout = Setting(timeout_setting)
+    # The settings of text, checked whenever set:
+    #: the model of every call that names none: a string, or None (the provider's default, where it has one)
+    model = Setting(text_setting)
+    #: the API key: a string, or None (then read from the provider's environment variables)
+    api_key = Setting(text_setting)
+    #: the name given to the replies' messages: a string, or None
+    name = Setting(text_setting)
 
     def __init__(
         self,
@@ -257,7 +310,7 @@ class BaseClient:
         backoff: float = 0.5,
         max_retry_after: float = 60.0,
         name: str | None = None,
-        headers: Mapping[str, str] | None = None,
+        headers: HeadersGiven | None = None,
         format_options: FormatOptions | Mapping[str, Any] | None = None,
         think_tags: bool | str = False,
     ) -> None:
@@ -297,7 +350,7 @@ class BaseClient:
         self.backoff = backoff
         self.max_retry_after = max_retry_after
         self.name = name
-        self.extra_headers = dict(headers or {})
+        self.extra_headers = headers_setting(headers)
         self.format_options = format_options
         # (1 or 0.0, equal to True or False, was taken as them)
         if not (isinstance(think_tags, bool) or (type(think_tags) is str and think_tags in THINK_TAG_MODES)):

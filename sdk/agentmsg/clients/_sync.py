@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from agentmsg import Msg, limits
-from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
+from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient, HeadersGiven
 from agentmsg.clients._count import counting_request, read_count
 from agentmsg.clients._errors import (
     ERROR_BODY_MAX,
@@ -316,7 +316,7 @@ class Client(BaseClient):
         backoff: float = 0.5,
         max_retry_after: float = 60.0,
         name: str | None = None,
-        headers: Mapping[str, str] | None = None,
+        headers: HeadersGiven | None = None,
         format_options: FormatOptions | Mapping[str, Any] | None = None,
         think_tags: bool | str = False,
         http_client: httpx.Client | None = None,
