@@ -41,7 +41,7 @@ from agentmsg._codec.jsontext import JsonInput, json_value_copy, loads
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
-from agentmsg.errors import Problem, ValidationError, wrong_type
+from agentmsg.errors import Problem, ValidationError, WrongTypeError, wrong_type
 from agentmsg_models import content_block as _gen
 from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
@@ -320,7 +320,7 @@ def _check_block(block: Any) -> None:
     itself, and block_to_dict raised attrs' NotAnAttrsClassError for anything not an attrs class."""
     if not isinstance(block, _GENERATED_BLOCKS):
         hint = " (a block's JSON: block_from_dict reads it)" if isinstance(block, Mapping) else ""
-        raise ValidationError.single(
+        raise WrongTypeError.single(
             "", "type", f"expected a content block, got {type(block).__name__}{hint}", "content-block"
         )
 

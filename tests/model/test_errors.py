@@ -12,10 +12,15 @@ from agentmsg import (
     SizeLimitError,
     UserMessage,
     ValidationError,
+    block_to_json,
+    read_records,
+    reduce_events,
+    reduce_stream,
     validate,
 )
 from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, WrongTypeError, bounded
 from agentmsg.events import sniff_format
+from agentmsg.providers import get as get_provider
 from agentmsg.ui import get as ui_get
 from agentmsg.ui import negotiate
 
@@ -101,6 +106,12 @@ def test_an_unknown_name_is_an_sdk_error_and_still_a_key_error(lookup: str, said
         (lambda: sniff_format(None), "/head"),  # type: ignore[arg-type]
         (lambda: UserMessage("x").blocks(1), "/kind"),  # type: ignore[call-overload]
         (lambda: negotiate([ui_get("ag-ui")], 1, None), "/query"),  # type: ignore[arg-type]
+        # (a source or a block that is none: a bare TypeError from the loop, then a ValidationError alone)
+        (lambda: reduce_events(None), ""),  # type: ignore[arg-type]
+        (lambda: list(read_records(None)), ""),  # type: ignore[arg-type]
+        (lambda: block_to_json(None), ""),  # type: ignore[arg-type]
+        (lambda: reduce_stream(None), ""),  # type: ignore[arg-type]
+        (lambda: list(get_provider("openai").parse_stream(None)), ""),  # type: ignore[arg-type]
     ],
 )
 def test_an_argument_of_the_wrong_type_is_a_validation_error_and_still_a_type_error(

@@ -28,7 +28,7 @@ from agentmsg._wire.sse import (
     sniff,
 )
 from agentmsg._wire.values import ValueSplitter
-from agentmsg.errors import Problem, ValidationError, require_bytes
+from agentmsg.errors import Problem, WrongTypeError, require_bytes
 
 __all__ = [
     "RAW_CUT",
@@ -57,7 +57,7 @@ def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | s
         body = chunks
         return (body[i : i + WHOLE_PIECE] for i in range(0, len(body), WHOLE_PIECE))
     if not isinstance(chunks, Iterable):
-        raise ValidationError.single(
+        raise WrongTypeError.single(
             "", "type", f"expected a body: bytes, str or an iterable of chunks, not {type(chunks).__name__}"
         )
     return chunks

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, Protocol
 
 from agentmsg._codec.jsontext import duplicate_keys, loads
 from agentmsg._codec.limits import limits
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, WrongTypeError
 
 __all__ = ["Readable", "Record", "read_records"]
 
@@ -191,7 +191,7 @@ def read_records(source: bytes | Readable, *, unique_keys: bool = False) -> Iter
     stream: Readable = io.BytesIO(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
     if not callable(getattr(stream, "readline", None)):
         hint = ": JSON text is read as its UTF-8 bytes (text.encode())" if isinstance(source, str) else ""
-        raise ValidationError.single(
+        raise WrongTypeError.single(
             "", "type", f"expected bytes or a binary file to read records from, not {type(source).__name__}{hint}"
         )
     max_bytes = limits.max_bytes

@@ -50,7 +50,7 @@ from agentmsg._codec import legacy
 from agentmsg._codec.jsontext import safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate, validate_parsed
-from agentmsg.errors import Problem, ValidationError, require_count
+from agentmsg.errors import Problem, ValidationError, WrongTypeError, require_count
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
@@ -212,7 +212,7 @@ class Reducer:
                 if isinstance(events, (str, bytes, bytearray, memoryview))
                 else "a list of event dicts, or any iterable of them"
             )
-            raise ValidationError.single(
+            raise WrongTypeError.single(
                 "", "type", f"expected an iterable of events, got {type(events).__name__} ({hint})", "event"
             )
         st = self._st

@@ -32,7 +32,7 @@ from agentmsg._wire.sse import (
     sniff_format,
 )
 from agentmsg._wire.values import ValueSplitter
-from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, WrongTypeError
 from agentmsg.events._jsonl import parse_line
 from agentmsg.events.reducer import Reducer
 from agentmsg.message import AssistantMessage
@@ -85,7 +85,7 @@ def _chunks(source: Source) -> Iterator[bytes]:
             yield chunk if isinstance(chunk, bytes) else str(chunk).encode("utf-8", "surrogatepass")
     else:
         if not isinstance(source, Iterable):
-            raise ValidationError.single(
+            raise WrongTypeError.single(
                 "",
                 "type",
                 f"expected a stream: bytes, str, a binary file or an iterable of chunks, not {type(source).__name__}",
