@@ -170,7 +170,8 @@ def test_a_path_its_bytes_a_stream_and_parsed_json_give_the_same_report(tmp_path
     report = check([good, bad])
     assert report.kind == "conversation" and not report.valid
     assert [(f.instance, f.pointer, f.rule, f.note) for f in report.findings] == [
-        (1, "/content/0/type", "role-content", False),  # (an invalid message's unknown key: no note)
+        (1, "/content/0/type", "role-content", False),
+        (1, "/futureKey", "unknown-key", True),  # (an invalid message's unknown key: a note too)
     ]
     assert check([good, dict(good, futureKey=1)]).findings == (Finding(1, "/futureKey", "unknown-key", ANY, 1, True),)
     assert report.problems[0].at == "/1/content/0/type" and report.problems[0].problem.pointer == "/1/content/0/type"

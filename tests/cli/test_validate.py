@@ -557,6 +557,24 @@ def test_validate_notes_unknown_keys_and_strict_rejects_them(tmp_path: Path) -> 
     assert r.returncode == 1 and r.stdout.startswith(f"{newer}:/usage: ") and "[additionalProperties]" in r.stdout
 
 
+def test_validate_notes_the_unknown_keys_of_an_invalid_instance_too(tmp_path: Path) -> None:
+    """A key the schema does not declare is said in an invalid instance as in a valid one (--strict says it
+    either way): a misspelt key is often why a required one is missing, and the note says which."""
+    misspelt = {k: v for k, v in GOOD.items() if k != "content"} | {"contents": GOOD["content"]}
+    path = tmp_path / "misspelt.jsonl"
+    path.write_text(json.dumps(misspelt) + "\n" + json.dumps({**GOOD, "futureKey": 1, "name": 5}) + "\n")
+    r = run("validate", "--json", str(path))
+    assert r.returncode == 1
+    assert [(row["instance"], row["pointer"], row["rule"], row["kind"]) for row in rows(r)] == [
+        (0, "", "required", "error"),
+        (0, "/contents", "unknown-key", "note"),
+        (1, "/name", "type", "error"),
+        (1, "/futureKey", "unknown-key", "note"),
+    ]
+    strict = run("validate", "--json", "--strict", str(path))
+    assert {row["instance"] for row in rows(strict) if row["rule"] == "additionalProperties"} == {0, 1}
+
+
 def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -> None:
     """validate's problems are its result (stdout, as a linter's); only what stopped a file from being
     checked goes to stderr. --json gives CI one object per problem, a note or an unreadable file included."""

@@ -274,12 +274,22 @@ def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[
         if strict:
             refused = [Problem(p.pointer, p.rule, f"strict reading refuses it: {p.message}") for p in legacy]
             return list(exc.problems) + refused, []
-        return list(exc.problems), legacy
+        return list(exc.problems), legacy + _unknown_keys(instance, kind, legacy)
     if strict:
         return [], []  # (a legacy key is a key the closed schema does not declare: never strict-valid)
+    return [], sorted(legacy + _unknown_keys(instance, kind, legacy), key=lambda p: p.pointer)
+
+
+def _unknown_keys(instance: Any, kind: str, legacy: list[Problem]) -> list[Problem]:
+    """The keys an instance's schema does not declare, but its legacy keys (said already), by pointer: a valid
+    instance's, and an invalid one's too, as ``--strict`` says them (a misspelt key is often why a required one
+    is missing). None for a value that is no JSON the validator reads (its problem is said)."""
     said = {p.pointer for p in legacy}
-    notes = legacy + [p for p in find_unknown_keys(instance, kind) if p.pointer not in said]
-    return [], sorted(notes, key=lambda p: p.pointer)
+    try:
+        unknown = find_unknown_keys(instance, kind)
+    except ValidationError:  # (not JSON that can be written back: an integer out of range, a lone surrogate, ...)
+        return []
+    return [p for p in unknown if p.pointer not in said]
 
 
 #: (pointer prefix, instance, problem, line) of one instance of a file (``agentmsg.read_records``)
