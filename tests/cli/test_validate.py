@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -555,6 +556,20 @@ def test_validate_notes_unknown_keys_and_strict_rejects_them(tmp_path: Path) -> 
     assert r.stdout.startswith(f"{newer}:/usage/futureTokens: note: ") and r.stdout.endswith("[unknown-key]\n")
     r = run("validate", "--strict", str(newer))
     assert r.returncode == 1 and r.stdout.startswith(f"{newer}:/usage: ") and "[additionalProperties]" in r.stdout
+
+
+def test_validate_help_names_the_default_kind_it_uses(tmp_path: Path) -> None:
+    """The help says what a run without --kind does: each file's kind told from it (auto), an SSE stream of
+    agent events read as such; it said "(default: msg)" and that SSE needed --kind event."""
+    help_text = " ".join(run("validate", "--help").stdout.split())
+    defaults = set(re.findall(r"\(default: ([a-z-]+)[,)]", help_text))
+    assert defaults == {"auto"}, defaults
+    assert "with --kind event, an SSE stream" not in help_text
+    stream = tmp_path / "events.sse"
+    events = (ROOT / "tests" / "browser" / "streams" / "java-react-tool-call-then-answer.jsonl").read_text()
+    stream.write_text("".join(f"data: {line}\n\n" for line in events.splitlines() if line.strip()))
+    r = run("validate", "--json", str(stream))  # no --kind: told an event stream from the file
+    assert r.returncode == 0 and r.stdout == "", r.stdout
 
 
 def test_validate_notes_the_unknown_keys_of_an_invalid_instance_too(tmp_path: Path) -> None:
