@@ -46,14 +46,13 @@ CONVERSATION: Final = "conversation"
 
 DESCRIPTION = """\
 Validate JSON files against the agentmsg schemas (each file's kind told from it by default: --kind), with the
-same limits and rule names as the Python API (agentmsg.validate); agentmsg.check(FILE) gives what this prints, as
-data. A FILE that does not
-exist but is a glob pattern (quoted, so that no shell expanded it) stands for the files it matches, ** at any
-depth ('data/**/*.json'); one matching none is an unreadable file. A file holds one JSON value, an array of instances (each checked on its own,
-pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based); agent
-events an SSE stream too (each event's data an instance, /N for the N-th event). Files
-are read in bounded memory: JSON Lines line by line, any record or document larger than the byte limit is
-refused without reading it all.
+same limits and rule names as the Python API (agentmsg.validate); agentmsg.check(FILE) gives what this prints,
+as data. A FILE that does not exist but is a glob pattern (quoted, so that no shell expanded it) stands for the
+files it matches, ** at any depth ('data/**/*.json'); one matching none is an unreadable file. A file holds one
+JSON value, an array of instances (each checked on its own, pointer prefix /N) or JSON Lines (one instance per
+non-blank line, prefix /N for the N-th, 0-based); for agent events, an SSE stream too (each event's data an
+instance, /N for the N-th event). Files are read in bounded memory: JSON Lines line by line, any record or
+document larger than the byte limit is refused without reading it all.
 
 The problems are the command's result, so they go to stdout (as a linter's do); stderr has only what stopped
 a file from being checked (agentmsg: FILE: cannot read: ...), usage errors, and after an invalid file's
