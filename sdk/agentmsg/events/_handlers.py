@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections import ChainMap
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -346,8 +345,10 @@ def _usage_sums(st: State, reply: Reply, usage: dict[str, Any], i: int) -> dict[
     """What a MODEL_CALL_END's ``usage`` changes in the reply's usage (each problem said; nothing changed yet): the
     reply's usage is not copied per event (a key of each event's own made that quadratic)."""
     before = reply.usage if reply.usage is not None else {}
+    # The sums so far are ``before``'s: each key is read and written once (the summed keys in the first loop, the
+    # others in the second), so none is read after ``changed`` took it. (A ChainMap of the two, whose get is Python
+    # code, cost about 3% of a short reply's whole parse and reduce.)
     changed: dict[str, Any] = {}
-    total = ChainMap(changed, before)
     for k, count in SUMMED_USAGE.items():
         v = usage.get(k)
         if v is None:
@@ -368,7 +369,7 @@ def _usage_sums(st: State, reply: Reply, usage: dict[str, Any], i: int) -> dict[
             # stays a valid count (a negative one would make the whole usage invalid).
             st.problem(i, f"/usage/{k}", "minimum", f"usage {k} {v!r:.40} is negative: value ignored")
             continue
-        s = total.get(k, 0) + v
+        s = before.get(k, 0) + v
         top = USAGE_MAX[k]
         if s > top:
             st.problem(
@@ -380,21 +381,21 @@ def _usage_sums(st: State, reply: Reply, usage: dict[str, Any], i: int) -> dict[
                 + "): kept at that value",
             )
             s = top
-        total[k] = s
+        changed[k] = s
     for k, v in usage.items():
         if k in SUMMED_USAGE:
             continue
         # A key the usage schema declares no count (a newer producer's): kept as given and written back. It
         # cannot be summed, so a later model call's value replaces the earlier one, said.
-        if k in total:
+        if k in before:
             st.problem(
                 i,
                 pointer_of(("usage", k)),
                 "usage-not-summed",
                 f"usage {k!r:.80} is no count the usage schema declares, so it is not summed: this model call's"
-                f" value replaces the earlier one ({_shown_value(total[k])})",
+                f" value replaces the earlier one ({_shown_value(before[k])})",
             )
-        total[k] = v
+        changed[k] = v
     return changed
 
 
