@@ -541,6 +541,10 @@ def event(data: Any, notes: list[Problem], at: str = "") -> Any:
     if type(data) is not dict:
         return data
     kind = data.get("type")
+    if kind == "MODEL_CALL_END" and data.keys().isdisjoint(_usage_keys()):
+        # every reply ends with one, which seldom holds a flat count: returned as it is before the depth walk, which
+        # went through the whole event (its usage, metadata, grounding) on every reply
+        return data
     if kind not in LEGACY_EVENT_TYPES or deeper_than(data, limits.max_depth):
         return data
     if kind == "MODEL_CALL_END":
