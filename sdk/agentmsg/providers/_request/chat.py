@@ -57,6 +57,18 @@ class ChatWalk(Walk):
     #: a refusal (:func:`refusal_at`: OpenAI's ``message.refusal`` as the parser keeps it) goes back in the assistant
     #: message's ``refusal`` field, where the provider gave it; else it is text like any other
     refusals = False
+    #: (not typed_text, tool_name_field, tool_only_content, read once a message at most: OpenAI's walk, which sets the
+    #: others itself, stays well below 30 attributes: Walk.hot_flags)
+    hot_flags = (
+        *Walk.hot_flags,
+        "plain",
+        "reasoning_field",
+        "reasoning_current_turn_only",
+        "drop_empty",
+        "custom_calls",
+        "google_signatures",
+        "refusals",
+    )
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"

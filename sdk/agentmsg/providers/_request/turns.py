@@ -37,6 +37,7 @@ class TurnWalk(Walk):
     #: with it, and so is its result; else (Gemini, which matches id-less calls and responses by name and order)
     #: both go without an id (``sent`` is ""), as the provider gave the call
     minted_ids = True
+    hot_flags = (*Walk.hot_flags, "assistant_role", "parts_key", "typed_text", "minted_ids")
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert not ctx.id_max, "turn providers limit the characters of tool-call ids only"

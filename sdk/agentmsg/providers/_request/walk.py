@@ -29,7 +29,14 @@ BETWEEN = "text between a tool call and its result merged into the {} turn of th
 class Walk:
     """One pass over a conversation; subclasses implement the hooks below."""
 
+    #: the class attributes (a subclass's flags) the walk reads per message or block, copied onto each walk
+    #: (``__init__``): CPython 3.11 specializes no read of a class attribute through an instance (tens of ns each).
+    #: Keep it short: a 3.11 instance of 30 attributes or more loses its fast layout, and every read is slower
+    hot_flags: tuple[str, ...] = ()
+
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        for name in self.hot_flags:  # (as instance attributes: see hot_flags)
+            setattr(self, name, getattr(self, name))
         self.ctx = ctx
         self.multi = multi
         self.agent = agent
