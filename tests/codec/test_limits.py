@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import tracemalloc
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
@@ -31,6 +33,7 @@ from agentmsg import (
     ValidationError,
     limits,
 )
+from agentmsg._codec import jsontext
 from agentmsg._codec import schemas as schemas
 
 
@@ -358,6 +361,53 @@ def test_json_bytes_that_are_not_utf8_say_so_with_the_byte() -> None:
     assert _problems(lambda: Msg.from_json(encoded)) == [("", "lone-surrogate")]
     with pytest.raises(ValidationError, match="the text holds a lone UTF-16 surrogate"):
         Msg.from_json('{"id":"m","role":"USER","content":[{"type":"text","text":"\ud800"}]}')
+
+
+def test_bytes_that_are_not_utf8_are_read_only_up_to_the_bad_byte() -> None:
+    """``not_utf8`` stops at the first bad byte: it decoded the whole text, a str as long as the input and a
+    UnicodeDecodeError holding a copy of it (two 8 MiB allocations for a bad first byte), and made that str
+    for text that was UTF-8 too."""
+    size = 8 << 20
+    for raw in (b'"\xff' + b"x" * size + b'"', b'"' + b"x" * size + b'"', b'"' + "\u00e9".encode() * size + b"\xff"):
+        tracemalloc.start()
+        try:
+            jsontext.not_utf8(raw)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1 << 20, (raw[:4], peak)
+
+
+def test_bytes_that_are_not_utf8_say_what_decoding_them_whole_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read in chunks, a sequence cut by a chunk's end (or a bad one there) gives the byte and the reason that
+    decoding the whole text gives."""
+
+    def whole(raw: bytes) -> tuple[str, str] | None:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            at = bad.start
+            if raw[at] == 0xED and at + 1 < len(raw) and 0xA0 <= raw[at + 1] <= 0xBF:
+                return "lone-surrogate", f"a UTF-16 surrogate encoded as UTF-8 at byte {at}"
+            return "utf-8", f"invalid UTF-8 at byte {at} ({bad.reason})"
+        return None
+
+    pieces = [
+        b"a",
+        "\u00e9".encode(),
+        "\u20ac".encode(),
+        "\U0001f600".encode(),
+        b"\xff",
+        b"\xed\xa0\x80",
+        b"\xe2\x82",
+        b"\xc3",
+        b"\x80",
+    ]
+    texts = [b"a" * pad + b"".join(seq) for pad in range(4) for seq in itertools.product(pieces, repeat=3)]
+    for chunk in (4, 5, 7):
+        monkeypatch.setattr(jsontext, "_UTF8_CHUNK", chunk)
+        for raw in texts:
+            assert jsontext.not_utf8(raw) == whole(raw), (chunk, raw)
 
 
 def test_lone_surrogates_from_constructors_and_python_strings_are_rejected() -> None:

@@ -16,6 +16,7 @@ which the parsers resolve by keeping the last value: found by :func:`duplicate_k
 
 from __future__ import annotations
 
+import codecs
 import enum
 import json
 import math
@@ -244,15 +245,29 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     return Problem("", "json", f"not valid JSON: {exc}")
 
 
+#: how many bytes :func:`not_utf8` decodes at a time
+_UTF8_CHUNK = 1 << 16
+
+
 def not_utf8(raw: bytes) -> tuple[str, str] | None:
     """The rule and words for JSON text ``raw`` that is not UTF-8, with the byte (0-based, from the start of
     ``raw``) where it stops being so: ``utf-8``, or ``lone-surrogate`` when what is there is a UTF-16 surrogate
     encoded as UTF-8 (``ED A0 80``); None when it is UTF-8. Every reader that refuses such text says it so (a
-    document, a JSON Lines record, an event's line), never in orjson's words ("surrogates not allowed")."""
+    document, a JSON Lines record, an event's line), never in orjson's words ("surrogates not allowed").
+
+    Read in chunks of ``_UTF8_CHUNK`` bytes up to the first bad one: ``raw.decode`` made a str as long as all of
+    ``raw`` and a UnicodeDecodeError holding a copy of it, whether the bad byte was the first or the last. A
+    sequence cut by a chunk's end is left for the next (``final`` is false but for the last chunk), so the
+    byte and the reason are those of decoding ``raw`` whole."""
+    if raw.isascii():
+        return None
+    view, start, end = memoryview(raw), 0, len(raw)
     try:
-        raw.decode("utf-8")
+        while start < end:
+            stop = min(start + _UTF8_CHUNK, end)
+            start += codecs.utf_8_decode(view[start:stop], "strict", stop == end)[1]
     except UnicodeDecodeError as bad:
-        at = bad.start
+        at = start + bad.start
         if not (raw[at] == 0xED and at + 1 < len(raw) and 0xA0 <= raw[at + 1] <= 0xBF):
             return "utf-8", f"invalid UTF-8 at byte {at} ({bad.reason})"
         return "lone-surrogate", f"a UTF-16 surrogate encoded as UTF-8 at byte {at}"
