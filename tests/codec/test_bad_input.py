@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import json
 import random
+import tracemalloc
 from collections.abc import Sequence
 from typing import Any
 
@@ -292,3 +293,30 @@ def test_an_integer_past_64_bits_in_text_is_integer_range_at_its_pointer_whateve
     if digits <= 60 or digits > 4300:  # (one read as an int, from 61 digits on: its first digits, or its bits)
         shown = number if digits <= 60 else f"{number[:20]}...({len(number)} digits)"
         assert problem.message.startswith(f"integer {shown} is outside")
+
+
+@pytest.mark.parametrize("kind", ["content-block", "event"])
+def test_a_value_that_is_no_object_costs_a_union_what_it_costs_one_object_schema(kind: str) -> None:
+    """A string (or any non-object) where a discriminated union (a content block, an event) is expected is said
+    as before: ``type`` and ``anyOf`` at the root. The validator's refusal of each branch (nine for a block, one
+    per event type), each with a copy of the value and a message quoting it whole, is no longer asked for: a
+    4 MiB string took 44 (block) and 132 (event) times its size at the peak, against 17 for kind ``msg``."""
+    uri = f"https://agentmsg.dev/schemas/v1/{'content-block' if kind == 'content-block' else 'agent-event'}.schema.json"
+    with pytest.raises(ValidationError) as info:
+        agentmsg.validate("ab", kind)
+    assert [(p.pointer, p.rule, p.message, p.schema_location) for p in info.value.problems] == [
+        ("", "anyOf", "\"ab\" is not valid under any of the schemas listed in the 'anyOf' keyword", f"{uri}#/anyOf"),
+        ("", "type", '"ab" is not of type "object"', f"{uri}#/type"),
+    ]
+
+    def peak(kind: str, value: str) -> int:
+        tracemalloc.start()
+        try:
+            with pytest.raises(ValidationError):
+                agentmsg.validate(value, kind)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    value = "x" * (4 << 20)
+    assert peak(kind, value) < 1.25 * peak("msg", value)
