@@ -337,3 +337,41 @@ def test_iteration_after_close_raises_and_a_stream_given_stays_open(
     assert len(list(findings)) == 3
     with pytest.raises(StopIteration):
         next(findings)
+
+
+def _sse(event: Any, name: str | None = None) -> str:
+    return (f"event: {name}\n" if name else "") + "data: " + json.dumps(event) + "\n\n"
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_an_sse_streams_findings_have_the_line_their_event_starts_on(end: str) -> None:
+    """An SSE event's findings had no line (None), so CI annotations and SARIF results pointed at the file only.
+    Each has its event's first field line (an ``id:`` line too; a comment or blank line before it is not the
+    event's), whatever the line ends: its schema's problems, the reducer's about it, and the problem of what
+    follows the endpoint's end event (the end event's line)."""
+
+    def ev(n: int, type_: str, **keys: Any) -> dict[str, Any]:
+        return {"type": type_, "id": f"e{n}", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r", **keys}
+
+    body = (
+        ": keep-alive\n\n"
+        + _sse(ev(1, "AGENT_START", role="assistant"))  # line 3
+        + _sse(ev(2, "TEXT_BLOCK_DELTA", blockId="b", delta="x"))  # 5: no block started
+        + ": a comment\n"
+        + _sse({"type": "AGENT_END"})  # 8: no id, ...
+        + "\nid: 9\n"  # 11: the next event's first field line
+        + _sse(ev(3, "AGENT_END"))  # no reply open
+        + _sse({}, "end")  # 14: the endpoint's end, two events after it
+        + _sse(1)
+        + _sse(2)
+    )
+    report = check(body.replace("\n", end).encode())
+    assert report.kind == "event"
+    assert [(f.instance, f.pointer, f.rule, f.line) for f in report.findings] == [
+        (2, "", "required", 8),
+        (2, "", "required", 8),
+        (2, "", "required", 8),
+        (4, "", "order", 14),
+        (1, "/blockId", "order", 5),
+        (3, "/type", "order", 11),
+    ]

@@ -12,7 +12,9 @@ import orjson
 import pytest
 
 from agentmsg import Problem, Reducer, ValidationError, read_records
+from agentmsg._wire.records import read_sse
 from agentmsg.events import reduce_stream
+from agentmsg.events.stream import event_sse_decoder
 from tests._support.events import ev
 
 
@@ -180,3 +182,48 @@ def test_a_source_that_is_neither_bytes_nor_a_file_is_a_validation_error(source:
     (problem,) = info.value.problems
     assert (problem.pointer, problem.rule) == ("", "type") and type(source).__name__ in problem.message
     assert ("text.encode()" in problem.message) == isinstance(source, str)
+
+
+def _text(data: str | bytes) -> str:
+    return data if isinstance(data, str) else data.decode()
+
+
+def _sse_lines(body: bytes) -> list[tuple[int, str]]:
+    """(line, the event's data or its problem's rule) of each event ``read_sse`` reads from an SSE file."""
+    events = read_sse(io.BytesIO(body), event_sse_decoder())
+    return [(line, e.problem.rule if e.problem else _text(e.data)) for line, e in events]
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_an_sse_events_line_is_its_first_field_line(end: str) -> None:
+    """An SSE event read by ``agentmsg validate`` had no line: its problems pointed at the file only. Its line is
+    its first field line, whatever the line ends: comments and blank lines before it are not counted as its, a
+    line of no SSE field is its own (said alone), and an event the file ends inside is where it starts."""
+    body = (
+        "\ufeff: a comment\n"
+        "\n"
+        "id: 1\n"
+        "data: 1\n"
+        "\n"
+        "\n"
+        ": a comment\n"
+        "event: message\n"
+        "data: 2\n"
+        '{"lost": "its data:"}\n'
+        "data: 3\n"
+        "\n"
+        ": the end\n"
+        "data: 4\n"
+    )
+    lines = _sse_lines(body.replace("\n", end).encode())
+    assert lines == [(3, "1"), (10, "sse"), (8, "2\n3"), (14, "incomplete")]
+
+
+def test_a_crlf_split_across_reads_is_one_line_end() -> None:
+    """The file is read 64 KiB at a time: a CRLF whose CR ends one read is one line end (not a blank line: that
+    would end the event there), and a line longer than a read is one line."""
+    body = b":\r\n" + b"data: " + b"x" * 65_526 + b"\r\n\r\n"
+    assert body[65_535:65_537] == b"\r\n"  # its CR the first read's last byte
+    body += b"data: 2\r\n" + b"data: " + b"y" * 200_000 + b"\r\n\r\ndata: 3\r\n\r\n"
+    lines = [(line, data[:6]) for line, data in _sse_lines(body)]
+    assert lines == [(2, "xxxxxx"), (4, "2\nyyyy"), (7, "3")]

@@ -24,8 +24,8 @@ from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._wire.peek import Peeked
-from agentmsg._wire.records import Readable, read_records
-from agentmsg._wire.sse import sniff_format
+from agentmsg._wire.records import Readable, read_records, read_sse
+from agentmsg._wire.sse import SSEEvent, sniff_format
 from agentmsg.errors import Problem, ValidationError, unknown_choice, wrong_type
 
 if TYPE_CHECKING:  # (at run time, agentmsg.events and agentmsg.conversation are imported where an event stream or a
@@ -311,25 +311,47 @@ def _records(stream: Peeked, kind: str) -> Iterator[_Record]:
             None,
         )
         return
-    from agentmsg.events import iter_sse_events
+    from agentmsg.events.stream import event_sse_decoder, sse_agent_events
 
-    pending: list[Problem] = []
+    events = _Lines(read_sse(stream, event_sse_decoder()))
+    pending: list[tuple[Problem, int]] = []
     index = 0
-    for event in iter_sse_events(iter(lambda: stream.read(HEAD), b""), strict=False, on_problem=pending.append):
-        for problem in pending:  # events skipped before this one, each at its own index; bad UTF-8 is this one's
-            yield f"/{index}", None, problem, None
+    for event in sse_agent_events(events, strict=False, on_problem=lambda p: pending.append((p, events.take()))):
+        for problem, line in pending:  # events skipped before this one, each at its own index; bad UTF-8 is this one's
+            yield f"/{index}", None, problem, line
             if problem.rule != "utf-8":
                 index += 1
-        if pending and pending[-1].rule == "utf-8":
+        if pending and pending[-1][0].rule == "utf-8":
             pending.clear()
             index += 1
             continue  # its text was replaced: already invalid, said
         pending.clear()
-        yield f"/{index}", event, None, None
+        yield f"/{index}", event, None, events.take()
         index += 1
-    for problem in pending:
-        yield f"/{index}", None, problem, None
+    for problem, line in pending:
+        yield f"/{index}", None, problem, line
         index += 1
+
+
+class _Lines(Iterator[SSEEvent]):
+    """The SSE events of a file (:func:`~agentmsg._wire.records.read_sse`), and :meth:`take`, the line of the one
+    an agent event or problem is about: the first read since it was last taken. Each event's is given before the
+    next is read, but the end event's problem, said once what follows it is read: the end event's line then."""
+
+    def __init__(self, events: Iterator[tuple[int, SSEEvent]]) -> None:
+        self._events = events
+        self._line = 0
+        self._taken = True
+
+    def __next__(self) -> SSEEvent:
+        line, event = next(self._events)
+        if self._taken:
+            self._line, self._taken = line, False
+        return event
+
+    def take(self) -> int:
+        self._taken = True
+        return self._line
 
 
 def detect_kind(head: bytes) -> str:

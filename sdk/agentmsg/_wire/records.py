@@ -17,9 +17,10 @@ from typing import Any, NamedTuple, Protocol
 
 from agentmsg._codec.jsontext import duplicate_keys, loads
 from agentmsg._codec.limits import limits
+from agentmsg._wire.sse import SSE_FIELDS, SSEDecoder, SSEEvent, _line_end
 from agentmsg.errors import Problem, ValidationError, WrongTypeError
 
-__all__ = ["Readable", "Record", "read_records"]
+__all__ = ["Readable", "Record", "read_records", "read_sse"]
 
 
 class Readable(Protocol):
@@ -350,3 +351,86 @@ def _jsonl_rest(stream: Readable, index: int, line: bytes | None, at: int, uniqu
             yield _line_record(index, line, at, unique_keys)
             index += 1
         line, at = _read_line(stream, max_bytes), at + 1
+
+
+_LINE_END = rb"(?:\r\n|\r(?!\n)|\n)"
+#: an event (or a run of comments) up to its blank line, each line a comment or a field the SSE spec knows with its
+#: colon: the decoder says nothing of any line of it alone, so the events it gives for it are the event's
+_EVENT = re.compile(rb"(?:(?::|(?:" + b"|".join(SSE_FIELDS) + rb"):)[^\r\n]*" + _LINE_END + rb")*" + _LINE_END)
+
+
+def _first_field(chunk: bytes, pos: int, end: int, line: int) -> int:
+    """The line of the first line of ``chunk[pos:end]`` (on line ``line``, whole lines) that is no comment."""
+    while pos < end and chunk[pos] == 0x3A:
+        pos, line = _line_end(chunk, pos), line + 1
+    return line
+
+
+def read_sse(stream: Readable, decoder: SSEDecoder) -> Iterator[tuple[int, SSEEvent]]:
+    """The events ``decoder`` reads from an SSE file, each with the file's line (1-based) it starts on: its first
+    field line (comments and blank lines before it are not the event's), or, for what the decoder says of one line
+    alone (a line of no SSE field, :class:`agentmsg.events.iter_sse_events`'s), that line. A line ends at LF, CRLF
+    or CR, as SSE reads it (a CRLF split across reads is one line end); a leading BOM is no part of the first line.
+
+    The lines are counted here, for the files ``agentmsg validate`` reads, not in the decoder (whose readers of live
+    streams need no line, nor its cost): an event whose lines are all fields the spec knows or comments
+    (:data:`_EVENT`), whole in a read of 64 KiB, is fed to it at once, its lines counted; any other, a line at a
+    time (a long line in reads, so memory stays bounded as the decoder bounds it), the events each line completes
+    being the event ``start`` began (at a blank line, or the file's end) or that line's own (any other line)."""
+    line = 1  # the line being read
+    start: int | None = None  # the first field line of the event being read
+    fresh = True  # at a line's start
+    blank = comment = False  # what the line being read is (told by its first byte)
+    before: int | None = None  # start as it was before this line
+    lf_owed = False  # the last read ended in a CR: an LF first in the next is its CRLF's
+    regular = True  # whether the event at hand may be fed whole (see _EVENT)
+    head = True
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            break
+        pos, size, cr = 0, len(chunk), 13 in chunk
+        if head:
+            head = False
+            if chunk.startswith(_BOM):
+                yield from ((line, event) for event in decoder.feed(chunk[: len(_BOM)]))
+                pos = len(_BOM)
+        if lf_owed:
+            lf_owed = False
+            if chunk[:1] == b"\n":
+                yield from ((line - 1, event) for event in decoder.feed(chunk[:1]))
+                pos += 1
+        while pos < size:
+            whole = _EVENT.match(chunk, pos) if fresh and start is None and regular else None
+            regular = whole is not None  # (none: line by line up to the next blank line, not tried at each line)
+            if whole is not None:  # a whole event of fields and comments (the common one): fed at once
+                end = whole.end()
+                at = line if chunk[pos] != 0x3A else _first_field(chunk, pos, end, line)
+                for event in decoder.feed(chunk[pos:end]):
+                    yield at, event
+                line += chunk.count(b"\n", pos, end)
+                if cr:
+                    line += chunk.count(b"\r", pos, end) - chunk.count(b"\r\n", pos, end)
+                lf_owed = chunk[end - 1] == 0x0D and end == size
+                pos = end
+                continue
+            end = _line_end(chunk, pos)
+            if fresh:
+                first = chunk[pos]
+                blank, comment, before, fresh = first in (0x0A, 0x0D), first == 0x3A, start, False
+                if not (blank or comment) and start is None:
+                    start = line
+            events = decoder.feed(chunk[pos:end])
+            for event in events:
+                yield (start if start is not None else line) if blank else line, event
+            last = chunk[end - 1]
+            if last in (0x0A, 0x0D):  # the line ended
+                if blank:
+                    start, regular = None, True
+                elif events:  # what the decoder said of this line alone: no field of the event
+                    start = before
+                line, fresh = line + 1, True
+                lf_owed = last == 0x0D and end == size
+            pos = end
+    for event in decoder.close():
+        yield (start if start is not None else max(line - fresh, 1)), event

@@ -26,6 +26,7 @@ from agentmsg._wire.sse import (
     SNIFF_LIMIT,
     FormatSniffer,
     JSONDataDecoder,
+    SSEDecoder,
     SSEEvent,
     of_no_field,
     sniff,
@@ -350,7 +351,22 @@ def iter_sse_events(
     """Parsed agent events from a text/event-stream (each SSE ``data`` is one event's JSON). A bad
     event raises :class:`ValidationError` (``strict``) or is skipped and passed to ``on_problem`` (one
     whose only fault is invalid UTF-8 is then kept, with U+FFFD)."""
-    events = _sse_events(_chunks(source))
+    return sse_agent_events(_sse_events(_chunks(source)), strict=strict, on_problem=on_problem)
+
+
+def event_sse_decoder() -> SSEDecoder:
+    """The SSE decoder agent events are read with (:func:`iter_sse_events`'s), for a reader that feeds it itself
+    (``agentmsg validate``'s, which counts the lines: :func:`agentmsg._wire.records.read_sse`)."""
+    return _EventSSE()
+
+
+def sse_agent_events(
+    events: Iterable[SSEEvent], *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
+) -> Iterator[Any]:
+    """:func:`iter_sse_events` of SSE events decoded already (by :func:`event_sse_decoder`): each event's agent
+    event or problem is given (yielded, or passed to ``on_problem``) before the next event is read, but the
+    endpoint's end event's, said once what follows it is read."""
+    events = iter(events)
     for sse in events:
         problem = sse.problem
         if _endpoints(sse, END_EVENT):  # the endpoint's end of stream: no agent event; the end
