@@ -235,7 +235,7 @@ def test_read_records_reads_a_value_an_array_and_json_lines() -> None:
     (one,) = read_records(b'\xef\xbb\xbf{"a": 1}')
     assert (one.pointer, one.value, one.problem, one.line) == ("", {"a": 1}, None, 1)
     assert [(r.pointer, r.value, r.line) for r in read_records(b"[1, 2]")] == [("/0", 1, 1), ("/1", 2, 1)]
-    assert [(r.pointer, r.line) for r in read_records(b"[\n1,\n2\n]\n")] == [("/0", None), ("/1", None)]
+    assert [(r.pointer, r.line) for r in read_records(b"[\n1,\n2\n]\n")] == [("/0", 2), ("/1", 3)]
     records = list(read_records(io.BytesIO(b'{"a": 1}\n\n{"a": \n{"a": 3}\n')))
     assert [(r.pointer, r.value, r.line) for r in records] == [
         ("/0", {"a": 1}, 1),

@@ -79,8 +79,9 @@ def test_json_lines_problems_name_the_files_line(tmp_path: Path) -> None:
     assert (row["instance"], row["line"]) == (1, 3)  # a one-line array: every item is on its line
     indented = tmp_path / "indented.json"
     indented.write_text(json.dumps([GOOD, BAD], indent=2))
+    starts = [n for n, text in enumerate(indented.read_text().splitlines(), 1) if text == "  {"]
     (row,) = rows(run("validate", "--json", str(indented)))
-    assert (row["instance"], row["line"], row["pointer"]) == (1, None, "/content/0/type")  # not known: null
+    assert (row["instance"], row["line"], row["pointer"]) == (1, starts[1], "/content/0/type")  # the item's line
 
 
 def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> None:

@@ -266,3 +266,42 @@ def test_a_sarif_uri_is_the_files_own_name(tmp_path: Path) -> None:
     absolute = run("validate", "--output-format", "sarif", str(tmp_path / names[0]))
     uri = json.loads(absolute.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert uri == {"uri": (tmp_path / names[0]).as_uri()} and uri["uri"].endswith("/bad%FF.json")
+
+
+def test_every_report_points_at_an_sse_events_line_and_an_indented_items(tmp_path: Path) -> None:
+    """A problem of an SSE event, or of an item of a JSON array written over several lines, had no line: the
+    annotations and the SARIF results pointed at the file only (code scanning wants a region's startLine). Each
+    report now says the line its instance starts on (the event's first field line, the item's first line)."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps(msg("r1", "ASSISTANT", text("hello"))), "utf-8")
+    stream = run("events", "--sse", str(reply)).stdout.replace("\n", "\r\n")
+    stream = stream.replace("event: TEXT_BLOCK_DELTA", ": a comment\r\n\r\nevent: TEXT_BLOCK_DELTA", 1)
+    delta = stream.split("\r\n").index("event: TEXT_BLOCK_DELTA") + 1  # the broken event's first field line
+    sse = tmp_path / "events.sse"
+    sse.write_text(stream.replace('"delta":"hello"', '"delta":5', 1), "utf-8", newline="")
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(
+        json.dumps([*GOOD_CONVERSATION[:3], msg("m4", "USER", {"type": "bogus"})], indent=2), "utf-8"
+    )
+    item = [n for n, line in enumerate(conversation.read_text("utf-8").splitlines(), 1) if line == "  {"][3]
+    want = {(str(sse), delta), (str(conversation), item)}
+    files = [str(sse), str(conversation)]
+
+    got = {(row["file"], row["line"]) for row in rows(run("validate", "--json", *files).stdout)}
+    assert got == want
+    github = run("validate", "--output-format", "github", *files).stdout.splitlines()
+    assert {(line.split("file=")[1].split(",")[0], int(line.split(",line=")[1].split(",")[0])) for line in github} == {
+        (path.replace(":", "%3A"), n) for path, n in want
+    }
+    sarif = json.loads(run("validate", "--output-format", "sarif", *files).stdout)
+    regions = {
+        (
+            res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            res["locations"][0]["physicalLocation"]["region"]["startLine"],
+        )
+        for res in sarif["runs"][0]["results"]
+    }
+    assert regions == {(Path(path).as_uri(), n) for path, n in want}
+    junit = ET.fromstring(run("validate", "--output-format", "junit", *files).stdout)
+    said = {(case.get("name"), f.text) for case in junit.iter("testcase") for f in case.findall("failure")}
+    assert {(name, n) for name, body in said for n in [int(str(body).split(" (line ")[1].split(")")[0])]} == want

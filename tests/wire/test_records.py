@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from agentmsg import Problem, Reducer, ValidationError, read_records
-from agentmsg._wire.records import read_sse
+from agentmsg._wire.records import Record, read_sse
 from agentmsg.events import reduce_stream
 from agentmsg.events.stream import event_sse_decoder
 from tests._support.events import ev
@@ -131,7 +131,7 @@ DUPLICATES: dict[str, tuple[bytes, list[tuple[str, int | None, str | None]]]] = 
     "one-line-array": (b"[" + ONE + b"," + DUP + b"]", [("/0", 1, None), ("/1", 1, "/a")]),
     "array-on-lines": (
         b"[\n" + ONE + b",\n" + DUP + b",\n" + ONE + b"\n]\n",
-        [("/0", None, None), ("/1", None, "/a"), ("/2", None, None)],
+        [("/0", 2, None), ("/1", 3, "/a"), ("/2", 4, None)],
     ),
     "jsonl-first-line": (DUP + b"\n" + ONE + b"\n", [("/0", 1, "/a"), ("/1", 2, None)]),
     "jsonl-line-3": (
@@ -182,6 +182,27 @@ def test_a_source_that_is_neither_bytes_nor_a_file_is_a_validation_error(source:
     (problem,) = info.value.problems
     assert (problem.pointer, problem.rule) == ("", "type") and type(source).__name__ in problem.message
     assert ("text.encode()" in problem.message) == isinstance(source, str)
+
+
+def test_an_array_over_lines_gives_each_item_the_line_it_starts_on() -> None:
+    """An item of a JSON array written over several lines (pretty-printed) had no line (None): a CI annotation or
+    a SARIF result pointed at the file only. Each item's line is where its first byte is; brackets, braces, commas,
+    quotes and line ends inside strings, and nested arrays, are no item's; CRLF line ends count once."""
+    text = (
+        b'\xef\xbb\xbf\n\n  [ {"a": "[x, {y}] \\" ,\\n",\r\n'
+        b'   "b": [1,\r\n 2]},\r\n'
+        b"\r\n"
+        b"  [3, [4,\r\n 5]], 6,\r\n"
+        b'  "]", {}\r\n'
+        b",\r\n"
+        b'7, {"d": [[[[[[[{"e": ",]"}, 8,\r\n 9]]]]]]]}, 10]\r\n'
+    )
+    records = list(read_records(text))
+    lines = [(r.pointer, r.line) for r in records]
+    assert lines == [("/0", 3), ("/1", 7), ("/2", 8), ("/3", 9), ("/4", 9), ("/5", 11), ("/6", 11), ("/7", 12)]
+    deep = {"d": [[[[[[[{"e": ",]"}, 8, 9]]]]]]]}  # (nested deeper than the scan takes an item whole)
+    assert [r.value for r in records][1:] == [[3, [4, 5]], 6, "]", {}, 7, deep, 10]
+    assert list(read_records(b"[\n]\n")) == [] and list(read_records(b"[\n  []\n]")) == [Record("/0", [], None, 2)]
 
 
 def _text(data: str | bytes) -> str:

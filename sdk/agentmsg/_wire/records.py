@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
+from itertools import repeat
 from typing import Any, NamedTuple, Protocol
 
 from agentmsg._codec.jsontext import duplicate_keys, loads
@@ -170,8 +171,8 @@ def read_records(source: bytes | Readable, *, unique_keys: bool = False) -> Iter
     one JSON value, ``/N`` for the N-th (0-based) item or line. ``value``: the parsed JSON (None when it could
     not be read). ``problem``: why it could not be read (an :class:`~agentmsg.Problem` with the API's rules:
     ``json``, ``max-bytes``, ``max-depth``, ``integer-range``, ``lone-surrogate``), else None. ``line``: the
-    file's line (1-based) the instance starts on, when it is known (a JSON Lines record, a one-line document, a
-    document that is no JSON at all), else None.
+    file's line (1-based) the instance starts on (an array's item: the line its first byte is on, found in time
+    linear in the text); None only for a file with no value at all (empty, or blanks).
 
     Reads in bounded memory under :data:`agentmsg.limits`: a document up to ``limits.max_bytes`` + 1 bytes,
     JSON Lines one line at a time; a document or record beyond the limit gives ``max-bytes`` without being read
@@ -312,8 +313,8 @@ def _document(text: bytes, at: int, blank: int, unique_keys: bool, *, one_line: 
 
 
 def _items(text: bytes, value: Any, at: int, unique_keys: bool, *, one_line: bool) -> Iterator[Record]:
-    """The instances of a document ``text`` (``value`` parsed) starting on line ``at``: itself, or its items (their
-    line known only when the document is one line); with ``unique_keys``, an instance with a key given twice in
+    """The instances of a document ``text`` (``value`` parsed) starting on line ``at``: itself, or its items (each
+    on the line it starts on, :func:`_item_lines`); with ``unique_keys``, an instance with a key given twice in
     one of its objects is refused (the first such key in it)."""
     if not isinstance(value, list):
         yield _record("", text, value, at, unique_keys)
@@ -322,9 +323,57 @@ def _items(text: bytes, value: Any, at: int, unique_keys: bool, *, one_line: boo
     for problem in duplicate_keys(text, value) if unique_keys else ():
         duplicates.setdefault(int(problem.pointer[1:].partition("/")[0]), []).append(problem)
     refused = {index: _first(found, f"/{index}") for index, found in duplicates.items()}
+    lines = repeat(at) if one_line else _item_lines(text, at)
     for index, item in enumerate(value):
         bad = refused.get(index)
-        yield Record(f"/{index}", item if bad is None else None, bad, at if one_line else None)
+        yield Record(f"/{index}", item if bad is None else None, bad, next(lines, None))
+
+
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+
+
+def _nested(depth: int) -> bytes:
+    """A JSON array or object with containers nested at most ``depth`` deep in it (valid JSON: a bracket closes
+    what it opens, so ``[`` and ``{`` need not be told apart), matched in time linear in its text: what may follow
+    at each step is told by its first byte (a string, a container, a run of other bytes, which ends only before
+    one of theirs), so no text can be matched two ways and a match that fails gives up in as many steps as it
+    took."""
+    inner = _nested(depth - 1) + b"|" if depth else b""
+    return rb'[\[{](?:[^"\[\]{}]+(?=["\[\]{}])|' + _STRING + b"|" + inner + rb")*[\]}]"
+
+
+#: what comes before the next bracket, brace or comma of an array's items outside their strings and outside the
+#: containers nested up to 4 deep in them (an item of a conversation or an event stream is matched whole), and that
+#: one (group 1)
+_STRUCTURAL = re.compile(rb'(?:[^"\[\]{},]+(?=["\[\]{},])|' + _STRING + b"|" + _nested(4) + rb")*([\[\]{},])", re.S)
+_VALUE = re.compile(rb"[^ \t\r\n]")
+
+
+def _item_lines(text: bytes, at: int) -> Iterator[int]:
+    """The file's line each item of the JSON array ``text`` (valid JSON, starting on line ``at``) starts on, in
+    order: where its first byte is (after ``[`` or a comma of the array's own, past blanks), told by a scan of the
+    brackets, braces and commas outside strings (:data:`_STRUCTURAL`), the LFs before it counted (as the parser
+    counts lines). Time linear in the text; nothing held but the count."""
+    opening = text.index(b"[")
+    depth = 1
+    counted = 0  # the LFs before this byte are counted in ``at``
+    start = _VALUE.search(text, opening + 1)
+    while start is not None and text[start.start()] != 0x5D:  # (``]``: the end of the array)
+        at += text.count(b"\n", counted, start.start())
+        counted = start.start()
+        yield at
+        start = None
+        for found in _STRUCTURAL.finditer(text, counted):
+            byte = found[1]
+            if byte in b"[{":
+                depth += 1
+            elif byte in b"]}":
+                depth -= 1
+                if depth == 0:
+                    return
+            elif depth == 1:  # a comma of the array's: the next item
+                start = _VALUE.search(text, found.end())
+                break
 
 
 def _line_record(index: int, line: bytes, at: int, unique_keys: bool) -> Record:
