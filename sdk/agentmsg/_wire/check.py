@@ -55,8 +55,10 @@ class Finding:
     """One problem or note of a file, as ``agentmsg validate --json`` prints it: ``instance`` (the 0-based index of
     the item or record in an array, JSON Lines or SSE file; None when the file is one instance, or for what is the
     file's: a stream cut short), ``pointer`` (RFC 6901, within the instance), ``rule``, ``message``, ``line`` (the
-    file's line, 1-based, where the instance starts, when known) and ``note`` (True for a note: an unknown or legacy
-    key, a formatter's rewrite; it does not make the file invalid)."""
+    file's line, 1-based, where the instance starts, for every finding inside it: a JSON Lines record's, an array
+    item's first line, an SSE event's first field line; a JSON syntax error's own line; None for what is the
+    file's, a stream cut short) and ``note`` (True for a note: an unknown or legacy key, a formatter's rewrite; it
+    does not make the file invalid)."""
 
     instance: int | None
     pointer: str

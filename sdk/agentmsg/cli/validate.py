@@ -58,13 +58,14 @@ The problems are the command's result, so they go to stdout (as a linter's do); 
 a file from being checked (agentmsg: FILE: cannot read: ...), usage errors, and after an invalid file's
 problems a hint when it looks like the other kind (agent events checked as messages: --kind event). Every problem prints as
 FILE:POINTER: message [rule]; with --json (--output-format json), as one JSON object per line instead:
-{"file", "instance" (the 0-based index in an array or JSON Lines file, or null), "line" (the file's line, 1-based,
-where the instance starts: a JSON Lines record's, a one-line document's, the line a JSON syntax error is on;
-null when not known: an item of a document over several lines, an SSE event), "pointer" (within the instance),
-"rule", "kind" ("error" or "note"), "message"}, and a file that cannot be read as rule "unreadable". With
---output-format github, as GitHub Actions workflow commands (::error file=FILE,line=LINE,title=...::POINTER:
-message, ::notice for notes), which a workflow step shows as annotations on the files. Keys the schema does
-not declare (a newer producer's) are accepted, as the readers keep them, and printed as notes
+{"file", "instance" (the 0-based index in an array, JSON Lines or SSE file, or null), "line" (the file's line,
+1-based, where the instance starts, for every problem inside it: a JSON Lines record's, an array item's first
+line, an SSE event's first field line; a JSON syntax error's own line; null for what is the file's: a stream cut
+short), "pointer" (within the instance), "rule", "kind" ("error" or "note"), "message"}, and a file that cannot
+be read as rule "unreadable". With --output-format github, as GitHub Actions workflow commands (::error
+file=FILE,line=LINE,title=...::POINTER: message, ::notice for notes), which a workflow step shows as annotations
+on the files' lines (SARIF: each result's region.startLine; JUnit: "(line N)" in each failure).
+Keys the schema does not declare (a newer producer's) are accepted, as the readers keep them, and printed as notes
 (FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties]). Legacy keys
 (AgentScope's seed documents: a tool_use's arguments, a tool_result's result or toolUseId, a MODEL_CALL_END's own
 inputTokens, ...) are printed as notes saying what the readers read them as (FILE:POINTER: note: ... [legacy-key]),
