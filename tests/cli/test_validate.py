@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -764,3 +765,25 @@ def _write_when_read(pipe: Path, data: bytes) -> None:
             os.close(fd)
     except OSError:  # (the reader closed first)
         pass
+
+
+def test_a_brace_pattern_stands_for_each_of_its_alternatives(tmp_path: Path) -> None:
+    """A pattern per kind of file ('data/**/*.json' 'data/**/*.sse') exited 2 in a project with no SSE file (a
+    pattern matching none is an unreadable file), so a CI job could not name every kind the pre-commit hook checks.
+    {a,b} stands for either, as a shell's brace expansion: one pattern, matching none only when there is no file
+    of any of them. A file whose name holds braces is still itself."""
+    (tmp_path / "data" / "sub").mkdir(parents=True)
+    (tmp_path / "data" / "sub" / "a.json").write_text(json.dumps(GOOD))
+    (tmp_path / "data" / "b.jsonl").write_text(json.dumps(BAD) + "\n")
+    (tmp_path / "data" / "notes.md").write_text("# not JSON")
+    r = run("validate", "--output-format", "junit", "data/**/*.{json,jsonl,ndjson,sse}", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    cases = {c.get("name"): len(c.findall("failure")) for c in ET.fromstring(r.stdout).iter("testcase")}
+    assert cases == {"data/b.jsonl": 1, "data/sub/a.json": 0}
+    r = run("validate", "data/{sub/*.json,none.sse}", cwd=tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    r = run("validate", "data/**/*.{ndjson,sse}", cwd=tmp_path)
+    assert r.returncode == 2 and "no file matches this pattern" in r.stderr
+    (tmp_path / "x{1,2}.json").write_text(json.dumps(BAD))
+    r = run("validate", "x{1,2}.json", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout.startswith("x{1,2}.json:/content/0/type: ")

@@ -1,7 +1,8 @@
 """docs/ci.md's jobs are valid YAML and run what the tests run: each `agentmsg ...` line of a GitHub Actions step
 or a GitLab script is run here, as the job's shell would (quoted patterns left to agentmsg, `> FILE` written), in a
-scratch tree of good files (exit 0, a clean report) and with one broken file (exit 1, the report says it); the
-pre-commit snippet names the hook the repository's manifest declares."""
+scratch tree of good files (exit 0, a clean report; a project with no file of one of the kinds the hook checks
+passes too) and with broken files (exit 1, the report says them, of every kind the hook checks); the pre-commit
+snippet names the hook the repository's manifest declares."""
 
 from __future__ import annotations
 
@@ -87,6 +88,7 @@ def tree(tmp_path: Path) -> Path:
     assert done.returncode == 0, done.stderr
     events = done.stdout
     (tmp_path / "data" / "events.jsonl").write_text(events, "utf-8")
+    (tmp_path / "data" / "chats" / "b.ndjson").write_text("".join(json.dumps(m) + "\n" for m in conversation), "utf-8")
     return tmp_path
 
 
@@ -96,7 +98,7 @@ def test_the_jobs_commands_pass_good_files_and_fail_a_broken_one(tree: Path) -> 
         assert status == 0, (line, out)
     assert json.loads((tree / "agentmsg.sarif").read_text())["runs"][0]["results"] == []
     suite = ET.parse(tree / "agentmsg-junit.xml").getroot()
-    assert suite.get("tests") == "2" and suite.get("failures") == "0"
+    assert suite.get("tests") == "3" and suite.get("failures") == "0"  # .json, .jsonl, .ndjson: no .sse here
     broken = json.loads((tree / "data" / "chats" / "a.json").read_text())[:2]  # the tool call left unanswered
     (tree / "data" / "chats" / "a.json").write_text(json.dumps(broken), "utf-8")
     for line in commands():
@@ -107,3 +109,10 @@ def test_the_jobs_commands_pass_good_files_and_fail_a_broken_one(tree: Path) -> 
     assert [r["ruleId"] for r in results] == ["tool-use-orphan"]
     failures = ET.parse(tree / "agentmsg-junit.xml").getroot().findall(".//failure")
     assert [f.get("type") for f in failures] == ["tool-use-orphan"]
+    sse = run("events", "--sse", "-", stdin=json.dumps({"id": "r2", "role": "ASSISTANT", "content": []}))
+    (tree / "data" / "reply.sse").write_text(sse.stdout.replace("AGENT_END", "AGENT_OVER"), "utf-8")
+    for line in commands():  # the files the pre-commit hook checks, every kind of them
+        status, out = run_line(line, tree)
+        assert status == 1, (line, out)
+    failed = {c.get("name") for c in ET.parse(tree / "agentmsg-junit.xml").getroot().iter("testcase") if len(c)}
+    assert failed == {"data/chats/a.json", "data/reply.sse"}

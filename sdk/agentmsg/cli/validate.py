@@ -10,6 +10,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
+from itertools import pairwise
 from typing import Any, Final, TextIO
 
 import orjson
@@ -45,14 +46,15 @@ AUTO: Final = "auto"
 CONVERSATION: Final = "conversation"
 
 DESCRIPTION = """\
-Validate JSON files against the agentmsg schemas (each file's kind told from it by default: --kind), with the
-same limits and rule names as the Python API (agentmsg.validate); agentmsg.check(FILE) gives what this prints,
-as data. A FILE that does not exist but is a glob pattern (quoted, so that no shell expanded it) stands for the
-files it matches, ** at any depth ('data/**/*.json'); one matching none is an unreadable file. A file holds one
-JSON value, an array of instances (each checked on its own, pointer prefix /N) or JSON Lines (one instance per
-non-blank line, prefix /N for the N-th, 0-based); for agent events, an SSE stream too (each event's data an
-instance, /N for the N-th event). Files are read in bounded memory: JSON Lines line by line, any record or
-document larger than the byte limit is refused without reading it all.
+Validate JSON files against the agentmsg schemas (each file's kind told from it by default: --kind), with the same
+limits and rule names as the Python API (agentmsg.validate); agentmsg.check(FILE) gives what this prints, as data.
+A FILE that does not exist but is a glob pattern (quoted, so that no shell expanded it) stands for the files it
+matches, ** at any depth, {a,b} either ('data/**/*.{json,jsonl,ndjson,sse}': the files of every kind); one
+matching none is an unreadable file. A file holds one JSON value, an array of instances (each checked on its own,
+pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based); for agent
+events, an SSE stream too (each event's data an instance, /N for the N-th event). Files are read in
+bounded memory: JSON Lines line by line, any record or document larger than the byte limit is refused without
+reading it all.
 
 The problems are the command's result, so they go to stdout (as a linter's do); stderr has only what stopped
 a file from being checked (agentmsg: FILE: cannot read: ...), usage errors, and after an invalid file's
@@ -242,13 +244,37 @@ def _expand(paths: list[str]) -> Iterator[tuple[str, bool]]:
         if path == "-" or not _is_pattern(path) or os.path.lexists(path):
             found, matched = [path], False
         else:
-            found = sorted(_glob(path))
+            found = sorted({p for each in _braces(path) for p in _glob(each)})
             found, matched = (found, True) if found else ([path], False)
         for p in found:
             key = p if p == "-" else os.path.normcase(os.path.abspath(p))
             if key not in seen:
                 seen.add(key)
                 yield p, matched
+
+
+def _braces(pattern: str) -> list[str]:
+    """The patterns a pattern's ``{a,b,...}`` stand for, as a shell's brace expansion gives them (``*.{json,sse}``:
+    ``*.json`` and ``*.sse``; several and nested groups too): one pattern for files of several kinds, which matches
+    none only when there is no file of any of them (a pattern per kind, one matching none, was an unreadable file).
+    A brace with no comma of its own, or none closing it, is itself."""
+    depth, start = 0, -1
+    commas: list[int] = []  # where the commas of the group at hand are
+    for at, char in enumerate(pattern):
+        if char == "{":
+            if depth == 0:
+                start, commas = at, []
+            depth += 1
+        elif char == "," and depth == 1:
+            commas.append(at)
+        elif char == "}" and depth > 0:
+            depth -= 1
+            if depth == 0 and commas:
+                head, tail = pattern[:start], pattern[at + 1 :]
+                cuts = [start, *commas, at]
+                inner = [pattern[a + 1 : b] for a, b in pairwise(cuts)]
+                return [p for each in inner for p in _braces(head + each + tail)]
+    return [pattern]
 
 
 def _glob(pattern: str) -> Iterator[str]:
@@ -353,7 +379,7 @@ def _named(entries: list[os.DirEntry[str]], part: str) -> list[os.DirEntry[str]]
 
 
 def _is_pattern(path: str) -> bool:
-    return any(c in path for c in "*?[")
+    return any(c in path for c in "*?[") or len(_braces(path)) > 1
 
 
 def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO, *, matched: bool = False) -> None:
@@ -412,6 +438,7 @@ def add_parser(sub: Any) -> None:
         "files",
         nargs="+",
         metavar="FILE",
-        help="JSON value, array or JSON Lines; '-' for stdin; a quoted glob pattern ('data/**/*.jsonl') is expanded",
+        help="JSON value, array, JSON Lines or SSE; '-' for stdin; a quoted glob pattern "
+        "('data/**/*.{json,jsonl}') is expanded",
     )
     p.set_defaults(func=run)
