@@ -248,3 +248,18 @@ def test_a_crlf_split_across_reads_is_one_line_end() -> None:
     body += b"data: 2\r\n" + b"data: " + b"y" * 200_000 + b"\r\n\r\ndata: 3\r\n\r\n"
     lines = [(line, data[:6]) for line, data in _sse_lines(body)]
     assert lines == [(2, "xxxxxx"), (4, "2\nyyyy"), (7, "3")]
+
+
+class _Trickle(io.BytesIO):
+    """A file that gives at most one byte a read (a pipe may give less than asked)."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        return super().read(1)
+
+
+def test_a_bom_cut_by_short_reads_is_no_part_of_the_first_line() -> None:
+    """A BOM read a byte at a time was taken for the first line's text: the comment after it was then no comment,
+    and the event after it got line 1 (its first field line is 2)."""
+    body = "\ufeff: a comment\ndata: 1\n\n".encode()
+    events = read_sse(_Trickle(body), event_sse_decoder())
+    assert [(line, _text(e.data)) for line, e in events] == [(2, "1")]

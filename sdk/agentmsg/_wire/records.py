@@ -438,12 +438,18 @@ def read_sse(stream: Readable, decoder: SSEDecoder) -> Iterator[tuple[int, SSEEv
         chunk = stream.read(_CHUNK)
         if not chunk:
             break
-        pos, size, cr = 0, len(chunk), 13 in chunk
+        pos = 0
         if head:
             head = False
+            while len(chunk) < len(_BOM) and _BOM.startswith(chunk):  # (a read shorter than a BOM: it is told whole)
+                more = stream.read(_CHUNK)
+                if not more:
+                    break
+                chunk += more
             if chunk.startswith(_BOM):
                 yield from ((line, event) for event in decoder.feed(chunk[: len(_BOM)]))
                 pos = len(_BOM)
+        size, cr = len(chunk), 13 in chunk
         if lf_owed:
             lf_owed = False
             if chunk[:1] == b"\n":
