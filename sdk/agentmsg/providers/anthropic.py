@@ -331,11 +331,15 @@ class _AnthropicWalk(TurnWalk):
     def text_part(self, text: str) -> Any:
         return {"type": "text", "text": text}
 
-    #: (message, the part before it) of the run of thinking blocks that goes first in that message's turn
-    _lead_run: tuple[int, Any] | None = None
+    def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        super().__init__(ctx, multi, agent)
+        #: (message, the part before it) of the run of thinking blocks that goes first in that message's turn (set
+        #: here: a class default is read the slow way until first set, Walk.hot_flags)
+        self._lead_run: tuple[int, Any] | None = None
 
-    def _first(self, i: int, prev: Any) -> bool:
-        """Whether a thinking block of message ``i`` goes to the start of its turn (else it stays in its place).
+    def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
+        """Whether a thinking block of message ``i`` goes to the start of its turn (else it stays in its place), and
+        its part.
 
         The API returns an assistant message that has thinking with thinking first, rejects one that has
         thinking but starts otherwise ("the first block must be thinking or redacted_thinking"), and asks for
@@ -350,38 +354,40 @@ class _AnthropicWalk(TurnWalk):
         continuation, say after ``pause_turn``, is generated after them: moving its thinking ahead of them would
         change its prefix); only when the turn holds no thinking yet does the message's first run go to the
         start of the turn (said ``thinking-moved``)."""
-        if self.role == self.assistant_role and self.lead:  # merged into a turn that starts with thinking
-            return False
-        if prev is None:  # the message starts with thinking (or this continues that first run)
-            self._lead_run = (i, None)
-            return True
-        run = self._lead_run
-        if run is None or run[0] != i:  # the message's first thinking, after other parts: its run goes first
-            self._lead_run = (i, prev)
-            return True
-        return run[1] is prev  # the same run (its blocks went first, so nothing came between), else in place
-
-    def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
         ctx = self.ctx
         meta = block.metadata or {}
         if meta.get("redacted") is True:
             data = meta.get("redactedData")
-            if isinstance(data, str) and data:
-                return self._first(i, prev), {"type": "redacted_thinking", "data": data}
-            ctx.report(
-                f"/{i}/content/{j}", "thinking-dropped", "redacted thinking without redactedData cannot be replayed"
-            )
-            return None
-        signature = meta.get("signature")
-        if isinstance(signature, str) and signature:
-            return self._first(i, prev), {"type": "thinking", "thinking": block.thinking, "signature": signature}
-        if self.demote and block.thinking:
-            ctx.report(f"/{i}/content/{j}", "thinking-demoted", "unsigned reasoning sent to anthropic as text")
-            return False, {"type": "text", "text": block.thinking}
-        ctx.report(
-            f"/{i}/content/{j}", "thinking-dropped", "unsigned reasoning cannot be sent as an Anthropic thinking block"
-        )
-        return None
+            if not isinstance(data, str) or not data:
+                ctx.report(
+                    f"/{i}/content/{j}", "thinking-dropped", "redacted thinking without redactedData cannot be replayed"
+                )
+                return None
+            part = {"type": "redacted_thinking", "data": data}
+        else:
+            signature = meta.get("signature")
+            if not isinstance(signature, str) or not signature:
+                if self.demote and block.thinking:
+                    ctx.report(f"/{i}/content/{j}", "thinking-demoted", "unsigned reasoning sent to anthropic as text")
+                    return False, {"type": "text", "text": block.thinking}
+                ctx.report(
+                    f"/{i}/content/{j}",
+                    "thinking-dropped",
+                    "unsigned reasoning cannot be sent as an Anthropic thinking block",
+                )
+                return None
+            part = {"type": "thinking", "thinking": block.thinking, "signature": signature}
+        # where it goes (the docstring says why; here, not in a method of its own: one call less per block)
+        if self.role == self.assistant_role and self.lead:  # merged into a turn that starts with thinking
+            return False, part
+        if prev is None:  # the message starts with thinking (or this continues that first run)
+            self._lead_run = (i, None)
+            return True, part
+        run = self._lead_run
+        if run is None or run[0] != i:  # the message's first thinking, after other parts: its run goes first
+            self._lead_run = (i, prev)
+            return True, part
+        return run[1] is prev, part  # the same run (its blocks went first, so nothing came between), else in place
 
     def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
         """Anthropic's own data, kept by the reader, back as the API gave it: a server tool's block (``server_tool_use``,

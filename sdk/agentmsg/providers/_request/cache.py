@@ -26,6 +26,7 @@ Each provider says what it does with a marker (its field table's ``metadata._cac
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, Final
 
 import attrs
@@ -80,9 +81,14 @@ def parse_mark(value: Any) -> Mark | str | None:
     return Mark(tuple(sorted(set(blocks))) if blocks is not None else None, ttl, name)
 
 
+_metadata = attrgetter("metadata")
+
+
 def message_marks(ctx: Context, messages: Sequence[Msg]) -> dict[int, Mark] | None:
     """The markers of ``messages`` (message index -> :class:`Mark`), None when there is none; a value that is no
-    marker is said (``cache-breakpoint-dropped``) and left out. One dictionary lookup per message."""
+    marker is said (``cache-breakpoint-dropped``) and left out. One dictionary lookup per message that holds metadata."""
+    if not any(map(_metadata, messages)):  # (the usual conversation holds no message metadata: one pass in C)
+        return None
     found: dict[int, Mark] | None = None
     for i, msg in enumerate(messages):
         meta = msg.metadata

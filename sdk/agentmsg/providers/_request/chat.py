@@ -57,11 +57,13 @@ class ChatWalk(Walk):
     #: a refusal (:func:`refusal_at`: OpenAI's ``message.refusal`` as the parser keeps it) goes back in the assistant
     #: message's ``refusal`` field, where the provider gave it; else it is text like any other
     refusals = False
-    #: (not typed_text, tool_name_field, tool_only_content, read once a message at most: OpenAI's walk, which sets the
-    #: others itself, stays well below 30 attributes: Walk.hot_flags)
+    #: (not typed_text, tool_only_content, read once a message at most: OpenAI's walk, which sets the others itself,
+    #: stays below 30 attributes, at 28: Walk.hot_flags; tool_name_field is read once a TOOL message, as the usual one
+    #: of every turn)
     hot_flags = (
         *Walk.hot_flags,
         "plain",
+        "tool_name_field",
         "reasoning_field",
         "reasoning_current_turn_only",
         "drop_empty",
@@ -445,7 +447,7 @@ class ChatWalk(Walk):
         open_calls = ctx.open_calls
         plain = self.plain
         named = self.tool_name_field
-        append = self.out.append
+        out = self.out  # (out.append per result: 3.11 specializes that call, not the read of a bound method)
         blocks: list[Any] = msg.content
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
@@ -460,7 +462,7 @@ class ChatWalk(Walk):
                     entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": call[0]}
                     if named:
                         entry["name"] = call[1]
-                    append(entry)
+                    out.append(entry)
                     if b.unknown_keys or output[0].unknown_keys:
                         looked = False
                 else:

@@ -4,7 +4,7 @@ System messages become the top-level system prompt; USER and TOOL messages, tool
 go into user turns; the current agent's ASSISTANT messages into assistant (model) turns. Consecutive
 parts of one role form one turn (every merge of two input messages is reported), so parallel tool
 results always land in the one user turn after the calls. Thinking parts stay where the model put
-them, unless the provider's hook sends one first in its turn (Anthropic: see its ``_first``), which
+them, unless the provider's hook sends one first in its turn (Anthropic: see its ``thinking_part``), which
 is reported when that moves it. A provider module subclasses :class:`TurnWalk` and supplies the block shapes.
 """
 
@@ -341,7 +341,6 @@ class TurnWalk(Walk):
         looked = self.quick.result  # (the usual results, looked at as they are sent: Quick)
         parts: list[Any] = []
         open_calls = ctx.open_calls
-        tool_result_part = self.tool_result_part
         blocks: list[Any] = msg.content
         marked = self.marked(i, blocks) if self.marks else None
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
@@ -356,7 +355,8 @@ class TurnWalk(Walk):
                 if b.unknown_keys or len(output) != 1 or type(output[0]) is not TextBlock or output[0].unknown_keys:
                     looked = False
                 if call is not None:
-                    parts.append(tool_result_part(b, call[0], call[1], i, j))
+                    # (a method call per result: 3.11 specializes it, not the read of a bound method)
+                    parts.append(self.tool_result_part(b, call[0], call[1], i, j))
                 else:
                     part = self._orphan_result(b, i, j)
                     if part is not None:
