@@ -445,20 +445,22 @@ class Msg(_msg_mod.Msg):
         return cls._from_parsed(loads(data, "msg"), strict, notes=notes, stacklevel=3)
 
     @classmethod
-    def _from_json_value(cls: type[M], data: Any) -> M | None:
+    def _from_json_value(cls: type[M], data: Any, restore: bool = True) -> M | None:
         """The message of ``data``, parsed JSON that can be written back (the caller has made sure: no lone
         surrogate, no integer beyond 64 bits, nothing but JSON values), through the decode fast path's typed
         checks without writing it as text (its strings are the message's own: a long reply's text is held
-        once); None when the fast path does not take it (then :meth:`_from_parsed` decides and says why)."""
+        once); None when the fast path does not take it (then :meth:`_from_parsed` decides and says why).
+        ``restore=False``: the caller knows :func:`restore_usage` has nothing to do (a reducer's message)."""
         fast = _fast_path.value if _fast_path.done else _fast_path()
-        return None if fast is None else cls._fast_result(fast.convert(data))
+        return None if fast is None else cls._fast_result(fast.convert(data), restore)
 
     @classmethod
-    def _fast_result(cls: type[M], msg: Any) -> M | None:
-        """What the fast path built (None: it did not take the input), if it is a ``cls``, its usage restored."""
+    def _fast_result(cls: type[M], msg: Any, restore: bool = True) -> M | None:
+        """What the fast path built (None: it did not take the input), if it is a ``cls``, its usage restored
+        (unless not ``restore``)."""
         if msg is None or not (cls is Msg or isinstance(msg, cls)):
             return None
-        if msg.usage is not None:
+        if restore and msg.usage is not None:
             restore_usage(msg)
         return msg  # type: ignore[no-any-return]
 

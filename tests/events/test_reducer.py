@@ -642,6 +642,20 @@ def test_usage_sum_saturates_at_its_maximum_and_is_reported() -> None:
     ]
 
 
+def test_a_reply_skips_restoring_usage_from_its_own_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A usage with a key Java lacks (reasoningTokens) keeps a copy of itself in metadata _chat_usage; the
+    message built on the fast path from such a copy has nothing to restore, so restore_usage is not asked."""
+    import agentmsg.message as message_mod
+
+    asked: list[object] = []
+    monkeypatch.setattr(message_mod, "restore_usage", asked.append)
+    usage = {"inputTokens": 3, "outputTokens": 2, "reasoningTokens": 1}
+    events = [ev(0, "AGENT_START"), ev(1, "MODEL_CALL_END", usage=usage), ev(2, "AGENT_END")]
+    (msg,) = reduce_events(orjson.loads(orjson.dumps(events)), trusted=True)
+    assert asked == []
+    assert msg.to_dict()["usage"] == usage and msg.metadata["_chat_usage"] == usage
+
+
 def test_usage_beyond_64_bits_is_rejected_not_turned_into_a_float() -> None:
     line = b'{"type":"MODEL_CALL_END","id":"e1","createdAt":"2025-01-01T00:00:00Z","replyId":"r","usage":{"inputTokens":18446744073709551617}}\n'
     r = Reducer()

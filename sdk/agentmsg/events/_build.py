@@ -133,7 +133,8 @@ def build(
         usage: Any = dict(reply.usage)
     else:
         usage = result.get("usage") if "usage" in result else None
-    if type(usage) is dict and not JAVA_USAGE_KEYS.issuperset(usage):
+    own_copy = type(usage) is dict and not JAVA_USAGE_KEYS.issuperset(usage)
+    if own_copy:
         # A usage holding a key AgentScope Java 2.0.0's ChatUsage lacks keeps a copy of itself in metadata
         # _chat_usage, a map Java keeps whole: the key survives a trip through Java (docs/wire-format.md).
         metadata[METADATA_CHAT_USAGE] = dict(usage)
@@ -160,7 +161,9 @@ def build(
         # with orjson's reserve.) What JSON cannot carry is looked for first, the text included (the C
         # writer's check, else the walk): found (the promise is broken, e.g. a lone surrogate), or a value
         # the fast path does not take, the message is decided and salvaged below as any other reply's.
-        msg = Msg._from_json_value(data)
+        # Usage is restored from a _chat_usage copy only: none, or the usage's own (the fast path takes a usage of
+        # known keys and no nulls, so its copy restores no key), is skipped (about 1% of a short reply's instructions).
+        msg = Msg._from_json_value(data, not own_copy and METADATA_CHAT_USAGE in metadata)
         if msg is not None:
             assert isinstance(msg, AssistantMessage)
             return msg
