@@ -205,6 +205,21 @@ def test_an_array_over_lines_gives_each_item_the_line_it_starts_on() -> None:
     assert list(read_records(b"[\n]\n")) == [] and list(read_records(b"[\n  []\n]")) == [Record("/0", [], None, 2)]
 
 
+def _tree(depth: int, width: int) -> str:
+    return "1" if depth == 0 else "[" + ", ".join(_tree(depth - 1, width) for _ in range(width)) + "]"
+
+
+def test_an_item_nested_deeper_than_the_scan_takes_whole_is_read_in_linear_steps() -> None:
+    """An item holding, at each of 7 levels, a full array 4 deep beside the next level: the scan's match of a
+    container up to 4 deep failed at each level and went back into every container it had matched, in steps
+    exponential in the depth (2 KB of it ran for minutes). Now it gives each item its line at once."""
+    item = "1"
+    for _ in range(7):
+        item = "[" + _tree(4, 3) + ", " + item + "]"
+    records = list(read_records(f"[\n{item},\n1]".encode()))
+    assert [(r.pointer, r.line) for r in records] == [("/0", 2), ("/1", 3)]
+
+
 def _text(data: str | bytes) -> str:
     return data if isinstance(data, str) else data.decode()
 

@@ -336,16 +336,22 @@ def _nested(depth: int) -> bytes:
     """A JSON array or object with containers nested at most ``depth`` deep in it (valid JSON: a bracket closes
     what it opens, so ``[`` and ``{`` need not be told apart), matched in time linear in its text: what may follow
     at each step is told by its first byte (a string, a container, a run of other bytes, which ends only before
-    one of theirs), so no text can be matched two ways and a match that fails gives up in as many steps as it
-    took."""
+    one of theirs), so no text can be matched two ways. Each container is matched atomically (a lookahead's group
+    matched again, as ``(?>...)`` does from Python 3.11): a match that fails does not go back into the containers
+    it matched, which ``re`` otherwise did, in time exponential in the depth (a 20 KB array of arrays and objects
+    nested 9 deep took seconds; each container's match is the only one there is, so what matches is the same)."""
     inner = _nested(depth - 1) + b"|" if depth else b""
-    return rb'[\[{](?:[^"\[\]{}]+(?=["\[\]{}])|' + _STRING + b"|" + inner + rb")*[\]}]"
+    name = b"c%d" % depth
+    body = rb'[\[{](?:[^"\[\]{}]+(?=["\[\]{}])|' + _STRING + b"|" + inner + rb")*[\]}]"
+    return b"(?=(?P<" + name + b">" + body + b"))(?P=" + name + b")"
 
 
 #: what comes before the next bracket, brace or comma of an array's items outside their strings and outside the
 #: containers nested up to 4 deep in them (an item of a conversation or an event stream is matched whole), and that
-#: one (group 1)
-_STRUCTURAL = re.compile(rb'(?:[^"\[\]{},]+(?=["\[\]{},])|' + _STRING + b"|" + _nested(4) + rb")*([\[\]{},])", re.S)
+#: one (group ``at``)
+_STRUCTURAL = re.compile(
+    rb'(?:[^"\[\]{},]+(?=["\[\]{},])|' + _STRING + b"|" + _nested(4) + rb")*(?P<at>[\[\]{},])", re.S
+)
 _VALUE = re.compile(rb"[^ \t\r\n]")
 
 
@@ -364,7 +370,7 @@ def _item_lines(text: bytes, at: int) -> Iterator[int]:
         yield at
         start = None
         for found in _STRUCTURAL.finditer(text, counted):
-            byte = found[1]
+            byte = found["at"]
             if byte in b"[{":
                 depth += 1
             elif byte in b"]}":
