@@ -787,3 +787,7 @@ def test_a_brace_pattern_stands_for_each_of_its_alternatives(tmp_path: Path) -> 
     (tmp_path / "x{1,2}.json").write_text(json.dumps(BAD))
     r = run("validate", "x{1,2}.json", cwd=tmp_path)
     assert r.returncode == 1 and r.stdout.startswith("x{1,2}.json:/content/0/type: ")
+    (tmp_path / "out{1,2}").mkdir()
+    (tmp_path / "out{1,2}" / "m.json").write_text(json.dumps(BAD))
+    r = run("validate", "out{1,2}/*.json", cwd=tmp_path)  # (matched none: out1/*.json, out2/*.json only)
+    assert r.returncode == 1 and r.stdout.startswith("out{1,2}/m.json:/content/0/type: "), r.stderr

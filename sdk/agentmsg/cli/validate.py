@@ -244,7 +244,8 @@ def _expand(paths: list[str]) -> Iterator[tuple[str, bool]]:
         if path == "-" or not _is_pattern(path) or os.path.lexists(path):
             found, matched = [path], False
         else:
-            found = sorted({p for each in _braces(path) for p in _glob(each)})
+            # (the pattern as given too: a folder or file whose name holds braces, which glob reads as such)
+            found = sorted({p for each in {path, *_braces(path)} for p in _glob(each)})
             found, matched = (found, True) if found else ([path], False)
         for p in found:
             key = p if p == "-" else os.path.normcase(os.path.abspath(p))
