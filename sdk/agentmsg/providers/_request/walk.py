@@ -287,7 +287,8 @@ class Walk:
             if whole and i in whole:
                 begin = self.mark_begin()
             try:
-                if open_calls and role is not _TOOL and orphans_calls(msg):  # (a TOOL message orphans no call: no call to ask)
+                # (a TOOL message orphans no call: it is not asked)
+                if open_calls and role is not _TOOL and orphans_calls(msg):
                     if role is _ASSISTANT and self._answered_after(msgs, i) and self.between(msg, i):
                         # (text between a call and its result: sent ahead of the call, said there)
                         if whole and i in whole:
