@@ -9,6 +9,7 @@ from datetime import date
 import pytest
 
 from agentmsg import Msg, Problem, ValidationError, is_valid, parse_timestamp
+from agentmsg._codec.timestamps import java_form_of_instant
 
 
 @pytest.mark.parametrize("stamp", ["9999-12-31 23:59:60", "9999-12-31T23:59:60.5Z", "9999-12-31T23:59:60+00:00"])
@@ -109,3 +110,35 @@ def test_the_msg_reader_names_the_path_and_rule_of_a_date_that_is_none() -> None
     with pytest.raises(ValidationError) as info:
         Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2026-02-30 12:00:00.000"}')
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/timestamp", "timestamp")]
+
+
+@pytest.mark.parametrize(
+    ("created_at", "form"),
+    [
+        ("2026-11-22T10:34:38.563248Z", "2026-11-22 10:34:38.563"),
+        ("2026-11-22t10:34:38.563248z", "2026-11-22 10:34:38.563"),
+        ("2026-11-22T10:34:38.563248392Z", "2026-11-22 10:34:38.563"),
+        ("2026-11-22T10:34:38Z", "2026-11-22 10:34:38.000"),
+        ("2026-11-22T10:34:38.5Z", "2026-11-22 10:34:38.500"),
+        ("2026-11-22T10:34:38.5632483921Z", None),  # finer than Java's Instant
+        ("2026-11-22T10:34:38.56324\u0661Z", None),  # 27 characters, a digit that is not ASCII
+        ("2026-11-22T10:34:38.563248+00:00", None),
+        ("2026-11-22 10:34:38.563248Z", None),
+        (1764000000, None),
+    ],
+)
+def test_an_event_instant_has_the_message_form_java_gives_it(created_at: object, form: str | None) -> None:
+    assert java_form_of_instant(created_at) == form
+
+
+def test_the_instant_every_producer_writes_takes_no_group_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply's createdAt (microseconds, UTC) is read by a pattern without groups: the one with groups, which
+    every reply paid for (about 1% of a short reply's reduce), is left to the other forms."""
+    import agentmsg._codec.timestamps as timestamps
+
+    class Refused:
+        def fullmatch(self, text: str) -> None:
+            raise AssertionError(f"group match of {text}")
+
+    monkeypatch.setattr(timestamps, "_RFC3339", Refused())
+    assert java_form_of_instant("2026-11-22T10:34:38.563248Z") == "2026-11-22 10:34:38.563"

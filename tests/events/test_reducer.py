@@ -1226,6 +1226,21 @@ def test_a_dedupe_window_given_as_a_numpy_like_int_is_taken_as_its_int() -> None
     assert [window.seen(i) for i in ("a", "b", "a", "c", "d", "a")] == [False, False, True, False, False, False]
 
 
+def test_a_dedupe_window_of_an_int_is_taken_without_the_general_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """reduce_events makes a reducer, and its window, per reply: the window's int size went through the check a
+    NumPy integer needs (hasattr, operator.index, require_count) each time. An int of at least 1 is taken at once
+    (others are checked as before: the test below)."""
+    from agentmsg.events import _dedupe
+
+    def refused(*args: Any) -> None:
+        raise AssertionError(f"checked: {args}")
+
+    monkeypatch.setattr(_dedupe, "require_count", refused)
+    assert _dedupe.DedupeWindow(4096).size == 4096
+    assert Reducer()._st.window.size == _dedupe.DEFAULT_DEDUPE_WINDOW
+    assert _dedupe.DedupeWindow(None).size is None
+
+
 @pytest.mark.parametrize(
     ("keyword", "value", "rule"),
     [

@@ -23,7 +23,7 @@ class DedupeWindow:
     __slots__ = ("current", "previous", "size")
 
     def __init__(self, size: int | None) -> None:
-        if size is not None:
+        if size is not None and not (type(size) is int and size >= 1):  # (the common size, an int, at once)
             if not isinstance(size, bool) and hasattr(type(size), "__index__"):
                 size = operator.index(size)  # (a NumPy integer, as the window took it before the check: its int)
             require_count(size, "dedupe_window", 1, "dedupe_window must be a whole number of at least 1 (or None)")

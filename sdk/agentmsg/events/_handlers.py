@@ -284,11 +284,10 @@ def _model_start(st: State, e: dict[str, Any], i: int) -> None:
         reply.model = model
 
 
-def _ending(st: State, e: dict[str, Any], i: int, key: str) -> str | None:
-    """A string from MODEL_CALL_END's envelope metadata (``finishReason``, ``model``); another value is
+def _ending(st: State, meta: dict[str, Any], i: int, key: str) -> str | None:
+    """A string from MODEL_CALL_END's envelope metadata ``meta`` (``finishReason``, ``model``); another value is
     reported (rule ``type``) and not taken."""
-    meta = e.get("metadata")
-    value = meta.get(key) if type(meta) is dict else None
+    value = meta.get(key)
     if value is None or type(value) is str:
         return value
     st.problem(i, f"/metadata/{key}", "type", f"{key} {value!r:.80} is not a string: not taken")
@@ -299,20 +298,23 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
     reply = st.current()
     # What the event says is read and checked whole first, then applied: strict mode raises at its first problem,
     # and the reducer keeps what it had (the model call and its tool calls still open: a cut stream stays cut).
-    finish_reason = _ending(st, e, i, "finishReason")
-    model = _ending(st, e, i, "model")
     meta = e.get("metadata")
-    refusal = meta.get("refusal") if type(meta) is dict else None
-    if refusal is not None and refusal is not True:
-        st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
-    structured = meta.get("structuredOutput") if type(meta) is dict else None
-    if structured is not None and type(structured) is not dict:
-        st.problem(
-            i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
-        )
-    grounding = meta.get("grounding") if type(meta) is dict else None
-    if grounding is not None and type(grounding) is not dict:
-        st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
+    if type(meta) is dict:  # looked up and type-checked once (it was three times each)
+        finish_reason = _ending(st, meta, i, "finishReason")
+        model = _ending(st, meta, i, "model")
+        refusal = meta.get("refusal")
+        if refusal is not None and refusal is not True:
+            st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
+        structured = meta.get("structuredOutput")
+        if structured is not None and type(structured) is not dict:
+            st.problem(
+                i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
+            )
+        grounding = meta.get("grounding")
+        if grounding is not None and type(grounding) is not dict:
+            st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
+    else:
+        finish_reason = model = refusal = structured = grounding = None
     usage = e.get("usage")
     changed = _usage_sums(st, reply, usage, i) if usage and type(usage) is dict else None
     if reply.model_open > 0:

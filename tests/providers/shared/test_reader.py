@@ -1391,6 +1391,39 @@ def test_created_at_is_rfc_3339_utc_with_microseconds_at_every_boundary(
     assert events and {e["createdAt"] for e in events} == {expected}
 
 
+def test_a_stream_parser_reads_the_clock_per_chunk_not_when_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply's parser stamps the events of each chunk with the time it was fed: the default clock is not read
+    when the parser is made (that reading was never used: about 4,000 instructions a reply). A builder made
+    alone reads it when it is made, and a clock given is asked then, as before."""
+    import time
+
+    from agentmsg.providers._response import parser as _parser
+
+    read: list[int] = []
+
+    def clock_ns() -> int:
+        read.append(1)
+        return 1_764_689_473_123_456_789
+
+    monkeypatch.setattr(time, "time_ns", clock_ns)  # (the builder's clock)
+    monkeypatch.setattr(_parser, "_time_ns", clock_ns)  # (the parser's inline copy of it)
+    parser = openai.StreamParser()
+    assert read == []
+    events = parser.feed(oai("hi"))
+    assert events and {e["createdAt"] for e in events} == {"2025-12-02T15:31:13.123456Z"}
+    fed = len(read)
+    alone = builder_module.StreamBuilder("openai")
+    assert len(read) == fed + 1 and alone._stamp == "2025-12-02T15:31:13.123456Z"
+    asked: list[int] = []
+
+    def clock() -> str:
+        asked.append(1)
+        return "then"
+
+    given = builder_module.StreamBuilder("openai", clock=clock)
+    assert asked == [1] and given._stamp == "then"
+
+
 @pytest.mark.no_kernel
 @pytest.mark.fuzz
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])

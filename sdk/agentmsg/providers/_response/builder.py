@@ -321,6 +321,9 @@ class StreamBuilder:
     choice ends, and given on its MODEL_CALL_END (``metadata.structuredOutput``, the message's metadata
     ``_structured_output``), or said (problem ``structured-output``) when it is no JSON object (the text is kept).
 
+    ``_tick_later`` (a stream parser's, which ticks at each chunk before any event): the default clock is not read
+    now (the events' createdAt is taken at the first :meth:`tick`).
+
     Events accumulate in :attr:`events`; :meth:`drain` hands them over.
     """
 
@@ -336,6 +339,7 @@ class StreamBuilder:
         agent_events: bool = True,
         structured_output: dict[str, Any] | None = None,
         redact: Callable[[str], str] | None = None,
+        _tick_later: bool = False,
     ) -> None:
         self.provider = provider
         #: What the texts of errors and problems go through before they are said (a client's: the credentials
@@ -380,7 +384,8 @@ class StreamBuilder:
 
         self._new_id: Callable[[], str] = id_factory
         self._now = clock or _now
-        self._stamp = self._now()
+        if clock is not None or not _tick_later:  # (a stream parser's feed ticks before any event: not taken twice)
+            self._stamp = self._now()
         self._choices: dict[int, _Choice] = {}
         self._blocks = 0
         self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet

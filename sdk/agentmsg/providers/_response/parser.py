@@ -105,7 +105,8 @@ class StreamParser:
 
     def __init__(self, reader: type[PayloadReader], spec: Spec, **options: Any) -> None:
         own = {k: options.pop(k) for k in reader.options if k in options}
-        self.builder = make_builder(options.pop("provider", spec.families[0]), **options)
+        # (feed ticks before the first event: the builder's own first reading of the clock was never used)
+        self.builder = make_builder(options.pop("provider", spec.families[0]), _tick_later=True, **options)
         self.reader = reader(self.builder, spec, **own)
         self._framer = Framer()
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
