@@ -285,7 +285,7 @@ def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[
 def _unknown_keys(instance: Any, kind: str, legacy: list[Problem]) -> list[Problem]:
     """The keys an instance's schema does not declare, but its legacy keys (said already), by pointer: a valid
     instance's, and an invalid one's too, as ``--strict`` says them (a misspelt key is often why a required one
-    is missing). None for a value that is no JSON the validator reads (its problem is said)."""
+    is missing). Empty for a value that is no JSON the validator reads (its problem is said)."""
     said = {p.pointer for p in legacy}
     try:
         unknown = find_unknown_keys(instance, kind)
