@@ -125,10 +125,32 @@ def test_the_msg_reader_names_the_path_and_rule_of_a_date_that_is_none() -> None
         ("2026-11-22T10:34:38.563248+00:00", None),
         ("2026-11-22 10:34:38.563248Z", None),
         (1764000000, None),
+        # no real date and time: refused as the event schema's date-time and Java's Instant.parse refuse them
+        ("2026-02-30T10:00:00.123456Z", None),
+        ("2026-04-31T10:00:00.123456Z", None),
+        ("2025-02-29T10:00:00.123456Z", None),
+        ("2026-00-10T10:00:00.123456Z", None),
+        ("2026-13-10T10:00:00.123456Z", None),
+        ("2026-01-00T10:00:00.123456Z", None),
+        ("2026-01-10T24:00:00.123456Z", None),  # (Java reads 24:00:00 as the next midnight; RFC 3339 has no hour 24)
+        ("2026-01-10T10:60:00.123456Z", None),
+        ("2026-01-10T10:00:60.123456Z", None),
+        ("2026-02-30T10:00:00Z", None),
+        ("2026-02-30t10:00:00.123456z", None),
+        ("2026-12-31T23:00:60.5Z", None),
+        # real ones the usual form's quick check leaves to the rule of every other form
+        ("2024-02-29T10:00:00.123456Z", "2024-02-29 10:00:00.123"),
+        ("2026-12-31T23:59:60.123456Z", "2026-12-31 23:59:60.123"),  # the leap second, as the schemas take it
+        ("2026-01-31T23:59:59.999999Z", "2026-01-31 23:59:59.999"),
+        ("2026-04-30T00:00:00.000000Z", "2026-04-30 00:00:00.000"),
     ],
 )
 def test_an_event_instant_has_the_message_form_java_gives_it(created_at: object, form: str | None) -> None:
+    """A createdAt of no real date and time gave a message timestamp the Msg schema refuses (the reducer then
+    blamed the message it made); it is none, as a createdAt that is not an instant at all."""
     assert java_form_of_instant(created_at) == form
+    if form is not None:
+        assert is_valid(_msg(form))
 
 
 def test_the_instant_every_producer_writes_takes_no_group_match(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ import pytest
 import agentmsg
 from agentmsg import (
     AssistantMessage,
+    Msg,
     Reducer,
     SizeLimitError,
     TextBlock,
@@ -428,6 +429,14 @@ def test_trusted_feeding_changes_nothing_for_valid_events(name: str) -> None:
         ("2026-11-22T10:34:38.abcZ", None),
         ("2026-11-22T10:34:38.5 Z", None),
         ("2026-11-22T10:34:38.\u0661Z", None),  # an Arabic-Indic digit: a digit to Python's re, not to RFC 3339
+        ("2026-02-30T10:00:00.123456Z", None),  # no real date and time (see also the test below)
+        ("2025-02-29T10:00:00.123456Z", None),
+        ("2026-04-31T10:00:00Z", None),
+        ("2026-01-10T24:00:00Z", None),
+        ("2026-01-10T10:60:00Z", None),
+        ("2026-01-10T10:00:60Z", None),
+        ("2024-02-29T10:00:00.123456Z", "2024-02-29 10:00:00.123"),
+        ("2026-12-31T23:59:60.5Z", "2026-12-31 23:59:60.500"),
     ],
 )
 def test_only_an_rfc3339_instant_in_utc_gives_the_timestamp(created_at: str, timestamp: str | None) -> None:
@@ -441,6 +450,29 @@ def test_only_an_rfc3339_instant_in_utc_gives_the_timestamp(created_at: str, tim
         ]
     )
     assert msg.to_dict()["timestamp"] == timestamp
+
+
+@pytest.mark.parametrize(
+    "created_at",
+    ["2026-02-30T10:00:00.123456Z", "2025-02-29T10:00:00.123456Z", "2026-01-10T24:00:00Z", "2026-01-10T10:00:60Z"],
+)
+def test_a_created_at_of_no_real_date_gives_no_timestamp_as_any_that_is_no_instant(created_at: str) -> None:
+    """Trusted events (a provider's reply) whose AGENT_START createdAt is no real date and time: the message
+    took it as '2026-02-30 10:00:00.123', which the Msg schema refuses, so the reducer left it out and blamed
+    the message it had made (rule timestamp). Now the message has none and no problem is said, as for a
+    createdAt that is no instant at all; untrusted, the event schema's date-time check alone says it."""
+    at = "2026-11-22T10:34:38Z"
+    events = [
+        {"type": "AGENT_START", "id": "1", "createdAt": created_at, "replyId": "m"},
+        {"type": "AGENT_END", "id": "2", "createdAt": at, "replyId": "m"},
+    ]
+    for trusted in (True, False):
+        r = Reducer()
+        r.feed_many(events, trusted=trusted)
+        (msg,) = r.finish()
+        assert msg.timestamp is None
+        assert Msg.from_json(msg.to_json()).timestamp is None
+        assert [(p.pointer, p.rule) for p in r.problems] == ([] if trusted else [("/0/createdAt", "format")])
 
 
 def test_text_with_a_lone_surrogate_fed_as_python_objects_is_replaced_and_said() -> None:

@@ -20,8 +20,14 @@ _JAVA = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?"
 _RFC3339 = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:([Zz])|([+-])(\d\d):(\d\d))", re.ASCII
 )
-#: the instant every producer writes (microseconds, UTC): no groups, so it matches for less than _RFC3339
-_INSTANT_MICROS = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d\.\d{6}[Zz]", re.ASCII)
+#: the instant every producer writes (microseconds, UTC, upper-case T and Z) of a real date and time: no groups,
+#: so it matches for less than _RFC3339. Month and day go together (Feb 29 and a leap second are left to
+#: parse_timestamp, the rule for every other form).
+_INSTANT_MICROS = re.compile(
+    r"\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+    r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{6}Z",
+    re.ASCII,
+)
 _ACCEPTED = (
     "AgentScope Java's 'yyyy-MM-dd HH:mm:ss.SSS' (read as UTC) or an RFC 3339 date-time with a zone "
     "('2025-01-01T12:00:00Z')"
@@ -92,13 +98,19 @@ def parse_timestamp(value: str) -> datetime:
 
 def java_form_of_instant(created_at: object) -> str | None:
     """An event ``createdAt`` in UTC (``2026-11-22T10:34:38.563248392Z``) in the message form
-    (``2026-11-22 10:34:38.563``); None when it is not an RFC 3339 instant in UTC."""
+    (``2026-11-22 10:34:38.563``); None when it is not an RFC 3339 instant in UTC of a real date and time
+    (February 30, hour 24 or second 60 of a minute but 23:59 are none, as the event schema's ``date-time``
+    has it; the leap second ``23:59:60`` is one, kept as the message form takes it)."""
     if type(created_at) is str and len(created_at) == 27 and _INSTANT_MICROS.fullmatch(created_at) is not None:
-        return f"{created_at[:10]} {created_at[11:23]}"  # every reply's form, 40% cheaper than the groups below
+        return created_at[:23].replace("T", " ")  # every reply's form, 40% cheaper than the groups below
     if not isinstance(created_at, str) or not created_at.endswith(("Z", "z")):
         return None
     match = _RFC3339.fullmatch(created_at)
     if match is None or len(match.group(7) or "") > 9:  # as Java's Instant writes it (the reducers agree on it)
+        return None
+    try:
+        parse_timestamp(created_at)  # a real date and time (the one rule of it)
+    except ValidationError:
         return None
     date, clock = created_at[:10], created_at[11:19]
     return f"{date} {clock}.{(match.group(7) or '').ljust(3, '0')[:3]}"

@@ -11,7 +11,7 @@ import { closeReply } from "./build.js";
 import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, assignOwn, isObject, keyOf, pyStr, req, setOwn, short } from "./state.js";
 import type { Json, Obj, State } from "./state.js";
 import { pointerOf } from "./json.js";
-import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
+import { LEGACY_EVENT_TYPES, event as legacyEvent, readsAsTimestamp } from "./legacy.js";
 import type { Note } from "./legacy.js";
 import { schemaProblems } from "./validate.js";
 
@@ -280,12 +280,13 @@ function usageSums(st: State, reply: Reply, usage: Obj, i: number): Obj {
 }
 
 /** `2026-11-22T10:34:38.563248392Z` -> `2026-11-22 10:34:38.563` (the written form, UTC). */
-/** An RFC 3339 instant in UTC (Python's _time._RFC3339 with a Z): only such a createdAt gives a timestamp. */
+/** An RFC 3339 instant in UTC (Python's _time._RFC3339 with a Z): only such a createdAt, of a real date and time
+ * (java_form_of_instant: not February 30, hour 24, second 60 but at 23:59), gives a timestamp. */
 const INSTANT = /^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.(\d{1,9}))?[Zz]$/;
 
 function javaTimestamp(createdAt: Json): string | null {
   const m = typeof createdAt === "string" ? INSTANT.exec(createdAt) : null;
-  if (m === null) return null;
+  if (m === null || !readsAsTimestamp(createdAt as string)) return null;
   return `${(createdAt as string).slice(0, 10)} ${(createdAt as string).slice(11, 19)}.${((m[1] ?? "") + "000").slice(0, 3)}`;
 }
 

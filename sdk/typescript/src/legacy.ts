@@ -200,7 +200,7 @@ const PY_STRIP = /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\
 
 /** Whether `value` is a timestamp agentmsg reads, as parse_timestamp decides: a real date and time (year 1 on;
  * second 60, a leap second, only in the minute that is 23:59 UTC, and not the last of 9999), an offset within 23:59. */
-function readsAsTimestamp(value: string): boolean {
+export function readsAsTimestamp(value: string): boolean {
   const text = value.replace(PY_STRIP, "");
   let m = JAVA_STAMP.exec(text);
   let offset = 0; // minutes east of UTC (Java's form is read as UTC)

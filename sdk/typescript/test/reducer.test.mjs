@@ -165,10 +165,24 @@ test("only an RFC 3339 instant in UTC gives the message its timestamp, as in Pyt
     ["2026-11-22T10:34:38.abcZ", null],
     ["2026-11-22T10:34:38.5 Z", null],
     ["2026-11-22T10:34:38.\u0661Z", null],
+    // no real date and time (java_form_of_instant): none, as Python's test_timestamps.py
+    ["2026-02-30T10:00:00.123456Z", null],
+    ["2025-02-29T10:00:00.123456Z", null],
+    ["2026-04-31T10:00:00Z", null],
+    ["2026-01-10T24:00:00Z", null],
+    ["2026-01-10T10:60:00Z", null],
+    ["2026-01-10T10:00:60Z", null],
+    ["2024-02-29T10:00:00.123456Z", "2024-02-29 10:00:00.123"],
+    ["2026-12-31T23:59:60.5Z", "2026-12-31 23:59:60.500"],
   ];
   for (const [createdAt, want] of cases) {
-    const [msg] = reduceEvents([{ type: "AGENT_START", id: "1", createdAt, replyId: "m" }, { type: "AGENT_END", id: "2", createdAt: at, replyId: "m" }]);
+    const r = new Reducer();
+    r.feed({ type: "AGENT_START", id: "1", createdAt, replyId: "m" });
+    r.feed({ type: "AGENT_END", id: "2", createdAt: at, replyId: "m" });
+    const [msg] = r.finish();
     assert.equal(msg.timestamp, want, createdAt);
+    // (a date of none became a timestamp the message schema refuses: left out, the message blamed, rule timestamp)
+    assert.ok(!r.problems.some((p) => p.rule === "timestamp"), createdAt);
   }
 });
 
