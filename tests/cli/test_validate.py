@@ -106,7 +106,7 @@ def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> Non
     deep = run("validate", "--output-format", "github", "--max-depth", "2", "-", stdin=json.dumps(GOOD))
     assert deep.returncode == 1
     assert deep.stdout == (
-        "::error file=-,line=1,title=agentmsg validate [max-depth]::nested deeper than 2 levels (limits.max_depth)\n"
+        "::error line=1,title=agentmsg validate [max-depth]::nested deeper than 2 levels (limits.max_depth)\n"
     )
     from agentmsg.cli.validate import _gh_data, _gh_property
 

@@ -268,6 +268,59 @@ def test_a_sarif_uri_is_the_files_own_name(tmp_path: Path) -> None:
     assert uri == {"uri": (tmp_path / names[0]).as_uri()} and uri["uri"].endswith("/bad%FF.json")
 
 
+def _stdin_names(*options: str) -> dict[str, Any]:
+    """What each report of ``validate OPTIONS -`` (an invalid message and, to the name too, a hint) names stdin."""
+    bad = json.dumps(msg("m1", "USER", {"type": "text"}))
+    said: dict[str, Any] = {}
+    r = run("validate", *options, "-", stdin=bad)
+    said["text"] = r.stdout.split(":", 1)[0]
+    said["json"] = {row["file"] for row in rows(run("validate", *options, "--json", "-", stdin=bad).stdout)}
+    github = run("validate", *options, "--output-format", "github", "-", stdin=bad).stdout
+    said["github"] = {line.split(" ", 1)[1].split(",")[0] for line in github.splitlines()}
+    sarif = json.loads(run("validate", *options, "--output-format", "sarif", "-", stdin=bad).stdout)
+    jsonschema.Draft4Validator(sarif_schema()).validate(sarif)
+    said["sarif"] = {
+        res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in sarif["runs"][0]["results"]
+    }
+    junit = ET.fromstring(run("validate", *options, "--output-format", "junit", "-", stdin=bad).stdout)
+    said["junit"] = {case.get("name") for case in junit.iter("testcase")}
+    closed = run("validate", *options, "--json", "-", stdin=None)  # (no bytes: rule empty, the file named)
+    said["empty"] = {row["file"] for row in rows(closed.stdout)}
+    return said
+
+
+def test_stdin_has_one_name_in_every_report_and_stdin_filename_gives_it() -> None:
+    """``validate -`` named stdin ``-`` in text, JSON and JUnit but ``stdin`` in SARIF, and its GitHub annotations
+    said ``file=-``, a file that is not there. Without a name it is ``-`` in each, and an annotation names no file
+    (it is the run's); --stdin-filename NAME (as ruff's and eslint's: pre-commit, an editor, a CI step piping a
+    file) names it in every report."""
+    assert _stdin_names() == {
+        "text": "-",
+        "json": {"-"},
+        "github": {"line=1"},  # (no file=)
+        "sarif": {"-"},
+        "junit": {"-"},
+        "empty": {"-"},
+    }
+    assert _stdin_names("--stdin-filename", "data/a b,c.json") == {
+        "text": "data/a b,c.json",
+        "json": {"data/a b,c.json"},
+        "github": {"file=data/a b%2Cc.json"},
+        "sarif": {"data/a%20b%2Cc.json"},
+        "junit": {"data/a b,c.json"},
+        "empty": {"data/a b,c.json"},
+    }
+    hinted = run("validate", "--stdin-filename", "x.jsonl", "--kind", "event", "-", stdin=json.dumps(msg("m", "USER")))
+    assert "agentmsg: x.jsonl: it looks like messages" in hinted.stderr
+    named = run("validate", "--stdin-filename", "x.json", "missing.json", stdin=None)  # (stdin not read: no effect)
+    assert named.stderr == "agentmsg: missing.json: cannot read: No such file or directory\n"
+    cut = json.dumps(
+        {"type": "TEXT_BLOCK_DELTA", "id": "1", "createdAt": T, "replyId": "r", "blockId": "b", "delta": "x"}
+    )
+    reduced = run("reduce", "--output-format", "github", "-", stdin=cut)  # (the same annotations: reduce's, format's)
+    assert reduced.stderr.startswith("::error title=agentmsg reduce [order]::"), reduced.stderr
+
+
 def test_every_report_points_at_an_sse_events_line_and_an_indented_items(tmp_path: Path) -> None:
     """A problem of an SSE event, or of an item of a JSON array written over several lines, had no line: the
     annotations and the SARIF results pointed at the file only (code scanning wants a region's startLine). Each

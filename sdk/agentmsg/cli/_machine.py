@@ -59,13 +59,11 @@ class Diagnostics:
         elif self.format in (None, "text"):
             print_problems(self.path, "", [problem], self.err, note=not fails)
         elif self.format == "github":  # validate's annotation, titled with this command
-            from agentmsg.cli.validate import _gh_data, _gh_property
+            from agentmsg.cli.validate import gh_command
 
-            title = _gh_property(f"agentmsg {self.command} [{problem.rule}]")
             text = f"{problem.pointer}: {problem.message}" if problem.pointer else problem.message
-            self.err.write(
-                f"::{'error' if fails else 'notice'} file={_gh_property(self.path)},title={title}::{_gh_data(text)}\n"
-            )
+            title = f"agentmsg {self.command} [{problem.rule}]"
+            self.err.write(gh_command("error" if fails else "notice", self.path, None, title, text))
         else:
             from agentmsg.cli.validate import REPORTS
 

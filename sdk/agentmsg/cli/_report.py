@@ -212,11 +212,10 @@ def _xml(text: str) -> str:
 def _uri(path: str) -> str:
     """A file's artifact URI: its path as given, relative (``/`` separators, its bytes %-escaped: a name that
     is not UTF-8 too), as SARIF viewers resolve it against the repository's root; an absolute path as a file:
-    URI; stdin is ``stdin``. A backslash is a separator on Windows only (a POSIX name may hold one)."""
+    URI; stdin is ``-``, as every other report names it (validate --stdin-filename names it). A backslash is a
+    separator on Windows only (a POSIX name may hold one)."""
     from urllib.parse import quote
 
-    if path == "-":
-        return "stdin"
     if os.path.isabs(path):
         return Path(path).as_uri()
     raw = os.fsencode(path)

@@ -66,7 +66,8 @@ line, an SSE event's first field line; a JSON syntax error's own line; null for 
 short), "pointer" (within the instance), "rule", "kind" ("error" or "note"), "message"}, and a file that cannot
 be read as rule "unreadable". With --output-format github, as GitHub Actions workflow commands (::error
 file=FILE,line=LINE,title=...::POINTER: message, ::notice for notes), which a workflow step shows as annotations
-on the files' lines (SARIF: each result's region.startLine; JUnit: "(line N)" in each failure).
+on the files' lines (SARIF: each result's region.startLine; JUnit: "(line N)" in each failure). Stdin ('-') is
+'-' in every report (its annotations name no file): --stdin-filename NAME names it (a file piped in).
 Keys the schema does not declare (a newer producer's) are accepted, as the readers keep them, and printed as notes
 (FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties]). Legacy keys
 (AgentScope's seed documents: a tool_use's arguments, a tool_result's result or toolUseId, a MODEL_CALL_END's own
@@ -122,21 +123,22 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     report = _reporter(args.output_format)
     stdin_once(*((f"FILE {i}", path) for i, path in enumerate(args.files, 1)))
     for path, matched in _expand(args.files):
+        name = args.stdin_filename if path == "-" and args.stdin_filename is not None else path  # (as shown)
         try:
             source = open_binary(path, file_only=matched)
         except UsageError as exc:
-            _unreadable(path, exc, args.output_format, out, matched=matched)
+            _unreadable(path, exc, args.output_format, out, matched=matched, name=name)
             unreadable = True
             continue
-        shown = shown_path(path)
+        shown = shown_path(name)
         file_invalid = False
         if isinstance(report, Collector):
-            report.file(shown, path)
+            report.file(shown, name)
         try:
             try:
                 findings = iter_check(source, kind=args.kind, provider=args.provider, strict=args.strict)
             except OSError as exc:  # reading the file's start, to tell its kind
-                raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+                raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
             empty = False  # (nothing but blanks: said as every command says it, with no hint)
             for f in reading(path, findings):
                 prefix = "" if f.instance is None else f"/{f.instance}"
@@ -146,9 +148,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     file_invalid = invalid = True
             hint = _hint(findings.head, findings.kind) if file_invalid and not empty else None
             if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
-                print(f"agentmsg: {said_path(path)}: {hint}", file=sys.stderr)
+                print(f"agentmsg: {said_path(name)}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
-            _unreadable(path, exc, args.output_format, out, matched=matched)
+            _unreadable(path, exc, args.output_format, out, matched=matched, name=name)
             unreadable = True
         finally:
             if path != "-":
@@ -212,12 +214,21 @@ def _github(
     n = 0
     for p in problems:
         pointer = prefix + p.pointer
-        props = f"file={_gh_property(path)}" + (f",line={line}" if line is not None else "")
-        props += f",title={_gh_property(f'agentmsg validate [{p.rule}]')}"
         text = f"{clip(pointer, POINTER_LIMIT)}: {clip(p.message)}" if pointer else clip(p.message)
-        out.write(f"::{'notice' if note else 'error'} {props}::{_gh_data(text)}\n")
+        out.write(gh_command("notice" if note else "error", path, line, f"agentmsg validate [{p.rule}]", text))
         n += 1
     return n
+
+
+def gh_command(level: str, path: str, line: int | None, title: str, text: str) -> str:
+    """A GitHub Actions workflow command (``::error`` or ``::notice``) on file ``path`` (and ``line``, when known),
+    escaped; stdin with no name (``-``, no --stdin-filename) is no file of the repository: no ``file=`` (the
+    annotation is the run's), as ``file=-`` would point at nothing."""
+    props = [f"file={_gh_property(path)}"] if path != "-" else []
+    if line is not None:
+        props.append(f"line={line}")
+    props.append(f"title={_gh_property(title)}")
+    return f"::{level} {','.join(props)}::{_gh_data(text)}\n"
 
 
 def _gh_data(text: str) -> str:
@@ -383,21 +394,25 @@ def _is_pattern(path: str) -> bool:
     return any(c in path for c in "*?[") or len(_braces(path)) > 1
 
 
-def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO, *, matched: bool = False) -> None:
+def _unreadable(
+    path: str, exc: UsageError, output_format: str, out: TextIO, *, matched: bool = False, name: str | None = None
+) -> None:
     """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
-    too (rule ``unreadable``). ``matched``: a file a pattern found (gone or changed since: the reason as it is)."""
+    too (rule ``unreadable``). ``matched``: a file a pattern found (gone or changed since: the reason as it is);
+    ``name``: the name it is shown by (stdin's, --stdin-filename), when not ``path``."""
     message = str(exc).removeprefix(f"{shown_path(path)}: ")
+    name = path if name is None else name
     if not matched and path != "-" and os.path.isdir(path):  # validate takes files, several: how to give a folder's
         where = shown_path(path).rstrip("/")
         message += f" (give its files: '{where}/**/*.json', quoted, is every .json file under it)"
     elif not matched and _is_pattern(path):  # a pattern (see _expand) that matched nothing
         message = "no file matches this pattern"
-    print(f"agentmsg: {said_path(path)}: {message}", file=sys.stderr)
+    print(f"agentmsg: {said_path(name)}: {message}", file=sys.stderr)
     if output_format != "text":
         report = _reporter(output_format)
         if isinstance(report, Collector):
-            report.file(shown_path(path), path)
-        report(shown_path(path), "", [Problem("", "unreadable", message)], out)
+            report.file(shown_path(name), name)
+        report(shown_path(name), "", [Problem("", "unreadable", message)], out)
 
 
 def add_parser(sub: Any) -> None:
@@ -433,6 +448,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--json", dest="output_format", action="store_const", const="json", help="the same as --output-format json"
+    )
+    p.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the name stdin ('-') is shown by in every report (as ruff's and eslint's): a GitHub annotation's "
+        "file, the SARIF artifact's URI, the JUnit testcase; without it stdin is '-' in each, and a GitHub "
+        "annotation names no file",
     )
     limit_options(p)
     p.add_argument(
