@@ -791,3 +791,72 @@ def test_a_brace_pattern_stands_for_each_of_its_alternatives(tmp_path: Path) -> 
     (tmp_path / "out{1,2}" / "m.json").write_text(json.dumps(BAD))
     r = run("validate", "out{1,2}/*.json", cwd=tmp_path)  # (matched none: out1/*.json, out2/*.json only)
     assert r.returncode == 1 and r.stdout.startswith("out{1,2}/m.json:/content/0/type: "), r.stderr
+
+
+#: brace patterns and what bash makes of each (nested groups, escaped braces and commas, a lone { or }, a group
+#: with no comma of its own); checked against bash itself where there is one
+BASH_BRACES = {
+    "{a,b}": ["a", "b"],
+    "{{a,b}": ["{a", "{b"],
+    "{{a,b}}": ["{a}", "{b}"],
+    "{a,b}}": ["a}", "b}"],
+    "}{a,b}": ["}a", "}b"],
+    "{a{b,c}": ["{ab", "{ac"],
+    "{a,b{c,d}": ["{a,bc", "{a,bd"],
+    "\\{a,b\\}": ["{a,b}"],
+    "a\\{b,c}": ["a{b,c}"],
+    "{a,b\\}": ["{a,b}"],
+    "{a\\,b,c}": ["a,b", "c"],
+    "{a\\}b,c}": ["a}b", "c"],
+    "{a,\\}}": ["a", "}"],
+    "\\\\{a,b}": ["\\a", "\\b"],
+    "{a\\\\,b}": ["a\\", "b"],
+    "{a}": ["{a}"],
+    "{}": ["{}"],
+    "{": ["{"],
+    "}": ["}"],
+    "}{": ["}{"],
+    "a{b": ["a{b"],
+    "{a,b": ["{a,b"],
+    "a,b}": ["a,b}"],
+    "{a,{b}}": ["a", "{b}"],
+    "{{a,b},c}": ["a", "b", "c"],
+    "x{a,{b,c}}y": ["xay", "xby", "xcy"],
+    "a{b{c,d}e,f}g": ["abceg", "abdeg", "afg"],
+    "{a,b}{c,d}": ["ac", "ad", "bc", "bd"],
+    "{a,b}}{c,d}": ["a}c", "a}d", "b}c", "b}d"],
+    "{,a}x": ["x", "ax"],
+    "*.{json,sse}": ["*.json", "*.sse"],
+    "{x,y}/**/*.{a,b}": ["x/**/*.a", "x/**/*.b", "y/**/*.a", "y/**/*.b"],
+}
+
+
+@pytest.mark.skipif(os.sep == "\\", reason="a backslash is a separator there, no escape")
+@pytest.mark.parametrize(("pattern", "bash"), BASH_BRACES.items())
+def test_a_brace_pattern_expands_as_bash_expands_it(pattern: str, bash: list[str]) -> None:
+    """'{{a,b}' gave '{a,b}' (the first brace's group took the second's, and had no comma of its own), '\\{a,b\\}'
+    gave '\\a' and 'b\\}' (a backslash escaped nothing): bash gives '{a' '{b' and '{a,b}'. The table is bash's
+    word for word, asked where bash is (noglob: the patterns as brace expansion leaves them)."""
+    from agentmsg.cli.validate import _braces
+
+    assert _braces(pattern) == bash
+    shell = shutil.which("bash")
+    if shell is None:
+        pytest.skip("no bash to ask")
+    said = subprocess.run(
+        [shell, "-c", f"set -f; printf '%s\\n' {pattern}"], capture_output=True, text=True, check=True
+    )
+    assert said.stdout.splitlines() == bash
+
+
+def test_an_escaped_or_a_lone_brace_names_the_file_that_has_it(tmp_path: Path) -> None:
+    """'\\{a,b\\}.json' is the file '{a,b}.json' (bash: ls \\{a,b\\}.json), '{{a,b}.json' the files '{a.json' and
+    '{b.json'; the pattern as given is a file too (a name with a backslash)."""
+    for name in ("{a,b}.json", "{a.json", "{b.json"):
+        (tmp_path / name).write_text(json.dumps(BAD))
+    r = run("validate", "--json", "\\{a,b\\}.json", "{{a,b}.json", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert [row["file"] for row in rows(r)] == ["{a,b}.json", "{a.json", "{b.json"]
+    (tmp_path / "\\{c,d\\}.json").write_text(json.dumps(BAD))
+    r = run("validate", "--json", "\\{c,d\\}.json", cwd=tmp_path)
+    assert [row["file"] for row in rows(r)] == ["\\{c,d\\}.json"], r.stderr

@@ -10,7 +10,6 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
-from itertools import pairwise
 from typing import Any, Final, TextIO
 
 import orjson
@@ -266,27 +265,77 @@ def _expand(paths: list[str]) -> Iterator[tuple[str, bool]]:
 
 
 def _braces(pattern: str) -> list[str]:
-    """The patterns a pattern's ``{a,b,...}`` stand for, as a shell's brace expansion gives them (``*.{json,sse}``:
+    """The patterns a pattern's ``{a,b,...}`` stand for, as bash's brace expansion gives them (``*.{json,sse}``:
     ``*.json`` and ``*.sse``; several and nested groups too): one pattern for files of several kinds, which matches
     none only when there is no file of any of them (a pattern per kind, one matching none, was an unreadable file).
-    A brace with no comma of its own, or none closing it, is itself."""
-    depth, start = 0, -1
-    commas: list[int] = []  # where the commas of the group at hand are
-    for at, char in enumerate(pattern):
+    As in bash, a group is a ``{`` with its own ``}`` and a comma of its own (``{a}`` and a lone ``{`` or ``}`` are
+    themselves, ``{{a,b}`` is ``{a`` and ``{b``), and a backslash makes the ``{``, ``}``, ``,`` or backslash after
+    it a plain character (``\\{a,b\\}`` is ``{a,b}``), taken off in the patterns given back; other backslashes stay
+    (a Windows path's separators: there none escapes)."""
+    escapes = os.sep != "\\"
+    return [_unescape(p) if escapes else p for p in _expand_braces(pattern, escapes)]
+
+
+#: the characters a backslash makes plain in a brace pattern (bash's quoting, as far as braces go)
+_BRACE_ESCAPED: Final = frozenset("{},\\")
+
+
+def _expand_braces(text: str, escapes: bool) -> list[str]:
+    """bash's ``brace_expand``: the first ``{`` that opens a group (its ``}`` found with a comma of its own), its
+    alternatives each expanded, after the text before it and before every expansion of the text after it."""
+    at = 0
+    while True:
+        at = _brace_scan(text, at, "{", escapes)
+        if at == len(text):
+            return [text]
+        close = _brace_scan(text, at + 1, "}", escapes)
+        if close < len(text):
+            break
+        at += 1  # (no group opens here: the next {)
+    head, alternatives, tail = text[:at], [], text[close + 1 :]
+    inner, begin = text[at + 1 : close], 0
+    while True:
+        comma = _brace_scan(inner, begin, ",", escapes)
+        alternatives += _expand_braces(inner[begin:comma], escapes)
+        if comma == len(inner):
+            break
+        begin = comma + 1
+    rests = _expand_braces(tail, escapes) if tail else [""]
+    return [head + each + rest for each in alternatives for rest in rests]
+
+
+def _brace_scan(text: str, at: int, wanted: str, escapes: bool) -> int:
+    """Where ``wanted`` is from ``at`` on, outside nested groups and not escaped (bash's ``brace_gobbler``); a
+    ``}`` only after a comma of its own group; ``len(text)`` when nowhere."""
+    depth, commas, i = 0, wanted != "}", at
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and escapes and text[i + 1 : i + 2] in _BRACE_ESCAPED:
+            i += 2
+            continue
+        if char == wanted and depth == 0 and commas:
+            return i
         if char == "{":
-            if depth == 0:
-                start, commas = at, []
             depth += 1
-        elif char == "," and depth == 1:
-            commas.append(at)
-        elif char == "}" and depth > 0:
+        elif char == "}" and depth:
             depth -= 1
-            if depth == 0 and commas:
-                head, tail = pattern[:start], pattern[at + 1 :]
-                cuts = [start, *commas, at]
-                inner = [pattern[a + 1 : b] for a, b in pairwise(cuts)]
-                return [p for each in inner for p in _braces(head + each + tail)]
-    return [pattern]
+        elif char == "," and depth == 0:
+            commas = True
+        i += 1
+    return i
+
+
+def _unescape(pattern: str) -> str:
+    """A brace pattern's escaped characters (``\\{``, ``\\}``, ``\\,``, ``\\\\``) as themselves."""
+    if "\\" not in pattern:
+        return pattern
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern[i] == "\\" and pattern[i + 1 : i + 2] in _BRACE_ESCAPED:
+            i += 1
+        out.append(pattern[i])
+        i += 1
+    return "".join(out)
 
 
 def _glob(pattern: str) -> Iterator[str]:
@@ -391,7 +440,7 @@ def _named(entries: list[os.DirEntry[str]], part: str) -> list[os.DirEntry[str]]
 
 
 def _is_pattern(path: str) -> bool:
-    return any(c in path for c in "*?[") or len(_braces(path)) > 1
+    return any(c in path for c in "*?[") or _braces(path) != [path]
 
 
 def _unreadable(
