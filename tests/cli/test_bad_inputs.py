@@ -319,7 +319,37 @@ def test_a_jsonl_line_of_invalid_utf8_is_said_alike_by_every_command_that_reads_
     tools.write_bytes(b'[{"name": "\xff"}]')
     assert main(["format", "--provider", "openai", "--tools", str(tools), str(messages)]) == 2
     err = capsys.readouterr().err
-    assert err == f"agentmsg: {tools}: not valid JSON: invalid UTF-8 at byte 11 (invalid start byte)\n"
+    assert err == f"agentmsg: {tools}: not valid JSON: invalid UTF-8 at byte 11 (invalid start byte) [utf-8]\n"
+
+
+@pytest.mark.parametrize(
+    ("held", "said"),
+    [
+        (
+            b'[{"name": "\\ud800"}]',
+            "not valid JSON: a lone UTF-16 surrogate escape (no low surrogate in string: line 1 column 12) [lone-surrogate]",
+        ),
+        (b"[1]\n[2]\n", "not valid JSON: unexpected content after document: line 2 column 1 (char 4) [json]"),
+        (b"[", "not valid JSON: unexpected end of data: line 1 column 2 [json]"),
+    ],
+)
+def test_a_tools_file_that_is_not_json_says_the_rule_in_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], held: bytes, said: str
+) -> None:
+    """A ``--tools`` file that is not JSON (a usage error, exit 2) was said without its rule (``not valid JSON:
+    invalid UTF-8 at byte 11 (invalid start byte)``), where ``parse`` says a body that is not JSON with it
+    (``... [utf-8]``) and the messages file's problems carry theirs: the rule is said after the message."""
+    conversation = tmp_path / "conversation.json"
+    conversation.write_bytes(orjson.dumps([_MSG]))
+    tools = tmp_path / "tools.json"
+    tools.write_bytes(held)
+    for argv in (
+        ["format", "--provider", "openai"],
+        ["count", "--provider", "openai"],
+        ["trim", "--provider", "openai", "--budget", "1000"],
+    ):
+        assert main([*argv, "--tools", str(tools), str(conversation)]) == 2, argv
+        assert capsys.readouterr().err == f"agentmsg: {tools}: {said}\n", argv
 
 
 def test_clip_counts_the_original_text_and_says_how_much_it_shows() -> None:

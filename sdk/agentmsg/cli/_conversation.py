@@ -110,8 +110,10 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
                 # a leading BOM skipped, as by every reader of JSON text (the one BOM policy: docs/wire-format.md)
                 tools = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                # in the SDK's words, as the messages file's are (orjson's for invalid UTF-8 are "surrogates not allowed")
-                said = next((r.problem.message for r in read_records(raw) if r.problem), f"not valid JSON: {exc}")
+                # in the SDK's words and with its rule, as the messages file's are (orjson's for invalid UTF-8 are
+                # "surrogates not allowed")
+                problem = next((r.problem for r in read_records(raw) if r.problem), None)
+                said = f"{problem.message} [{problem.rule}]" if problem else f"not valid JSON: {exc} [json]"
                 raise UsageError(f"{shown_path(tools_path)}: {said}") from None
             if not isinstance(tools, list):  # (null was taken as no tools, silently; trim said {} otherwise)
                 held = " (the file holds null)" if tools is None else ""
