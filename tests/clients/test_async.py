@@ -900,6 +900,41 @@ def test_close_from_another_thread_as_the_reader_takes_an_event_and_leaves(serve
     http.close()
 
 
+def test_the_trace_is_called_until_the_request_is_on_its_connection(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream's request carries httpcore's ``trace``, which gives ``close()`` from another thread a new
+    connection's network stream while the request waits for its headers. httpcore called it at the start and end
+    of each step (about 10 calls a request, the body's reads and the response's close included), each a few µs
+    for nothing once the connection was known. Now it is taken out of the request at the first event of the
+    connection's protocol: a request calls it for its new connection's connect (whose network stream ``close()``
+    shuts: the ``waiting-for-headers`` case above) and the first step on it, no more (a kept-alive connection's:
+    that step only). (The replay server closes each connection: each request here opens one.)"""
+    calls: list[str] = []
+    trace = ReplyStream._trace
+
+    def counted(stream: ReplyStream, event: str, info: dict[str, Any]) -> None:
+        calls.append(event)
+        trace(stream, event, info)
+
+    monkeypatch.setattr(ReplyStream, "_trace", counted)
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0)
+    seen = []
+    for _ in range(2):
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+        seen.append(calls[:])
+        calls.clear()
+    c.close()
+    connected = [
+        "connection.connect_tcp.started",
+        "connection.connect_tcp.complete",
+        "http11.send_request_headers.started",
+        "http11.send_request_headers.complete",
+    ]
+    assert seen == [connected, connected]
+
+
 def test_aclose_from_another_task_as_the_cancelled_loop_closes_its_response(server: ReplayServer) -> None:
     """A stop button's handler that cancels the stream's task and then calls ``aclose()``: the loop was closing its
     response (the cancellation's cleanup) and ``aclose()`` raised RuntimeError ('aclose(): asynchronous generator is

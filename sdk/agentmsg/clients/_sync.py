@@ -65,11 +65,24 @@ class ReplyStream(StreamState):
         self._gen: Generator[dict[str, Any], None, None] | None = None
         self._inner: Generator[dict[str, Any], None, None] | None = None  # _run(), each step taken under _running
         self._running = threading.Lock()  # held while a thread runs the stream (between two events it is free)
-        self._stop = threading.Event()  # close() from another thread asked the loop to end
-        self._stopped = False  # the same, read by the loop between events (Event.is_set is a Python call)
+        self._stopping: threading.Event | None = None  # made when first waited on or set (:attr:`_stop`)
+        self._stopped = False  # close() from another thread asked the loop to end (read between events)
         self._lock = threading.Lock()
         self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
+        self._traced: dict[str, Any] | None = None  # the extensions of the request sent now (its ``trace``)
         self._by_close = False  # close() (or ``with``) is closing the stream: not the garbage collector
+
+    @property
+    def _stop(self) -> threading.Event:
+        """Set once close() from another thread asked the loop to end: what a retry's wait waits on. Made when
+        first needed (a retry's wait, that close()): most streams never wait, and an Event (a Condition and its
+        lock) cost about as much as the rest of the stream's setup."""
+        with self._lock:
+            if self._stopping is None:
+                self._stopping = threading.Event()
+                if self._stopped:
+                    self._stopping.set()
+            return self._stopping
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
         if self._gen is None:
@@ -126,8 +139,9 @@ class ReplyStream(StreamState):
         # an event as the stop came (past its last check) and its thread gone on without another step: once the
         # step is over, the stream is closed here as between two events.
         self._stopped = True
-        self._stop.set()
         with self._lock:
+            if self._stopping is not None:
+                self._stopping.set()
             _shut(self._net)
         if self._running.acquire(timeout=wait):
             self._close_here()
@@ -155,13 +169,18 @@ class ReplyStream(StreamState):
         """The network stream now read (None: none), for close() from another thread to shut."""
         with self._lock:
             self._net = net
-        if net is not None and self._stop.is_set():
+        if net is not None and self._stopped:
             _shut(net)
 
     def _trace(self, event: str, info: dict[str, Any]) -> None:
-        """httpcore's trace: a new connection's network stream, while the request waits for its headers."""
-        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+        """httpcore's trace: a new connection's network stream, while the request waits for its headers. Once the
+        request is on its connection (an event of the connection's protocol: ``http11.``, ``http2.``) no other
+        connection comes for it, and the trace is taken out of the request's extensions: httpcore called it
+        about 10 times a request (each a few µs), for nothing after the connection was known."""
+        if event in _NEW_NETWORK:
             self._reading(info.get("return_value"))
+        elif not event.startswith("connection.") and self._traced is not None:
+            self._traced.pop("trace", None)
 
     def _check(self) -> None:
         if self._stopped:
@@ -189,7 +208,6 @@ class ReplyStream(StreamState):
         collected = False
         try:
             try:
-                self._reading(response.extensions.get("network_stream"))
                 feed, fold = parser.feed, self.reducer._feed_trusted
                 cap, size, over, grown = limits.max_bytes, 0, False, False
                 room = cap  # bytes the message may grow by before it is measured
@@ -245,6 +263,10 @@ class ReplyStream(StreamState):
                 return
             raise
         self._closed(parser)
+
+
+#: httpcore's trace events that give a new connection's network stream (``return_value``)
+_NEW_NETWORK = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
 
 
 def _tracer(stream: ReplyStream) -> Any:
@@ -449,21 +471,24 @@ class Client(BaseClient):
         self._close_abandoned()
         out = self._outgoing(request)
         policy = self._retry_policy()
-        extensions = {"trace": _tracer(stream)} if stream is not None else None
+        trace = _tracer(stream) if stream is not None else None
         attempt = 0
         while True:
             if stream is not None:
                 stream._check()
             try:
+                sent = self.http.build_request(
+                    "POST",
+                    out.url,
+                    headers=out.headers,
+                    content=out.content,
+                    timeout=self._timeout,
+                    extensions=None if trace is None else {"trace": trace},
+                )
+                if stream is not None:
+                    stream._traced = sent.extensions  # (this attempt's: its trace taken out once it is connected)
                 response = self.http.send(
-                    self.http.build_request(
-                        "POST",
-                        out.url,
-                        headers=out.headers,
-                        content=out.content,
-                        timeout=self._timeout,
-                        extensions=extensions,
-                    ),
+                    sent,
                     stream=True,
                     follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
                 )
@@ -477,8 +502,8 @@ class Client(BaseClient):
                 attempt += 1
                 continue
             if response.status_code < 300:
-                if stream is not None:
-                    stream._reading(None)
+                if stream is not None:  # (the body's network stream, which the stream's loop reads next)
+                    stream._reading(response.extensions.get("network_stream"))
                 return response
             arrived, broke = bytearray(), None
             if stream is not None:  # (a kept-alive connection's: no trace event named it)
