@@ -113,3 +113,13 @@ def test_lone_surrogate_escapes_become_replacement_characters(pieces: list[str])
     expected = re.sub("[\ud800-\udfff]", "\ufffd", json.loads(data)["a"])
     fixed = _without_lone_surrogates(data)
     assert orjson.loads(data if fixed is None else fixed)["a"] == expected
+
+
+def test_stream_builders_keep_their_attributes_in_slots() -> None:
+    # A builder has more attributes than CPython shares a dict's keys for: each reply's builder made a dict that
+    # grew by resizing. In slots, it makes none (a new attribute needs its slot: mypy says so).
+    from agentmsg.providers._response.builder import StreamBuilder
+    from agentmsg.providers._response.think import ThinkTagBuilder
+
+    for b in (StreamBuilder("openai"), ThinkTagBuilder("openai")):
+        assert not hasattr(b, "__dict__")

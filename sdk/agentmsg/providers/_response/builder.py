@@ -327,6 +327,46 @@ class StreamBuilder:
     Events accumulate in :attr:`events`; :meth:`drain` hands them over.
     """
 
+    # Slots: a builder has more attributes (35) than CPython 3.11 shares keys for (30), so each one made a dict
+    # that grew by resizing (about 7,000 instructions a reply); its attributes are read by slot, per chunk too.
+    __slots__ = (
+        "_blocks",
+        "_choices",
+        "_data",
+        "_data_ids",
+        "_exact",
+        "_fixed_id",
+        "_held",
+        "_later",
+        "_new_id",
+        "_not_kept_keys",
+        "_now",
+        "_pending",
+        "_redact",
+        "_renamed",
+        "_said",
+        "_signatures",
+        "_stamp",
+        "_unstarted",
+        "_whole_signatures",
+        "agent_events",
+        "closed",
+        "errors",
+        "events",
+        "ids_expected",
+        "model",
+        "name",
+        "not_kept_notes",
+        "payload",
+        "problems",
+        "provider",
+        "response_id",
+        "started_at",
+        "structured",
+        "unsaid",
+        "usage",
+    )
+
     def __init__(
         self,
         provider: str,

@@ -70,6 +70,8 @@ class ThinkTagBuilder(StreamBuilder):
     docstring). Only :meth:`text` reads differently; the builder's other calls first give the text held back (a
     tag's beginning that turned out to be text), so that it keeps its place before what they add."""
 
+    __slots__ = ("_opened", "_splits")
+
     def __init__(self, provider: str, *, opened: bool = False, **options: Any) -> None:
         super().__init__(provider, **options)
         self._opened = opened
