@@ -1765,3 +1765,22 @@ def test_an_option_that_is_none_of_its_choices_is_a_validation_error(field: str,
     with pytest.raises(agentmsg.ValidationError) as info:
         get("openai").format_request([agentmsg.UserMessage("q")], model="m", options={field: value})
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/options/{field}", "enum")]
+
+
+def test_tools_and_messages_of_other_sequence_and_mapping_types_are_read_as_lists_and_dicts() -> None:
+    # (the list and dict fast paths of normalize_tools and check_messages leave the other types to the ABCs)
+    from collections import UserDict
+
+    from agentmsg import UserMessage
+    from agentmsg.providers._request.context import check_messages
+    from agentmsg.providers._request.tools import normalize_tools
+
+    tool = {"name": "f", "parameters": {"type": "object"}}
+    assert normalize_tools((UserDict(tool),)) == normalize_tools([tool])
+    for bad in ("f", b"f", tool):
+        with pytest.raises(ValidationError):
+            normalize_tools(bad)
+    msgs = (UserMessage("hi"),)
+    assert list(check_messages(msgs)) == list(check_messages(list(msgs)))
+    with pytest.raises(ValidationError):
+        check_messages("hi")
