@@ -711,6 +711,25 @@ def test_a_pattern_gives_no_named_pipe(tmp_path: Path) -> None:
     assert list(_expand([f"{tmp_path}/pipe.json"])) == [(f"{tmp_path}/pipe.json", False)]
 
 
+def test_a_file_named_dash_that_a_pattern_matches_is_that_file(tmp_path: Path) -> None:
+    """'*' (or '{-,x}') in a folder holding a file named '-' gave '-', which was read as stdin: the file went
+    unchecked and stdin was checked in its place (with '-' given too, the file was dropped as stdin named twice).
+    A matched '-' is the file, shown as './-' ('data/*' gave 'data/-' already); only '-' as given is stdin."""
+    (tmp_path / "-").write_text(json.dumps(BAD))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "-").write_text(json.dumps(BAD))
+    stdin = json.dumps(GOOD)
+    for pattern in ("*", "-*", "{-,x}"):
+        r = run("validate", "--json", "--", pattern, stdin=stdin, cwd=tmp_path)
+        assert r.returncode == 1, pattern
+        assert [(row["file"], row["rule"]) for row in rows(r)] == [("./-", "role-content")], pattern
+    r = run("validate", "--json", "-", "*", "data/*", stdin=stdin, cwd=tmp_path)
+    assert r.returncode == 1  # (stdin's message is valid; '*' gives files, not the folder)
+    assert [(row["file"], row["rule"]) for row in rows(r)] == [("./-", "role-content"), ("data/-", "role-content")]
+    r = run("validate", "--json", "-", stdin=json.dumps(BAD), cwd=tmp_path)
+    assert [(row["file"], row["rule"]) for row in rows(r)] == [("-", "role-content")]
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
 def test_a_matched_file_that_changes_before_it_is_read_is_said_unreadable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -248,7 +248,8 @@ def _expand(paths: list[str]) -> Iterator[tuple[str, bool]]:
     that names no file as it is (quoted, so no shell expanded it: a CI step run without a shell, pre-commit's args,
     Windows), which gives the files it matches, sorted (``**`` any depth, as ajv-cli does), files only (no pipe:
     :func:`_glob`); one that matches none is said as unreadable. A file named again (twice, or given and matched)
-    is checked once, where first named."""
+    is checked once, where first named. A matched file named ``-`` is that file, given back as ``./-``: only a
+    ``-`` given as an argument is stdin (``'*'`` in a folder holding ``-`` read stdin instead)."""
     seen: set[str] = set()
     for path in paths:
         if path == "-" or not _is_pattern(path) or os.path.lexists(path):
@@ -256,12 +257,18 @@ def _expand(paths: list[str]) -> Iterator[tuple[str, bool]]:
         else:
             # (the pattern as given too: a folder or file whose name holds braces, which glob reads as such)
             found = sorted({p for each in {path, *_braces(path)} for p in _glob(each)})
-            found, matched = (found, True) if found else ([path], False)
+            found, matched = ([_a_file_path(p) for p in found], True) if found else ([path], False)
         for p in found:
             key = p if p == "-" else os.path.normcase(os.path.abspath(p))
             if key not in seen:
                 seen.add(key)
                 yield p, matched
+
+
+def _a_file_path(path: str) -> str:
+    """A path a pattern matched, as it can be opened and shown: a file named ``-`` in the current folder as
+    ``./-`` (``-`` alone is stdin to every command)."""
+    return os.path.join(os.curdir, path) if path == "-" else path
 
 
 def _braces(pattern: str) -> list[str]:
