@@ -11,7 +11,7 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, TextIO, TypeVar, overload
 
 from agentmsg import limits
@@ -532,9 +532,11 @@ def binary(head: bytes) -> str | None:
     return f"binary data ({shown})" if odd * 8 > len(decoded) else None
 
 
-def reads_as(provider: str, data: bytes, *, stream: bool) -> bool:
+def reads_as(provider: str, data: bytes | Mapping[str, Any], *, stream: bool) -> bool:
     """Whether ``provider``'s reader takes ``data`` (a whole response, or the start of a stream) as its own: what
-    the hints that name another provider (``try --provider X``, ``agentmsg parse --provider X``) are told by."""
+    the hints that name another provider (``try --provider X``, ``agentmsg parse --provider X``) are told by. A
+    whole response may be given decoded (``decode_body``'s object), so that asking every provider
+    about one body decodes it once."""
     from agentmsg.events import PROBLEM_EVENT
     from agentmsg.providers import get
 
@@ -542,6 +544,7 @@ def reads_as(provider: str, data: bytes, *, stream: bool) -> bool:
         if not stream:
             get(provider).response_events(data)
             return True
+        assert isinstance(data, bytes)  # (a stream's start is read as bytes)
         parser = get(provider).stream_parser()
         events = parser.feed(data) + parser.close()
     except (ValueError, TypeError, RecursionError):  # (ValidationError and orjson's errors are ValueErrors)

@@ -26,7 +26,7 @@ import itertools
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 import orjson
 
@@ -62,7 +62,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.errors import ValidationError
 from agentmsg.events import Reducer
-from agentmsg.providers import Provider, StreamFlag, get, is_sse_body, providers, without_http_heads
+from agentmsg.providers import Provider, StreamFlag, decode_body, get, is_sse_body, providers, without_http_heads
 
 
 def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
@@ -107,17 +107,24 @@ def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterato
 
 
 def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dict[str, Any]]]:
-    """The events of a whole (non-streamed) response body."""
+    """The events of a whole (non-streamed) response body, decoded once: the provider's reader and, when it is
+    no such response, the hint (which asks every other provider's reader) read the one value (a body that is
+    not JSON was decoded again by each: 7 times)."""
+    body: Any = _NOT_JSON
     try:
-        events = get(args.provider).response_events(data, **_reply_options(args))
+        body = decode_body(data)
+        reply = body if isinstance(body, dict) else data  # (an array or a scalar as the bytes: a string is text)
+        events = get(args.provider).response_events(reply, **_reply_options(args))
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
-        hint = _hint(data, args.provider, stream=False)
+        hint = _hint(data, args.provider, stream=False, body=body)
         why = f"{exc.problems[0].message} [{exc.problems[0].rule}]" if isinstance(exc, ValidationError) else str(exc)
         said = f"{shown_path(args.file)}: not {_a(args.provider)} response: {clip(why)}"
         raise UsageError(said + (f" ({hint})" if hint else "")) from None
     yield events
 
 
+#: what :func:`_hint` is given for a body that is not JSON (no provider reads it as a response)
+_NOT_JSON: Final = object()
 _EVENT_TYPE = re.compile(r"[A-Z][A-Z_]+")
 _ROLES = frozenset(role.value for role in MsgRole)
 
@@ -142,10 +149,12 @@ def _first_payload(data: bytes) -> tuple[Any, bool]:
     return (values[0] if values else None), len(values) > 1 and not is_sse(text.lstrip())
 
 
-def _hint(data: bytes, provider: str, *, stream: bool) -> str | None:
+def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) -> str | None:
     """What ``data`` (the input, or the first chunk of a stream) looks like when it is no reply of ``provider``:
     the command or option that reads it (agentmsg messages, agent events, another provider's reply, a stream
-    given without --stream), or None."""
+    given without --stream), or None. ``body``: a whole response's value as ``decode_body`` gave it
+    (:data:`_NOT_JSON` when it is not JSON), which the other providers' response readers are asked about (an
+    object as it is, decoded once)."""
     try:
         first, lines = _first_payload(data)
     except RecursionError:  # (deeper than orjson's own limit is refused by it: only a safeguard)
@@ -159,7 +168,13 @@ def _hint(data: bytes, provider: str, *, stream: bool) -> str | None:
             return "it looks like agent events, not a provider's reply: reduce them with 'agentmsg reduce'"
     if lines and not stream and reads_as(provider, data, stream=True):
         return "it holds JSON lines, one payload per line: a streamed body? add --stream"
-    others = [name for name in ProviderNames() if name != provider and reads_as(name, data, stream=stream or lines)]
+    if stream or lines:
+        others = [name for name in ProviderNames() if name != provider and reads_as(name, data, stream=True)]
+    elif body is not _NOT_JSON:  # (not JSON is no provider's response)
+        value = body if isinstance(body, dict) else data  # (as the provider's reader was given it)
+        others = [name for name in ProviderNames() if name != provider and reads_as(name, value, stream=False)]
+    else:
+        others = []
     if others:
         what = "stream" if stream or lines else "response"
         more = "" if stream or not lines else " with --stream"

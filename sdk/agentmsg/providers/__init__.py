@@ -32,6 +32,7 @@ from agentmsg.providers._request.context import ERROR, INFO, LOSSY, REWRITE, RUL
 from agentmsg.providers._request.media import MediaPolicy
 from agentmsg.providers._request.prompt import system_prompt
 from agentmsg.providers._request.structured import StructuredOutput
+from agentmsg.providers._response.parser import decode_body
 from agentmsg.providers.base import Provider, Spec, StreamFlag
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ __all__ = [
     "Spec",
     "StreamFlag",
     "StructuredOutput",
+    "decode_body",
     "get",
     "is_sse_body",
     "providers",

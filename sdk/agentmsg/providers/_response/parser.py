@@ -38,7 +38,7 @@ from agentmsg.providers._response.think import make_builder
 if TYPE_CHECKING:
     from agentmsg.providers.spec import Spec
 
-__all__ = ["StreamParser", "read_response", "response_message", "run_parser"]
+__all__ = ["StreamParser", "decode_body", "read_response", "response_message", "run_parser"]
 
 
 _ESCAPE = re.compile(r"\\\\|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # an escaped backslash, or a surrogate escape
@@ -434,7 +434,7 @@ def read_response(
     ``arrays``: a JSON array of responses is accepted too). Whatever is not such a response raises
     :class:`ValidationError`: text that is not JSON (rule ``json``, ...), a body that is not an object
     (``type``), or a shape the provider's reader cannot follow (``shape``), never a bare TypeError."""
-    obj = _read_body(body) if isinstance(body, (bytes, bytearray, memoryview, str)) else body
+    obj = decode_body(body) if isinstance(body, (bytes, bytearray, memoryview, str)) else body
     if not (isinstance(obj, Mapping) or (arrays and isinstance(obj, list))):
         raise ValidationError.single("", "type", f"{what} is a JSON object, not a JSON {json_type(obj)}")
     try:
@@ -447,8 +447,11 @@ def read_response(
         ) from None
 
 
-def _read_body(body: bytes | bytearray | memoryview | str) -> Any:
-    """A response body read by the codec (under the limits). An integer beyond 64 bits, which a message cannot
+def decode_body(body: bytes | bytearray | memoryview | str) -> Any:
+    """A response body read by the codec (under the limits), as every provider's ``response_events`` and
+    ``parse_response`` read it: a caller that asks several providers about one body (``agentmsg parse``'s hint)
+    decodes it once with this and gives them the object. Raises :class:`ValidationError` for text that is not
+    JSON. An integer beyond 64 bits, which a message cannot
     hold, does not cost the whole reply: it is read as it is, so that a tool's input keeps it in its raw
     arguments text (``argumentsError``), as the streamed reply does; a count saturates (:func:`safe_int`).
     Anything else the codec refuses still raises. A leading UTF-8 byte order mark is not part of the JSON (RFC 8259
