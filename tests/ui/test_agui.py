@@ -188,6 +188,31 @@ def test_an_ag_ui_reply_reduces_to_its_message() -> None:
     assert events[0]["sessionId"] == "th1"
 
 
+@pytest.mark.parametrize(
+    ("created", "stamp"),
+    [
+        ("2016-12-31T23:59:60Z", 1483228800000),  # the next minute's first instant, as Msg.created_at reads it
+        ("2016-12-31T23:59:60.5Z", 1483228800500),
+        ("2016-12-31T18:59:60-05:00", 1483228800000),  # (23:59 UTC at its offset)
+        ("2016-12-31T23:58:60Z", None),  # (second 60 of another minute: no time at all)
+    ],
+)
+def test_a_leap_second_has_a_timestamp_and_comes_back_as_it_was(created: str, stamp: int | None) -> None:
+    """A createdAt of 23:59:60 (valid for the event schema, read by Java's Instant.parse) gave no AG-UI
+    timestamp: the events had no time for an AG-UI client, where the comment on the encoder's reading of times
+    said a leap second was read (inexactly). Now it has the time of the next minute's first instant, the SDK's
+    one reading of a leap second (agentmsg._codec.timestamps.parse_timestamp), and, having no millisecond of its
+    own, the createdAt travels in metadata: the round trip gives back the very events."""
+    msg = AssistantMessage([TextBlock(text="hi")], name="Friday")
+    events = emit_events(msg, id_factory=iter(f"e{i}" for i in range(99)).__next__, clock=lambda: created)
+    written, _ = encode(events)
+    stamps = [e.get("timestamp") for e in written if e["type"] != "CUSTOM"]  # (an event sent whole has its own)
+    assert stamps == [stamp] * len(stamps) and len(stamps) == 7
+    assert written[0]["metadata"]["agentmsg"]["createdAt"] == created
+    back, dec = decode([orjson.loads(orjson.dumps(e)) for e in written], strict=True)
+    assert back == events and dec.notes == []
+
+
 def test_chunks_are_expanded_as_the_client_expands_them() -> None:
     stream = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 1767225600123},

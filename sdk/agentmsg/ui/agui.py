@@ -38,7 +38,7 @@ from typing import Any, Final, TypeGuard
 
 import orjson
 
-from agentmsg._codec.timestamps import event_now
+from agentmsg._codec.timestamps import event_now, parse_timestamp
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.ui._protocol import SAFE_INTEGER, Decoder, Encoder, Notes, sse_frame, value_text
@@ -114,8 +114,11 @@ def _ms(created: Any) -> tuple[int | None, bool]:
     match = _UTC.fullmatch(created)  # lower-case t or z, an offset, a leap second: the slow way, inexact
     if match is None:
         try:
-            when = datetime.fromisoformat(created)
-        except ValueError:
+            if created[10:11] in ("T", "t") and created[17:19] == "60":  # a leap second, which datetime refuses:
+                when = parse_timestamp(created)  # the SDK's one rule, the next minute's first instant (or not one)
+            else:
+                when = datetime.fromisoformat(created)
+        except (ValueError, ValidationError):
             return None, False
         return ((when - _EPOCH) // _MS, False) if when.tzinfo is not None else (None, False)
     day = _day(match[1])
