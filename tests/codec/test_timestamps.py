@@ -164,3 +164,21 @@ def test_the_instant_every_producer_writes_takes_no_group_match(monkeypatch: pyt
 
     monkeypatch.setattr(timestamps, "_RFC3339", Refused())
     assert java_form_of_instant("2026-11-22T10:34:38.563248Z") == "2026-11-22 10:34:38.563"
+
+
+def test_the_usual_instant_form_reads_as_every_other_form_on_every_day_and_clock() -> None:
+    """The usual createdAt (microseconds, T and Z) is read by its own pattern; the same instant with a lower-case
+    z goes to parse_timestamp, the one rule of a real date and time. Both gave the message form of year 0000
+    differently: the pattern took it ('0000-01-01 10:00:00.123'), parse_timestamp (and the TypeScript reducer,
+    as datetime) has no year 0, so a reply's timestamp depended on the case of its Z."""
+    wrong = []
+    for year in (0, 1, 1999, 2000, 2001, 2024, 2100, 9999):
+        for month in range(14):
+            for day in range(33):
+                for clock in ("00:00:00", "23:59:59", "23:59:60", "24:00:00", "10:60:00", "10:00:60", "23:00:60"):
+                    usual = f"{year:04}-{month:02}-{day:02}T{clock}.123456Z"
+                    if java_form_of_instant(usual) != java_form_of_instant(usual.replace("Z", "z")):
+                        wrong.append(usual)
+    assert wrong == []
+    assert java_form_of_instant("0000-01-01T10:00:00.123456Z") is None
+    assert java_form_of_instant("0001-01-01T00:00:00.000000Z") == "0001-01-01 00:00:00.000"

@@ -436,6 +436,7 @@ def test_trusted_feeding_changes_nothing_for_valid_events(name: str) -> None:
         ("2026-01-10T10:60:00Z", None),
         ("2026-01-10T10:00:60Z", None),
         ("2024-02-29T10:00:00.123456Z", "2024-02-29 10:00:00.123"),
+        ("0000-01-01T10:00:00.123456Z", None),  # no year 0 (parse_timestamp, datetime, the TypeScript reducer)
         ("2026-12-31T23:59:60.5Z", "2026-12-31 23:59:60.500"),
     ],
 )

@@ -22,9 +22,9 @@ _RFC3339 = re.compile(
 )
 #: the instant every producer writes (microseconds, UTC, upper-case T and Z) of a real date and time: no groups,
 #: so it matches for less than _RFC3339. Month and day go together (Feb 29 and a leap second are left to
-#: parse_timestamp, the rule for every other form).
+#: parse_timestamp, the rule for every other form). Year 0000 is none (no datetime has it, nor parse_timestamp).
 _INSTANT_MICROS = re.compile(
-    r"\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+    r"(?!0000)\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
     r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{6}Z",
     re.ASCII,
 )

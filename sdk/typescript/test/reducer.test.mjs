@@ -173,6 +173,7 @@ test("only an RFC 3339 instant in UTC gives the message its timestamp, as in Pyt
     ["2026-01-10T10:60:00Z", null],
     ["2026-01-10T10:00:60Z", null],
     ["2024-02-29T10:00:00.123456Z", "2024-02-29 10:00:00.123"],
+    ["0000-01-01T10:00:00.123456Z", null], // no year 0 (Python took it by its quick pattern)
     ["2026-12-31T23:59:60.5Z", "2026-12-31 23:59:60.500"],
   ];
   for (const [createdAt, want] of cases) {
