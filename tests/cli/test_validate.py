@@ -847,6 +847,13 @@ BASH_BRACES = {
     "{,a}x": ["x", "ax"],
     "*.{json,sse}": ["*.json", "*.sse"],
     "{x,y}/**/*.{a,b}": ["x/**/*.a", "x/**/*.b", "y/**/*.a", "y/**/*.b"],
+    # a { at the start of the text (or of a group's alternative, or of what follows a group) right before a }
+    # opens no group in bash (find's {}); elsewhere it does
+    "{}a,b}": ["{}a,b}"],
+    "{a,b}{},c}": ["a{},c}", "b{},c}"],
+    "{},a}{b,c}": ["{},a}b", "{},a}c"],
+    "{a,{},b}": ["a", "{}", "b"],
+    "x{}a,b}": ["x}a", "xb"],
 }
 
 
@@ -866,6 +873,28 @@ def test_a_brace_pattern_expands_as_bash_expands_it(pattern: str, bash: list[str
         [shell, "-c", f"set -f; printf '%s\\n' {pattern}"], capture_output=True, text=True, check=True
     )
     assert said.stdout.splitlines() == bash
+
+
+def test_a_pattern_with_no_comma_and_close_after_a_brace_is_not_scanned_brace_by_brace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """'{' * 10,000 (or '{a,' * 5,000) scanned the rest of the pattern from every brace for a close that is not
+    there: 8 s (bash: 0.5 s). With no comma and } after a brace no group opens there or later: no scan."""
+    import agentmsg.cli.validate as validate
+
+    scans = 0
+    scan = validate._brace_scan
+
+    def counted(text: str, at: int, wanted: str, escapes: bool) -> int:
+        nonlocal scans
+        scans += 1
+        return scan(text, at, wanted, escapes)
+
+    monkeypatch.setattr(validate, "_brace_scan", counted)
+    for pattern in ("{" * 10_000, "{a," * 5_000, "}," + "{" * 10_000):
+        scans = 0
+        assert validate._braces(pattern) == [pattern]
+        assert scans <= 1, pattern
 
 
 def test_an_escaped_or_a_lone_brace_names_the_file_that_has_it(tmp_path: Path) -> None:

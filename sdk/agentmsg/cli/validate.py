@@ -285,6 +285,9 @@ def _braces(pattern: str) -> list[str]:
 
 #: the characters a backslash makes plain in a brace pattern (bash's quoting, as far as braces go)
 _BRACE_ESCAPED: Final = frozenset("{},\\")
+#: bash opens no group at a ``{`` after these (the text's start: "") followed by them or ``}`` (``find``'s ``{}``)
+_BRACE_BLANK: Final = frozenset(("", " ", "\t", "\n"))
+_BRACE_BLANK_OR_CLOSE: Final = _BRACE_BLANK | {"}"}
 
 
 def _expand_braces(text: str, escapes: bool) -> list[str]:
@@ -294,6 +297,9 @@ def _expand_braces(text: str, escapes: bool) -> list[str]:
     while True:
         at = _brace_scan(text, at, "{", escapes)
         if at == len(text):
+            return [text]
+        comma = text.find(",", at + 1)
+        if comma < 0 or text.find("}", comma + 1) < 0:  # no comma and } after it: no group here or on
             return [text]
         close = _brace_scan(text, at + 1, "}", escapes)
         if close < len(text):
@@ -321,7 +327,10 @@ def _brace_scan(text: str, at: int, wanted: str, escapes: bool) -> int:
             i += 2
             continue
         if char == wanted and depth == 0 and commas:
-            return i
+            if wanted != "{" or not (text[i - 1 : i] in _BRACE_BLANK and text[i + 1 : i + 2] in _BRACE_BLANK_OR_CLOSE):
+                return i
+            i += 1  # (a { at the start or after a blank, before a } or blank: bash opens none there)
+            continue
         if char == "{":
             depth += 1
         elif char == "}" and depth:
