@@ -313,6 +313,18 @@ def test_stdin_has_one_name_in_every_report_and_stdin_filename_gives_it() -> Non
     hinted = run("validate", "--stdin-filename", "x.jsonl", "--kind", "event", "-", stdin=json.dumps(msg("m", "USER")))
     assert "agentmsg: x.jsonl: it looks like messages" in hinted.stderr
     named = run("validate", "--stdin-filename", "x.json", "missing.json", stdin=None)  # (stdin not read: no effect)
+    for output_format in ("github", "sarif"):  # an empty name: 'file=,' and a SARIF URI "" code scanning refuses
+        empty = run(
+            "validate",
+            "--output-format",
+            output_format,
+            "--stdin-filename",
+            "",
+            "-",
+            stdin=json.dumps(GOOD_CONVERSATION),
+        )
+        assert (empty.returncode, empty.stdout) == (2, ""), empty.stdout
+        assert "--stdin-filename: the name is empty" in empty.stderr, empty.stderr
     assert named.stderr == "agentmsg: missing.json: cannot read: No such file or directory\n"
     cut = json.dumps(
         {"type": "TEXT_BLOCK_DELTA", "id": "1", "createdAt": T, "replyId": "r", "blockId": "b", "delta": "x"}

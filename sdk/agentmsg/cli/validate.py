@@ -120,6 +120,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     """Each file checked by ``agentmsg.iter_check`` (the API gives the findings; this prints them and the hints)."""
     invalid = unreadable = False
     report = _reporter(args.output_format)
+    if args.stdin_filename == "":  # (code scanning refuses a SARIF artifact URI that is empty; file= names none)
+        raise UsageError("--stdin-filename: the name is empty: give the file's path, or leave the option out")
     stdin_once(*((f"FILE {i}", path) for i, path in enumerate(args.files, 1)))
     for path, matched in _expand(args.files):
         name = args.stdin_filename if path == "-" and args.stdin_filename is not None else path  # (as shown)
