@@ -897,6 +897,16 @@ def test_a_pattern_with_no_comma_and_close_after_a_brace_is_not_scanned_brace_by
         assert scans <= 1, pattern
 
 
+def test_a_pattern_of_braces_nested_too_deeply_is_a_usage_error_not_a_deep_input() -> None:
+    """'{a,' * 1,000 + '}' * 1,000 ran out of Python's recursion and was said as 'the input is nested too deeply to
+    read (limits.max_depth) [max-depth]', exit 1: no input was read, and no limit governs it. A usage error now
+    (exit 2) naming the pattern, clipped."""
+    r = run("validate", "{a," * 1_000 + "}" * 1_000)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.startswith("agentmsg: {a,{a,") and "of 4,000 characters)" in r.stderr, r.stderr
+    assert r.stderr.endswith(": its brace groups nest too deeply to expand\n") and "max-depth" not in r.stderr
+
+
 def test_an_escaped_or_a_lone_brace_names_the_file_that_has_it(tmp_path: Path) -> None:
     """'\\{a,b\\}.json' is the file '{a,b}.json' (bash: ls \\{a,b\\}.json), '{{a,b}.json' the files '{a.json' and
     '{b.json'; the pattern as given is a file too (a name with a backslash)."""

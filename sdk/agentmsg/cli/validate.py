@@ -282,7 +282,11 @@ def _braces(pattern: str) -> list[str]:
     it a plain character (``\\{a,b\\}`` is ``{a,b}``), taken off in the patterns given back; other backslashes stay
     (a Windows path's separators: there none escapes)."""
     escapes = os.sep != "\\"
-    return [_unescape(p) if escapes else p for p in _expand_braces(pattern, escapes)]
+    try:
+        expanded = _expand_braces(pattern, escapes)
+    except RecursionError:  # (groups in groups hundreds deep: bash expands them; a CLI argument of no one's)
+        raise UsageError(f"{clip(shown_path(pattern), 80)}: its brace groups nest too deeply to expand") from None
+    return [_unescape(p) if escapes else p for p in expanded]
 
 
 #: the characters a backslash makes plain in a brace pattern (bash's quoting, as far as braces go)
