@@ -428,6 +428,79 @@ def test_a_task_cancelled_while_its_stream_closes_gives_the_connection_back(serv
     asyncio.run(main())
 
 
+def test_a_stream_read_whole_makes_no_task_to_close_its_response(server: ReplayServer) -> None:
+    """The body's reading task closes the response once the body is read whole (the connection back in the
+    pool), and the stream's end has nothing left to close: two tasks a stream (the request's, the body's), no
+    third to close the response (a task and its wait were about 1% of a recorded reply's instructions)."""
+    made: list[str] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        create_task = loop.create_task
+
+        def counted(coro: Any, **kw: Any) -> asyncio.Task[Any]:
+            made.append(coro.__qualname__)
+            return create_task(coro, **kw)
+
+        async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+            for _ in range(2):
+                server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+                loop.create_task = counted  # type: ignore[method-assign]
+                try:
+                    stream = c.stream(CONVO)
+                    assert (await stream.until_done()).generate_reason == "MODEL_STOP"
+                finally:
+                    loop.create_task = create_task  # type: ignore[method-assign]
+                assert stream.done
+
+    asyncio.run(main())
+    assert made.count("AsyncClient.send") == made.count("_Body._read") == 2
+    assert "_close" not in made
+
+
+def test_a_task_cancelled_while_its_read_body_closes_gives_the_connection_back(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body's reading task closes the response once it has read the body whole; the stream's task cancelled
+    (twice) meanwhile waits for that close to end and does not cancel it (a close cut halfway kept the
+    connection taken: the next request waited out the pool timeout)."""
+    gate: list[asyncio.Event] = []
+    closed: list[bool] = []
+    bound = httpx._client.BoundAsyncStream
+    close = bound.aclose
+
+    async def slow_close(self: Any) -> None:
+        gate[0].set()  # (closing now)
+        await gate[1].wait()
+        await close(self)
+        closed.append(True)  # (the close ran to its end: not cancelled halfway)
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        for _ in range(3):
+            server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+            gate[:] = [asyncio.Event(), asyncio.Event()]
+            stream = c.stream(CONVO)
+            task = asyncio.create_task(stream.until_done())
+            with monkeypatch.context() as m:
+                m.setattr(bound, "aclose", slow_close)
+                await gate[0].wait()
+                for _ in range(3):
+                    task.cancel()
+                    await asyncio.sleep(0)
+                gate[1].set()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            assert stream.done and stream.message is not None
+        assert closed == [True] * 3
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"
+        await http.aclose()
+
+    asyncio.run(main())
+
+
 def entering_the_wait(c: AsyncClient) -> asyncio.Event:
     """An event set when ``c`` begins a retry's wait (then it waits as usual)."""
     entered = asyncio.Event()

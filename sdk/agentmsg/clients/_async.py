@@ -9,8 +9,9 @@ the caller waits for it to finish before its cancellation goes on:
 
 * sending a request and reading a whole body: one task each (:func:`_once`);
 * a stream's body: one reading task per stream (:class:`_Body`), which reads ahead of the caller (at most
-  :data:`READ_AHEAD` bytes) while the caller takes the chunks it has read. When the stream ends, or the
-  caller leaves or is cancelled, that task is cancelled once and the response closed, in a task of their
+  :data:`READ_AHEAD` bytes) while the caller takes the chunks it has read, and closes the response itself once
+  it has read the body whole. When the caller leaves or is cancelled before that, or the read failed, that
+  task is cancelled once (never while it closes the response) and the response closed, in a task of their
   own that the caller waits for (:func:`_release`).
 """
 
@@ -74,18 +75,24 @@ class _Body:
 
     async def _read(self, response: httpx.Response) -> None:
         try:
-            chunks = self.chunks
-            async for chunk in araw_chunks(response):  # content-decoded (a gzipped stream)
-                chunks.append(chunk)
-                self._held += len(chunk)
-                if self._waiter is not None:
-                    self._wake()
-                if self._held >= READ_AHEAD:
-                    self._room = self._loop.create_future()
-                    await self._room
-        except Exception as exc:  # (httpx's errors, a read timeout: the caller raises it after the chunks before it)
-            with_request(exc, response)
-            self.error = exc
+            try:
+                chunks = self.chunks
+                async for chunk in araw_chunks(response):  # content-decoded (a gzipped stream)
+                    chunks.append(chunk)
+                    self._held += len(chunk)
+                    if self._waiter is not None:
+                        self._wake()
+                    if self._held >= READ_AHEAD:
+                        self._room = self._loop.create_future()
+                        await self._room
+            except Exception as exc:  # (httpx's errors, a read timeout: the caller raises it after the chunks before)
+                with_request(exc, response)
+                self.error = exc
+                return
+            # Read whole: the response is closed here (its connection back in the pool), and the caller's
+            # :func:`_release` has nothing left to do (no task of its own). From here the task is not cancelled
+            # (``response.is_closed`` tells :func:`_close`); an error closing it is raised by :func:`_release`.
+            await response.aclose()
         finally:
             self.ended = True
             self._wake()
@@ -137,7 +144,12 @@ async def _release(response: httpx.Response, reading: asyncio.Task[None] | None 
     """Close a response (its connection closed or back in the pool), after its ``reading`` task is cancelled once
     and has ended, in a task of its own, which ends even when the caller is cancelled again while it runs (a
     second ``Task.cancel()``: a TaskGroup's and a timeout's, a user's twice; see the module docstring). The
-    caller's cancellation is raised once the response is closed."""
+    caller's cancellation is raised once the response is closed. Nothing is left to do (no task made) when the
+    response is closed and its reading task has ended: a stream's body read whole (:meth:`_Body._read`)."""
+    if response.is_closed and (reading is None or reading.done()):
+        if reading is not None and not reading.cancelled():
+            reading.result()  # (an error closing the response)
+        return
     closing = asyncio.ensure_future(_close(response, reading))
     cancelled: asyncio.CancelledError | None = None
     while not closing.done():
@@ -151,9 +163,13 @@ async def _release(response: httpx.Response, reading: asyncio.Task[None] | None 
 
 
 async def _close(response: httpx.Response, reading: asyncio.Task[None] | None) -> None:
-    if reading is not None and not reading.done():
-        reading.cancel()
-        await asyncio.wait((reading,))
+    if reading is not None:
+        if not reading.done():
+            if not response.is_closed:  # (else the task, having read the body whole, is closing it: not cut)
+                reading.cancel()
+            await asyncio.wait((reading,))
+        if not reading.cancelled():
+            reading.result()  # (an error closing the response)
     await response.aclose()
 
 
