@@ -1784,3 +1784,37 @@ def test_tools_and_messages_of_other_sequence_and_mapping_types_are_read_as_list
     assert list(check_messages(msgs)) == list(check_messages(list(msgs)))
     with pytest.raises(ValidationError):
         check_messages("hi")
+
+
+def test_a_tools_cache_marker_is_read_only_when_it_has_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (normalize_tools asks _cache_mark only of a tool with a marker key, beside its name or its function's)
+    from collections import UserDict
+
+    from agentmsg.providers._request import tools as tools_module
+    from agentmsg.providers._request.tools import _cache_mark, normalize_tools
+
+    marked: list[Any] = [
+        {"name": "f", "parameters": {}, "_cache_control": True},
+        {"type": "function", "function": {"name": "f", "parameters": {}, "_cache_control": {"ttl": "1h"}}},
+        {"type": "function", "_cache_control": True, "function": {"name": "f", "parameters": {}}},
+        UserDict({"name": "f", "_cache_control": True}),
+    ]
+    for tool in marked:
+        (found,) = normalize_tools([tool])
+        spec = tool.get("function", tool)
+        assert found.cache is not None
+        assert found.cache == _cache_mark(tool, spec, 0)
+    with pytest.raises(ValidationError) as raised:
+        normalize_tools([{"type": "function", "function": {"name": "f", "_cache_control": 3}}])
+    assert raised.value.problems[0].pointer == "/tools/0/function/_cache_control"
+
+    def unasked(*args: Any) -> None:
+        raise AssertionError("_cache_mark asked of a tool with no marker")
+
+    monkeypatch.setattr(tools_module, "_cache_mark", unasked)
+    plain: list[Any] = [
+        {"name": "f", "parameters": {}},
+        {"type": "function", "function": {"name": "g"}},
+        UserDict(name="h"),
+    ]
+    assert [t.cache for t in normalize_tools(plain)] == [None, None, None]

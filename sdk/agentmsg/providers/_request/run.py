@@ -8,6 +8,7 @@ are done here, the same for every provider.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,8 @@ class Draft:
     #: the parser options the reply needs (structured output: ``_request/structured.py``)
     parser_options: Mapping[str, Any] = attrs.field(factory=dict)
 
+
+_CACHE = operator.attrgetter("cache")
 
 #: ``build(ctx, messages, tools, tool_choice) -> Draft``: a provider's request, its diagnostics said on ``ctx``
 Build = Callable[[Context, Sequence[Msg], list[ToolDef], "ToolChoice | None"], Draft]
@@ -119,7 +122,7 @@ def run_format(
         ctx.close_media()
     if structured is not None and "structured_output" not in draft.parser_options:
         ctx.report("/structured_output", "param-dropped", f"{spec.name} takes no structured output: not asked for")
-    if ctx.cache_marks or any(t.cache is not None for t in tool_defs):
+    if ctx.cache_marks or any(map(_CACHE, tool_defs)):  # (a tool's cache is a pair or None; no generator)
         _cache_said(ctx, table, tool_defs, spec.title)
     scan(ctx, msgs, table, ctx.unscanned)
     diagnostics = ctx.finish(strict)
