@@ -178,3 +178,19 @@ def test_the_command_line_gives_every_place(output_format: str | None) -> None:
     dropped = [d for d in lines if d["rule"] == "thinking-dropped"]
     assert len(dropped) == 1 and dropped[0]["pointers"] == [f"/{4 * t + 1}/content/0" for t in range(10)]
     assert all("pointers" not in d or len(d["pointers"]) > 1 for d in lines)
+
+
+def test_a_tool_key_no_field_maps_is_said_on_stderr(
+    conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --tools definition's keys that no field maps were dropped in silence: now each is said on stderr
+    (tool-key-dropped, lossy, at its pointer) as the other diagnostics are, the body without it, exit 0."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "f", "input_examples": [{"a": 1}], "parameters": {"type": "object"}}]))
+    assert main(["format", "--provider", "anthropic", "--tools", str(tools), str(conversation)]) == 0
+    out, err = capsys.readouterr()
+    said = [json.loads(line) for line in err.splitlines()]
+    assert [(d["pointer"], d["kind"]) for d in said if d["rule"] == "tool-key-dropped"] == [
+        ("/tools/0/input_examples", "lossy")
+    ]
+    assert "input_examples" not in out

@@ -462,6 +462,8 @@ _RULE_FIX = {
     "history-name-forges-line": "nothing is changed (as AgentScope Java); give the agents names of one line without"
     " `: ` or tags",
     "prefix-name-forges-line": "nothing is changed; give the agents names of one line without `]:`",
+    "tool-key-dropped": "take the key out of the tool definition (a message given as a tool: the conversation goes"
+    " in the messages), or give it as a key agentmsg maps (`_cache_control` for a prompt-cache marker)",
     "speaker-line-in-text": "nothing is changed (the history layout as AgentScope Java); if the other agent's text is"
     " not trusted, check or rewrite such lines before formatting",
 }

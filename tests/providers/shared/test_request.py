@@ -1818,3 +1818,72 @@ def test_a_tools_cache_marker_is_read_only_when_it_has_one(monkeypatch: pytest.M
         UserDict(name="h"),
     ]
     assert [t.cache for t in normalize_tools(plain)] == [None, None, None]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tool_definitions_keys_no_field_maps_are_said_each_at_its_pointer(name: str) -> None:
+    """normalize_tools read a definition's name, description, parameters (input_schema), strict, type/function and
+    _cache_control and dropped every other key without a word: a message given as a tool was a tool of its name, a
+    provider's own keys (Anthropic's cache_control, input_examples, OpenAI's defer_loading) were lost in silence. Now
+    each is said, tool-key-dropped (lossy) at its pointer, on every provider, the body as it was; the keys a
+    definition maps are not said."""
+    msgs = [agentmsg.UserMessage("hi")]
+    params = {"type": "object", "properties": {"a": {"type": "string"}}}
+    mapped: list[dict[str, Any]] = [
+        {"name": "bob", "description": "d", "parameters": params, "strict": True, "_cache_control": True},
+        {
+            "type": "function",
+            "function": {"name": "f", "input_schema": params, "strict": False},
+            "_cache_control": True,
+        },
+        {"type": "function", "name": "g", "parameters": params},
+    ]
+    extra: list[dict[str, Any]] = [
+        {"id": "m1", "role": "USER", "content": [{"type": "text", "text": "x"}], "metadata": {}, **mapped[0]},
+        {
+            **mapped[1],
+            "function": {**mapped[1]["function"], "defer_loading": True, "a/b": 1, "_cache_control": True},
+            "cache_control": {"type": "ephemeral"},
+        },
+        {**mapped[2], "input_examples": [{"a": "x"}], "input_schema": {"type": "object"}},
+    ]
+    plain = get(name).format_request(msgs, model="m", tools=mapped)
+    assert [d for d in plain.diagnostics if d.rule == "tool-key-dropped"] == []
+    said = get(name).format_request(msgs, model="m", tools=extra)
+    assert said.body == plain.body
+    dropped = [(d.pointer, d.rule) for d in said.diagnostics if d.rule == "tool-key-dropped"]
+    assert dropped == [
+        ("/tools/0/id", "tool-key-dropped"),
+        ("/tools/0/role", "tool-key-dropped"),
+        ("/tools/0/content", "tool-key-dropped"),
+        ("/tools/0/metadata", "tool-key-dropped"),
+        ("/tools/1/cache_control", "tool-key-dropped"),
+        ("/tools/1/function/defer_loading", "tool-key-dropped"),
+        ("/tools/1/function/a~1b", "tool-key-dropped"),
+        ("/tools/1/function/_cache_control", "tool-key-dropped"),  # (the definition's own marker is the one read)
+        ("/tools/2/input_examples", "tool-key-dropped"),
+        ("/tools/2/input_schema", "tool-key-dropped"),  # (beside parameters, which is read)
+    ]
+    assert "'input_examples' not sent" in next(d.message for d in said.diagnostics if d.pointer.endswith("examples"))
+    assert RULES["tool-key-dropped"][0] == "lossy"
+    with pytest.raises(ValidationError) as info:
+        get(name).format_request(msgs, model="m", tools=extra, strict=True)
+    assert ("/tools/0/role", "tool-key-dropped") in [(p.pointer, p.rule) for p in info.value.problems]
+
+
+def test_a_custom_tools_keys_no_field_maps_are_said() -> None:
+    """An OpenAI custom tool's keys beyond name, description and format (beside type: custom, or in its custom
+    object) were dropped in silence as well, its _cache_control too (a custom tool takes no marker)."""
+    msgs = [agentmsg.UserMessage("hi")]
+    tools: list[dict[str, Any]] = [
+        {"type": "custom", "name": "c", "format": {"type": "text"}, "defer_loading": True, "_cache_control": True},
+        {"type": "custom", "custom": {"name": "d", "extra": 1}, "name": "d2"},
+    ]
+    r = get("openai").format_request(msgs, model="m", tools=tools)  # (the one provider that takes custom tools)
+    assert [d.pointer for d in r.diagnostics if d.rule == "tool-key-dropped"] == [
+        "/tools/0/defer_loading",
+        "/tools/0/_cache_control",
+        "/tools/1/name",
+        "/tools/1/custom/extra",
+    ]
+    assert r.body["tools"][0] == {"type": "custom", "custom": {"name": "c", "format": {"type": "text"}}}

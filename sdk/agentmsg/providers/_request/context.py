@@ -199,6 +199,10 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "schema-keyword-dropped": (LOSSY, "a JSON Schema keyword the provider does not take was removed"),
     "schema-keyword-converted": (REWRITE, "a JSON Schema keyword was rewritten into the provider's subset"),
     "param-dropped": (LOSSY, "a generation parameter the provider does not take was not sent"),
+    "tool-key-dropped": (
+        LOSSY,
+        "a key of a tool definition (or of its function object) that no provider field maps was not sent",
+    ),
     "tool-choice-changed": (LOSSY, "the tool choice was mapped to the nearest one the provider supports"),
     "field-dropped": (LOSSY, "a field of a message or block that the provider has no place for was not sent"),
     "unknown-key-dropped": (

@@ -33,6 +33,7 @@ from agentmsg.providers._request.tools import (
     normalize_tool_choice,
     normalize_tools,
     refuse_duplicate_names,
+    say_dropped_keys,
 )
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ def run_format(
         id_bad=id_bad,
         tool_name_ok=tool_name_ok,
     )
+    say_dropped_keys(ctx, tool_defs)
     ctx.structured = structured
     ctx.cache_marks = message_marks(ctx, msgs)
     table = spec.fields if spec.fields is not None else COMMON

@@ -39,6 +39,7 @@ __all__ = [
     "normalize_tool_choice",
     "normalize_tools",
     "refuse_duplicate_names",
+    "say_dropped_keys",
 ]
 
 
@@ -54,6 +55,9 @@ class ToolDef:
     #: the tool's prompt-cache marker (its ``_cache_control`` key: the tools up to this one are a breakpoint) and
     #: that key's pointer, or None
     cache: tuple[str, Mark] | None = None
+    #: the keys of the definition (and of its ``function`` or ``custom`` object) that nothing maps, as (pointer, key):
+    #: not sent by any provider, each said ``tool-key-dropped`` (:func:`say_dropped_keys`)
+    dropped: tuple[tuple[str, str], ...] = ()
 
 
 @attrs.frozen
@@ -67,6 +71,15 @@ _EMPTY_PARAMS: Final = {"type": "object", "properties": {}}
 #: The levels a request body puts around a tool definition at most (Gemini: body, tools, a tool, its declarations,
 #: a declaration): a definition nested deeper than ``limits.max_depth`` less these could not be written
 TOOL_ROOM: Final = 6
+#: the keys of a function tool's definition that are mapped (its ``function`` object's too; ``type`` only when it is
+#: ``function``); of an OpenAI custom tool's (beside ``type: custom``, or in its ``custom`` object)
+_FUNCTION_KEYS: Final = frozenset({"name", "description", "parameters", "input_schema", "strict", MARKER})
+_FLAT_KEYS: Final = _FUNCTION_KEYS | {"type"}
+_WRAPPER_KEYS: Final = frozenset({"type", "function", MARKER})
+_CUSTOM_KEYS: Final = frozenset({"name", "description", "format"})
+_CUSTOM_FLAT_KEYS: Final = _CUSTOM_KEYS | {"type"}
+_CUSTOM_WRAPPER_KEYS: Final = frozenset({"type", "custom"})
+_WHY: Final = "no provider field maps it (or a key given beside it takes its place)"
 
 
 def normalize_tools(tools: Any) -> list[ToolDef]:
@@ -77,7 +90,7 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         raise ValidationError.single("/tools", "type", "tools must be a list of tool definitions")
     out = []
     for i, tool in enumerate(tools):
-        pointer = f"/tools/{i}"
+        pointer = at = f"/tools/{i}"
         if type(tool) is not dict and not isinstance(tool, Mapping):
             raise ValidationError.single(pointer, "type", "a tool definition must be an object")
         if deeper_than(tool if type(tool) is dict else dict(tool), limits.max_depth - TOOL_ROOM):
@@ -108,8 +121,35 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
             raise ValidationError.single(pointer + "/strict", "type", "strict must be a boolean")
         # (_cache_mark only for a tool with a marker key: its pointer's text and the call cost ~1% of a format call)
         cache = _cache_mark(tool, spec, i) if MARKER in tool or (spec is not tool and MARKER in spec) else None
-        out.append(ToolDef(name, description, dict(params), strict, pointer, cache=cache))
+        dropped = _dropped(tool, spec, at, pointer)
+        out.append(ToolDef(name, description, dict(params), strict, pointer, cache=cache, dropped=dropped))
     return out
+
+
+def _dropped(tool: Mapping[str, Any], spec: Mapping[str, Any], at: str, pointer: str) -> tuple[tuple[str, str], ...]:
+    """The keys of a function tool's definition (at ``at``) and of its ``function`` object (``spec``, at ``pointer``)
+    that nothing reads, as (pointer, key): those outside :data:`_FUNCTION_KEYS`, ``input_schema`` beside
+    ``parameters``, the object's ``_cache_control`` beside the definition's."""
+    if spec is tool:
+        out = _unknown(tool, at, _FLAT_KEYS if tool.get("type") == "function" else _FUNCTION_KEYS)
+    else:
+        out = _unknown(tool, at, _WRAPPER_KEYS)
+        out += _unknown(spec, pointer, _FUNCTION_KEYS if tool.get(MARKER) is None else _FUNCTION_KEYS - {MARKER})
+    if "input_schema" in spec and "parameters" in spec:
+        out.append((f"{pointer}/input_schema", "input_schema"))
+    return tuple(out)
+
+
+def _unknown(obj: Mapping[str, Any], at: str, known: frozenset[str]) -> list[tuple[str, str]]:
+    return [(f"{at}/{_esc(str(k))}", str(k)) for k in obj if k not in known]
+
+
+def say_dropped_keys(ctx: Context, tools: list[ToolDef]) -> None:
+    """Say each key of the tool definitions that is not sent (``tool-key-dropped``, lossy), at its pointer: a key no
+    provider maps (another provider's spelling, a message's ``role``) is never dropped in silence."""
+    for t in tools:
+        for pointer, key in t.dropped:
+            ctx.report(pointer, "tool-key-dropped", f"tool definition key {key!r} not sent: {_WHY}")
 
 
 def refuse_duplicate_names(tools: list[ToolDef]) -> None:
@@ -156,6 +196,7 @@ def _named(spec: Mapping[str, Any], pointer: str) -> tuple[str, str | None]:
 def _custom_tool(tool: Mapping[str, Any], pointer: str) -> ToolDef:
     """An OpenAI custom tool definition (``{"type": "custom", "custom": {...}}``, or its keys beside the type)."""
     spec = tool
+    at = pointer
     if "custom" in tool:
         spec = tool["custom"]
         pointer += "/custom"
@@ -165,7 +206,11 @@ def _custom_tool(tool: Mapping[str, Any], pointer: str) -> ToolDef:
     fmt = spec.get("format")
     if fmt is not None and not isinstance(fmt, Mapping):
         raise ValidationError.single(pointer + "/format", "type", "a custom tool's format must be an object")
-    return ToolDef(name, description, {}, None, pointer, dict(fmt) if fmt is not None else {})
+    # (a custom tool takes no cache marker: its _cache_control is dropped as any other key)
+    dropped = _unknown(tool, at, _CUSTOM_FLAT_KEYS if spec is tool else _CUSTOM_WRAPPER_KEYS)
+    if spec is not tool:
+        dropped += _unknown(spec, pointer, _CUSTOM_KEYS)
+    return ToolDef(name, description, {}, None, pointer, dict(fmt) if fmt is not None else {}, dropped=tuple(dropped))
 
 
 def refuse_custom(tools: list[ToolDef], provider: str) -> None:
