@@ -194,3 +194,17 @@ def test_a_tool_key_no_field_maps_is_said_on_stderr(
         ("/tools/0/input_examples", "lossy")
     ]
     assert "input_examples" not in out
+
+
+def test_a_tools_file_of_messages_is_a_usage_error(
+    conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --tools file of messages (the files given the wrong way round) made each named message a tool of its name,
+    its other keys dropped (count and trim counted it so, without a word): now a definition holding role and content
+    is a usage error (exit 2) of format, count and trim alike, saying which item is a message."""
+    messages = tmp_path / "messages.json"
+    messages.write_bytes(encode_messages([UserMessage("x", name="bob")]))
+    for command in (["format"], ["count"], ["trim", "--budget", "1000"]):
+        assert main([*command, "--provider", "openai", "--tools", str(messages), str(conversation)]) == 2
+        err = capsys.readouterr().err
+        assert "/tools/0 is a message (it has role and content), not a tool definition" in err, (command, err)

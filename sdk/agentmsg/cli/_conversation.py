@@ -97,7 +97,8 @@ def run_command(
 def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics) -> tuple[bytes, Any] | None:
     """The conversation file's bytes and the ``--tools`` file's JSON (None without one); None when an input is over
     ``limits.max_bytes``, empty (:func:`~agentmsg.cli._io.empty_input`) or the tools file's JSON is not an array (``null`` included: said to ``diag``, rule
-    ``type`` at ``/tools``, as the formatters say it). A tools file that is not JSON is a usage error."""
+    ``type`` at ``/tools``, as the formatters say it). A tools file that is not JSON, or that holds a message, is a usage
+    error."""
     stdin_once((name, path), ("--tools", tools_path))
     tools = None
     try:
@@ -118,8 +119,21 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
             if not isinstance(tools, list):  # (null was taken as no tools, silently; trim said {} otherwise)
                 held = " (the file holds null)" if tools is None else ""
                 raise ValidationError([Problem("/tools", "type", f"tools must be a list of tool definitions{held}")])
+            _refuse_messages(tools, tools_path)
     except ValidationError as exc:  # an input over limits.max_bytes or empty, or tools that are not a list
         for p in exc.problems:
             diag.say(p, "error", True)
         return None
     return data, tools
+
+
+def _refuse_messages(tools: list[Any], tools_path: str) -> None:
+    """A ``--tools`` file of messages (a definition with ``role`` and ``content``) is a usage error: the files were
+    given the wrong way round, and each message would be a tool of its name, its other keys not sent."""
+    at = next((i for i, t in enumerate(tools) if isinstance(t, dict) and "role" in t and "content" in t), None)
+    if at is not None:
+        raise UsageError(
+            f"{shown_path(tools_path)}: /tools/{at} is a message (it has role and content), not a tool definition:"
+            " give the conversation as the messages file and tool definitions ({name, description, parameters})"
+            " in --tools"
+        )
