@@ -22,7 +22,7 @@ free text.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import attrs
 
@@ -43,8 +43,10 @@ __all__ = [
 ]
 
 
-@attrs.frozen
-class ToolDef:
+class ToolDef(NamedTuple):
+    """A tool definition as the formatters read it (a named tuple: made once per tool and call, about 5x cheaper
+    than a frozen attrs class, whose fields are each set through ``object.__setattr__``)."""
+
     name: str
     description: str | None
     parameters: dict[str, Any]
@@ -131,7 +133,10 @@ def _dropped(tool: Mapping[str, Any], spec: Mapping[str, Any], at: str, pointer:
     that nothing reads, as (pointer, key): those outside :data:`_FUNCTION_KEYS`, ``input_schema`` beside
     ``parameters``, the object's ``_cache_control`` beside the definition's."""
     if spec is tool:
-        out = _unknown(tool, at, _FLAT_KEYS if tool.get("type") == "function" else _FUNCTION_KEYS)
+        known = _FLAT_KEYS if tool.get("type") == "function" else _FUNCTION_KEYS
+        if tool.keys() <= known and ("input_schema" not in tool or "parameters" not in tool):
+            return ()  # (the usual definition: one subset check in C, not a pointer built per key)
+        out = _unknown(tool, at, known)
     else:
         out = _unknown(tool, at, _WRAPPER_KEYS)
         out += _unknown(spec, pointer, _FUNCTION_KEYS if tool.get(MARKER) is None else _FUNCTION_KEYS - {MARKER})
