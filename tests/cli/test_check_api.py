@@ -375,3 +375,31 @@ def test_an_sse_streams_findings_have_the_line_their_event_starts_on(end: str) -
         (1, "/blockId", "order", 5),
         (3, "/type", "order", 11),
     ]
+
+
+_BAD_DATE = {"type": "AGENT_END", "id": "e1", "createdAt": "2026-02-30T10:00:00.123456Z", "replyId": "r"}
+
+
+@pytest.mark.parametrize(
+    ("body", "instance"),
+    [
+        (json.dumps(_BAD_DATE), None),  # one JSON value
+        (json.dumps(_BAD_DATE) + "\n", None),  # one JSON line
+        (json.dumps([_BAD_DATE]), 0),  # a JSON array
+        (_sse(_BAD_DATE), 0),  # an SSE stream
+    ],
+    ids=["value", "json-line", "array", "sse"],
+)
+def test_an_events_schema_problem_is_said_once_where_the_file_is_one_event(body: str, instance: int | None) -> None:
+    """A file of one agent event whose createdAt is no date (February 30) said its ``format`` problem twice, as
+    the schema's and as the reducer's, when the file was that one event (a JSON value or a single JSON line):
+    the reducer's word on the same spot and rule was left out only when its pointer (``/0/createdAt``) was the
+    file's, not the instance's (``/createdAt``). Once in every form, the reducer's distinct problem kept."""
+    report = check(body.encode(), kind="event")
+    assert [(f.instance, f.pointer, f.rule) for f in report.findings] == [
+        (instance, "/createdAt", "format"),
+        (instance, "/type", "order"),  # (no reply open: the reducer's own, distinct)
+    ]
+    r = run("validate", "--kind", "event", "-", stdin=body)
+    assert r.returncode == 1
+    assert [line.rsplit(" [", 1)[1] for line in r.stdout.splitlines()] == ["format]", "order]"]

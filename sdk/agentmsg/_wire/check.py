@@ -245,7 +245,7 @@ def _findings(stream: Peeked, kind: str, provider: str | None, strict: bool) -> 
     checked = schema_kind(kind)
     for prefix, instance, error, line in _records(stream, checked):
         problems, notes = ([error], []) if error is not None else _check(instance, checked, strict)
-        across.add(instance if error is None else None, [p.under(prefix) for p in problems], line, prefix)
+        across.add(instance if error is None else None, problems, line, prefix)
         at = int(prefix[1:]) if prefix else None
         for p in problems:
             yield Finding(at, p.pointer, p.rule, p.message, line)
@@ -432,10 +432,13 @@ class Across:
 
     def add(self, instance: Any, problems: list[Problem], line: int | None = None, prefix: str = "/") -> None:
         """One instance of the file (None: it could not be read), the problems said of it already (their
-        pointers the file's): the reducer's own word on the same spot and rule is not said again; its line in
+        pointers the instance's): the reducer's own word on the same spot and rule is not said again; its line in
         the file, when known, and its pointer prefix (``""``: the file is this one instance)."""
         if self._reducer is not None and len(self._said) < self._said_max:
-            self._said.update((p.pointer, p.rule) for p in problems)
+            # keyed as the reducer points: /N, the instance's index in the file, even where the file is this one
+            # instance and its problems are said without /0 (a bad createdAt was said twice there)
+            at = f"/{self._count}"
+            self._said.update((at + p.pointer, p.rule) for p in problems)
         self._single = self._single or prefix == ""  # the file is one instance (its pointers the instance's)
         if self._lines is not None:
             self._lines.append(-1 if line is None else line)
