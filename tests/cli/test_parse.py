@@ -427,6 +427,37 @@ def test_cli_parse_of_json_lines_without_stream_says_to_add_it(
     assert run_cli("parse", "--provider", "openai", "--stream", str(path))[0] == 1  # (no finish reason: cut)
 
 
+def test_cli_parse_of_long_json_lines_without_stream_asks_the_readers_about_its_head(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON lines given without --stream were fed whole to each provider's stream reader that the hint asked: 7
+    times the body when none was the provider's (a 16 MB body: 117 MB fed, 3.8 s of CPU against 0.08 s now). The
+    readers are asked about its first chunk's whole lines, as about a stream's first chunk; the hints are the
+    same."""
+    from agentmsg.cli._io import CHUNK, reads_as
+
+    asked: list[bytes] = []
+
+    def counted(provider: str, data: Any, *, stream: bool) -> bool:
+        asked.append(data)
+        return reads_as(provider, data, stream=stream)
+
+    monkeypatch.setattr("agentmsg.cli.parse.reads_as", counted)
+    line = b'{"choices": [{"index": 0, "delta": {"content": "hi"}}]}\n'
+    path = tmp_path / "chunks.jsonl"
+    path.write_bytes(line * (8 * CHUNK // len(line)))
+    for provider, said in [
+        ("openai", "a streamed body? add --stream)\n"),
+        ("anthropic", "try --provider openai/deepseek/dashscope-compatible with --stream)\n"),
+    ]:
+        asked.clear()
+        capsys.readouterr()
+        assert run_cli("parse", "--provider", provider, str(path)) == (2, "")
+        assert capsys.readouterr().err.endswith(said)
+        assert asked and all(len(data) <= CHUNK and data.endswith(b"\n") for data in asked), [len(d) for d in asked]
+        assert len(asked) == (1 if provider == "openai" else 7)
+
+
 def test_cli_parse_hint_decodes_a_whole_body_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -149,6 +149,16 @@ def _first_payload(data: bytes) -> tuple[Any, bool]:
     return (values[0] if values else None), len(values) > 1 and not is_sse(text.lstrip())
 
 
+def _head(data: bytes) -> bytes:
+    """The whole lines of ``data`` in its first :data:`CHUNK` bytes (the first line at least): what the stream
+    readers are asked about JSON lines given without --stream, as they are asked about a stream's first chunk."""
+    if len(data) <= CHUNK:
+        return data
+    end = data.rfind(b"\n", 0, CHUNK)
+    end = data.find(b"\n") if end < 0 else end  # (one line longer than a chunk: that line)
+    return data if end < 0 else data[: end + 1]
+
+
 def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) -> str | None:
     """What ``data`` (the input, or the first chunk of a stream) looks like when it is no reply of ``provider``:
     the command or option that reads it (agentmsg messages, agent events, another provider's reply, a stream
@@ -166,6 +176,8 @@ def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) ->
         kind = item.get("type")
         if isinstance(kind, str) and _EVENT_TYPE.fullmatch(kind):
             return "it looks like agent events, not a provider's reply: reduce them with 'agentmsg reduce'"
+    if lines and not stream:  # (the whole body: every reader asked read all of it, 7 times for a stream's 16 MB)
+        data = _head(data)
     if lines and not stream and reads_as(provider, data, stream=True):
         return "it holds JSON lines, one payload per line: a streamed body? add --stream"
     if stream or lines:
