@@ -467,10 +467,15 @@ _RULE_FIX = {
     "speaker-line-in-text": "nothing is changed (the history layout as AgentScope Java); if the other agent's text is"
     " not trusted, check or rewrite such lines before formatting",
 }
+#: the example pointer of a formatter diagnostic said of something else than a message's block
+_RULE_POINTER = {
+    "tool-key-dropped": "/tools/0/cache_control",
+    "schema-keyword-dropped": "/tools/0/parameters/properties/x/examples",
+}
 for _rule, (_kind, _meaning) in PROVIDER_RULES.items():
     RULES[_rule] = (
         f"formatter diagnostic ({_kind}): {_meaning}",
-        f"`agentmsg format --provider P` / `validate --provider P`: `/3/content/0 [{_rule}]`",
+        f"`agentmsg format --provider P` / `validate --provider P`: `{_RULE_POINTER.get(_rule, '/3/content/0')} [{_rule}]`",
         _RULE_FIX.get(_rule, _FIX[_kind]),
     )
 
