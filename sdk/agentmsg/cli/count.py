@@ -76,7 +76,7 @@ def add_parser(sub: Any) -> None:
         **exit_status(
             "0  the count is printed (legacy-key notes on stderr do not count)",
             "1  the input is invalid or beyond the limits: the problems on stderr, no count",
-            "2  usage error, or a file that cannot be read (--tools: not JSON)",
+            "2  usage error, or a file that cannot be read (--tools: not JSON, or it holds a message)",
         ),
     )
     p.add_argument("--provider", required=True, choices=ProviderNames(), help="the provider counted for")

@@ -157,7 +157,7 @@ def add_parser(sub: Any) -> None:
             "0  the body is printed (diagnostics and legacy-key notes on stderr, one JSON line each, do not count)",
             "1  the input is invalid or beyond the limits, media is refused, or --strict met a lossy or",
             "   error diagnostic: the problems on stderr as JSON lines, no body",
-            "2  usage error, or a file that cannot be read (--tools: not JSON)",
+            "2  usage error, or a file that cannot be read (--tools: not JSON, or it holds a message)",
         ),
     )
     p.add_argument("--provider", required=True, choices=ProviderNames(), help="target provider")

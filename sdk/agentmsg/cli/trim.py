@@ -101,7 +101,7 @@ def add_parser(sub: Any) -> None:
             "0  the trimmed conversation is written (each removal a diagnostic on stderr, which does not count)",
             "1  the input is invalid, or the budget cannot be met (the system prompt and the latest turn alone",
             "   exceed it): the problem on stderr, nothing written",
-            "2  usage error, or a file that cannot be read or written (--tools: not JSON)",
+            "2  usage error, or a file that cannot be read or written (--tools: not JSON, or it holds a message)",
         ),
     )
     p.add_argument("--budget", required=True, type=whole_number("--budget", minimum=0), metavar="N", help="tokens")
