@@ -113,8 +113,8 @@ def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dic
     body: Any = _NOT_JSON
     try:
         body = decode_body(data)
-        reply = body if isinstance(body, dict) else data  # (an array or a scalar as the bytes: a string is text)
-        events = get(args.provider).response_events(reply, **_reply_options(args))
+        body = body if isinstance(body, dict) else data  # (an array or a scalar as the bytes: a string is text)
+        events = get(args.provider).response_events(body, **_reply_options(args))
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
         hint = _hint(data, args.provider, stream=False, body=body)
         why = f"{exc.problems[0].message} [{exc.problems[0].rule}]" if isinstance(exc, ValidationError) else str(exc)
@@ -162,9 +162,9 @@ def _head(data: bytes) -> bytes:
 def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) -> str | None:
     """What ``data`` (the input, or the first chunk of a stream) looks like when it is no reply of ``provider``:
     the command or option that reads it (agentmsg messages, agent events, another provider's reply, a stream
-    given without --stream), or None. ``body``: a whole response's value as ``decode_body`` gave it
-    (:data:`_NOT_JSON` when it is not JSON), which the other providers' response readers are asked about (an
-    object as it is, decoded once)."""
+    given without --stream), or None. ``body``: a whole response as the provider's reader was given it (an object
+    as ``decode_body`` gave it, decoded once; other JSON as the bytes), which the other providers' response readers
+    are asked about; :data:`_NOT_JSON` when it is not JSON."""
     try:
         first, lines = _first_payload(data)
     except RecursionError:  # (deeper than orjson's own limit is refused by it: only a safeguard)
@@ -183,8 +183,7 @@ def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) ->
     if stream or lines:
         others = [name for name in ProviderNames() if name != provider and reads_as(name, data, stream=True)]
     elif body is not _NOT_JSON:  # (not JSON is no provider's response)
-        value = body if isinstance(body, dict) else data  # (as the provider's reader was given it)
-        others = [name for name in ProviderNames() if name != provider and reads_as(name, value, stream=False)]
+        others = [name for name in ProviderNames() if name != provider and reads_as(name, body, stream=False)]
     else:
         others = []
     if others:
