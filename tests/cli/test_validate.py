@@ -854,6 +854,33 @@ BASH_BRACES = {
     "{},a}{b,c}": ["{},a}b", "{},a}c"],
     "{a,{},b}": ["a", "{}", "b"],
     "x{}a,b}": ["x}a", "xb"],
+    # sequences: integers (an increment, its sign ignored; zero-padded when an end starts with 0 or -0), letters
+    "x{1..3}y": ["x1y", "x2y", "x3y"],
+    "{3..1}": ["3", "2", "1"],
+    "{03..1}": ["03", "02", "01"],
+    "{-3..02}": ["-3", "-2", "-1", "00", "01", "02"],
+    "{-05..5..5}": ["-05", "000", "005"],
+    "{1..10..-3}": ["1", "4", "7", "10"],
+    "{+1..3}": ["1", "2", "3"],
+    "{5..5}": ["5"],
+    "{00..2}": ["00", "01", "02"],
+    "{1..2..0}": ["1", "2"],
+    "{a..e..2}": ["a", "c", "e"],
+    "{C..A}": ["C", "B", "A"],
+    "{1..2}{a..b}": ["1a", "1b", "2a", "2b"],
+    "day{01..3}.{json,sse}": [f"day0{d}.{k}" for d in (1, 2, 3) for k in ("json", "sse")],
+    # no sequence: the group is itself (a text after it still expanded), or its commas split it
+    "{1..3.}": ["{1..3.}"],
+    "{1..}": ["{1..}"],
+    "{..3}": ["{..3}"],
+    "{a..9}": ["{a..9}"],
+    "{ab..c}": ["{ab..c}"],
+    "{1..3..}": ["{1..3..}"],
+    "{1..3..x}": ["{1..3..x}"],
+    "{1..a}{b,c}": ["{1..a}b", "{1..a}c"],
+    "{a..{b,c}}": ["a..b", "a..c"],
+    "{1..3,x}": ["1..3", "x"],
+    "{99999999999999999999..1}x": ["{99999999999999999999..1}x"],
 }
 
 
@@ -895,6 +922,18 @@ def test_a_pattern_with_no_comma_and_close_after_a_brace_is_not_scanned_brace_by
         scans = 0
         assert validate._braces(pattern) == [pattern]
         assert scans <= 1, pattern
+
+
+def test_a_pattern_standing_for_too_many_patterns_is_a_usage_error() -> None:
+    """'{1..100000000}' (or twenty '{a,b}' groups: 2**20 patterns) was globbed pattern by pattern, hundreds of MB
+    of patterns first: more than 100,000 is a usage error naming the pattern, before any is built."""
+    from agentmsg.cli.validate import MAX_BRACE_PATTERNS, _braces
+
+    assert len(_braces("{1..100000}")) == MAX_BRACE_PATTERNS == 100_000
+    for pattern in ("{1..100001}", "{0..99999999999999}x", "{a,b}" * 20, "{1..1000}{1..1000}"):
+        r = run("validate", pattern)
+        assert (r.returncode, r.stdout) == (2, ""), (pattern, r.stderr)
+        assert r.stderr.endswith(": its brace groups stand for more than 100,000 patterns\n"), r.stderr
 
 
 def test_a_pattern_of_braces_nested_too_deeply_is_a_usage_error_not_a_deep_input() -> None:

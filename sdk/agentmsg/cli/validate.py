@@ -7,6 +7,7 @@ import contextvars
 import fnmatch
 import glob
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator
@@ -280,12 +281,18 @@ def _braces(pattern: str) -> list[str]:
     As in bash, a group is a ``{`` with its own ``}`` and a comma of its own (``{a}`` and a lone ``{`` or ``}`` are
     themselves, ``{{a,b}`` is ``{a`` and ``{b``), and a backslash makes the ``{``, ``}``, ``,`` or backslash after
     it a plain character (``\\{a,b\\}`` is ``{a,b}``), taken off in the patterns given back; other backslashes stay
-    (a Windows path's separators: there none escapes)."""
+    (a Windows path's separators: there none escapes). A group of no comma may be a sequence, as in bash:
+    ``{1..3}``, ``{a..e}``, ``{01..10..3}`` (an increment; zero-padded when an end is), else it is itself. A
+    pattern standing for more than :data:`MAX_BRACE_PATTERNS` patterns is a usage error."""
     escapes = os.sep != "\\"
     try:
         expanded = _expand_braces(pattern, escapes)
     except RecursionError:  # (groups in groups hundreds deep: bash expands them; a CLI argument of no one's)
         raise UsageError(f"{clip(shown_path(pattern), 80)}: its brace groups nest too deeply to expand") from None
+    except _TooMany:
+        raise UsageError(
+            f"{clip(shown_path(pattern), 80)}: its brace groups stand for more than {MAX_BRACE_PATTERNS:,} patterns"
+        ) from None
     return [_unescape(p) if escapes else p for p in expanded]
 
 
@@ -294,6 +301,15 @@ _BRACE_ESCAPED: Final = frozenset("{},\\")
 #: bash opens no group at a ``{`` after these (the text's start: "") followed by them or ``}`` (``find``'s ``{}``)
 _BRACE_BLANK: Final = frozenset(("", " ", "\t", "\n"))
 _BRACE_BLANK_OR_CLOSE: Final = _BRACE_BLANK | {"}"}
+#: the most patterns one pattern's brace groups may stand for (``{1..100000000}``: a mistake, not a file list)
+MAX_BRACE_PATTERNS: Final = 100_000
+#: a sequence's end as bash's ``strtoimax`` reads one (the left end may have blanks around it: ``legal_number``)
+_SEQ_INT: Final = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_INTMAX: Final = 2**63
+
+
+class _TooMany(Exception):
+    """A brace pattern stands for more than :data:`MAX_BRACE_PATTERNS` patterns."""
 
 
 def _expand_braces(text: str, escapes: bool) -> list[str]:
@@ -304,8 +320,8 @@ def _expand_braces(text: str, escapes: bool) -> list[str]:
         at = _brace_scan(text, at, "{", escapes)
         if at == len(text):
             return [text]
-        comma = text.find(",", at + 1)
-        if comma < 0 or text.find("}", comma + 1) < 0:  # no comma and } after it: no group here or on
+        comma = _separator(text, at + 1)
+        if comma < 0 or text.find("}", comma + 1) < 0:  # no comma (or ..) and } after it: no group here or on
             return [text]
         close = _brace_scan(text, at + 1, "}", escapes)
         if close < len(text):
@@ -313,26 +329,98 @@ def _expand_braces(text: str, escapes: bool) -> list[str]:
         at += 1  # (no group opens here: the next {)
     head, alternatives, tail = text[:at], [], text[close + 1 :]
     inner, begin = text[at + 1 : close], 0
+    if _brace_scan(inner, 0, ",", escapes, nested=True) == len(inner):  # (no comma at any depth: a sequence?)
+        sequence = _sequence(inner)
+        if sequence is None and not tail:
+            return [text]
+        alternatives = sequence if sequence is not None else [text[at : close + 1]]
+        rests = _expand_braces(tail, escapes) if tail else [""]
+        return _joined(head, alternatives, rests)
     while True:
         comma = _brace_scan(inner, begin, ",", escapes)
         alternatives += _expand_braces(inner[begin:comma], escapes)
         if comma == len(inner):
             break
         begin = comma + 1
+        if len(alternatives) > MAX_BRACE_PATTERNS:
+            raise _TooMany
     rests = _expand_braces(tail, escapes) if tail else [""]
+    return _joined(head, alternatives, rests)
+
+
+def _joined(head: str, alternatives: list[str], rests: list[str]) -> list[str]:
+    if len(alternatives) * len(rests) > MAX_BRACE_PATTERNS:
+        raise _TooMany
     return [head + each + rest for each in alternatives for rest in rests]
 
 
-def _brace_scan(text: str, at: int, wanted: str, escapes: bool) -> int:
-    """Where ``wanted`` is from ``at`` on, outside nested groups and not escaped (bash's ``brace_gobbler``); a
-    ``}`` only after a comma of its own group; ``len(text)`` when nowhere."""
+def _separator(text: str, at: int) -> int:
+    """Where the first ``,`` or ``..`` is from ``at`` on (-1 if none): a group needs one before its ``}``."""
+    found = [i for i in (text.find(",", at), text.find("..", at)) if i >= 0]
+    return min(found) if found else -1
+
+
+def _sequence(inner: str) -> list[str] | None:
+    """A group's text of no comma as bash's ``expand_seqterm`` reads it: ``x..y[..incr]``, both ends integers
+    (zero-padded to the longer end's width when an end starts with ``0`` or ``-0``) or both one ASCII letter,
+    every step from x to y (``incr``'s sign is ignored: the ends give the direction); None when it is no
+    sequence (the group is then itself, as in bash)."""
+    dots = inner.find("..")
+    if dots <= 0 or dots + 2 == len(inner):
+        return None
+    lhs, rhs = inner[:dots], inner[dots + 2 :]
+    left = _SEQ_INT.match(lhs)
+    if left is not None and lhs[left.end() :].strip(" \t") == "" and -_INTMAX <= int(left.group(1)) < _INTMAX:
+        lhs_kind, start = "int", int(left.group(1))
+    elif len(lhs) == 1 and lhs.isascii() and lhs.isalpha():
+        lhs_kind, start = "char", ord(lhs)
+    else:
+        return None
+    if rhs[0] in "0123456789" or (rhs[0] in "+-" and rhs[1:2] in tuple("0123456789")):
+        right = _SEQ_INT.match(rhs)
+        assert right is not None
+        rhs_kind, end, rest = "int", int(right.group(1)), rhs[right.end() :]
+        if not -_INTMAX <= end < _INTMAX:
+            return None
+    elif rhs[0].isascii() and rhs[0].isalpha() and rhs[1:2] in ("", "."):
+        rhs_kind, end, rest = "char", ord(rhs[0]), rhs[1:]
+    else:
+        return None
+    incr = 1
+    if rest:
+        given = _SEQ_INT.fullmatch(rest[2:]) if rest.startswith("..") else None
+        if given is None or not -_INTMAX <= int(given.group(1)) < _INTMAX:
+            return None
+        incr = int(given.group(1))
+    if lhs_kind != rhs_kind:
+        return None
+    width = 0
+    if lhs_kind == "int":
+        right_text = rhs[: len(rhs) - len(rest)]
+        if any((t[:1] == "0" and len(t) > 1) or (t[:2] == "-0" and len(t) > 2) for t in (lhs, right_text)):
+            width = max(len(lhs), len(right_text))
+    step = abs(incr) or 1
+    if start < end and incr == -_INTMAX:
+        return None
+    if abs(end - start) // step + 1 > MAX_BRACE_PATTERNS:
+        raise _TooMany
+    values = range(start, end + 1, step) if start <= end else range(start, end - 1, -step)
+    if lhs_kind == "char":
+        return [chr(n) for n in values]
+    return [f"{n:0{width}d}" for n in values] if width else [str(n) for n in values]
+
+
+def _brace_scan(text: str, at: int, wanted: str, escapes: bool, *, nested: bool = False) -> int:
+    """Where ``wanted`` is from ``at`` on, outside nested groups (inside them too with ``nested``) and not
+    escaped (bash's ``brace_gobbler``); a ``}`` only after a comma (or a ``..`` not right before a ``}``) of its
+    own group; ``len(text)`` when nowhere."""
     depth, commas, i = 0, wanted != "}", at
     while i < len(text):
         char = text[i]
         if char == "\\" and escapes and text[i + 1 : i + 2] in _BRACE_ESCAPED:
             i += 2
             continue
-        if char == wanted and depth == 0 and commas:
+        if char == wanted and (depth == 0 or nested) and commas:
             if wanted != "{" or not (text[i - 1 : i] in _BRACE_BLANK and text[i + 1 : i + 2] in _BRACE_BLANK_OR_CLOSE):
                 return i
             i += 1  # (a { at the start or after a blank, before a } or blank: bash opens none there)
@@ -341,8 +429,10 @@ def _brace_scan(text: str, at: int, wanted: str, escapes: bool) -> int:
             depth += 1
         elif char == "}" and depth:
             depth -= 1
-        elif char == "," and depth == 0:
-            commas = True
+        elif depth == 0 and (
+            char == "," or (char == "." and text[i + 1 : i + 2] == "." and text[i + 2 : i + 3] != "}")
+        ):
+            commas = True  # (a ``..`` is a sequence's, as a comma is a list's)
         i += 1
     return i
 
