@@ -49,8 +49,8 @@ DESCRIPTION = """\
 Validate JSON files against the agentmsg schemas (each file's kind told from it by default: --kind), with the same
 limits and rule names as the Python API (agentmsg.validate); agentmsg.check(FILE) gives what this prints, as data.
 A FILE that does not exist but is a glob pattern (quoted, so that no shell expanded it) stands for the files it
-matches, ** at any depth, {a,b} either ('data/**/*.{json,jsonl,ndjson,sse}': the files of every kind); one
-matching none is an unreadable file. A file holds one JSON value, an array of instances (each checked on its own,
+matches, ** at any depth, {a,b} either ('data/**/*.{json,jsonl,ndjson,sse}': the files of every kind), {1..9}
+each (a sequence, as in bash); one matching none is an unreadable file. A file holds one JSON value, an array of instances (each checked on its own,
 pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based); for agent
 events, an SSE stream too (each event's data an instance, /N for the N-th event). Files are read in
 bounded memory: JSON Lines line by line, any record or document larger than the byte limit is refused without
