@@ -470,13 +470,20 @@ def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
     return n
 
 
+#: the stated error of a provider's own tool (a server tool: ``web_search_20250305``, ``{"google_search": {}}``),
+#: counted as its definition's JSON: the provider expands it as it sees fit (its own prompt), unpublished
+_NATIVE_TOOL_ERROR: Final = 1.0
+
+
 def _tool_defs(t: _Tally, tools: list[ToolDef]) -> int:
     if not tools:
         return 0
     p = t.profile
     n = p.tools_base
     for tool in tools:
-        if p.tool_style == "typescript":
+        if tool.native is not None:  # (a provider's own tool, sent as given: its JSON, an estimate)
+            n += t.unsure_tokens(t.words(_dumps(tool.native[1])) + p.per_tool, _NATIVE_TOOL_ERROR)
+        elif p.tool_style == "typescript":
             n += t.words(_typescript(tool)) + p.per_tool
         else:
             shown: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}

@@ -249,7 +249,7 @@ def format_request(
             body["tools"] = gemini_tools(tool_defs, ctx)
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
-            body["toolConfig"] = gemini_tool_config(choice, ctx)
+            body["toolConfig"] = gemini_tool_config(choice, ctx, tool_defs)
         generation: dict[str, Any] = {}
         budget = extra.pop("thinking_budget", None)
         stop = extra.get("stop")

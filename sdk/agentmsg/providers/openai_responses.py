@@ -41,7 +41,14 @@ from agentmsg.providers._request.context import Context, FormatOptions, Formatte
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
-from agentmsg.providers._request.tools import ToolChoice, ToolDef, refuse_custom
+from agentmsg.providers._request.tools import (
+    RESPONSES_CHOICE,
+    ToolChoice,
+    ToolDef,
+    native_chosen,
+    refuse_custom,
+    refuse_native,
+)
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
@@ -235,7 +242,7 @@ def format_request(
             body["tools"] = _tools(tool_defs, ctx)
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
-            body["tool_choice"] = _tool_choice(choice, ctx)
+            body["tool_choice"] = _tool_choice(choice, ctx, tool_defs)
         if text_format is not None:
             text = extra.pop("text", None)
             text = text if isinstance(text, Mapping) else {}
@@ -303,10 +310,14 @@ def format_request(
 def _tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     """Function tools, flat (``{type, name, description, parameters, strict}``). ``strict`` is always sent: a tool
     that does not say is sent ``strict: false``, as Chat Completions takes it (the Responses API would make it
-    strict)."""
+    strict). The API's own tools (``web_search``, ``file_search``, ``mcp``...) go as given, in their place."""
     refuse_custom(tools, ctx.provider)
+    refuse_native(tools, ctx.provider, "openai-responses")
     out = []
     for t in tools:
+        if t.native is not None:
+            out.append(t.native[1])
+            continue
         tool: dict[str, Any] = {"type": "function", "name": ctx.tool_name(t.name, t.pointer + "/name")}
         if t.description is not None:
             tool["description"] = t.description
@@ -316,7 +327,18 @@ def _tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_choice(choice: ToolChoice, ctx: Context) -> Any:
+def _tool_choice(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> Any:
+    native = native_chosen(choice, tools)
+    if native is not None:  # (a built-in tool is forced by its type, those the API takes so)
+        kind = native.native[1]["type"] if native.native is not None else None
+        if kind not in RESPONSES_CHOICE:
+            raise ValidationError.single(
+                "/tool_choice",
+                "enum",
+                f"tool_choice names {kind!r}, a built-in tool the Responses API cannot force (it forces "
+                f"{', '.join(sorted(RESPONSES_CHOICE))})",
+            )
+        return {"type": kind}
     if choice.mode == "tool":
         return {"type": "function", "name": ctx.tool_name(choice.name or "", "/tool_choice")}
     return choice.mode

@@ -14,13 +14,22 @@ constrained by a grammar) is given as OpenAI has it::
 other provider refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``): it has no tool whose input is
 free text.
 
+A provider's own tool (a server or built-in tool: Anthropic's ``{"type": "web_search_20250305", "name":
+"web_search", ...}``, ``bash_20250124``, ``text_editor_*``, ``code_execution_*``, ``computer_*``...; the OpenAI
+Responses API's ``{"type": "web_search"}``, ``file_search``, ``code_interpreter``, ``mcp``, ``image_generation``...;
+Gemini's ``{"google_search": {}}``, ``{"code_execution": {}}``, ``{"url_context": {}}``..., snake or camel case) is
+given as that provider has it: that provider sends it as given, in its place (Gemini: an entry of its own beside the
+``functionDeclarations`` one), and every other refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``,
+:func:`refuse_native`): a function of its name would be another tool, which the application never defined.
+
 ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` (``"any"`` is the same), or one tool:
 ``{"name": X}``, ``{"type": "function", "function": {"name": X}}``, ``{"type": "tool", "name": X}`` or
-``{"type": "custom", "custom": {"name": X}}``.
+``{"type": "custom", "custom": {"name": X}}``; a Responses built-in tool by its type (``{"type": "file_search"}``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -33,12 +42,16 @@ from agentmsg.providers._request.cache import MARKER, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
 __all__ = [
+    "NATIVE",
+    "RESPONSES_CHOICE",
     "ToolChoice",
     "ToolDef",
     "gemini_schema",
+    "native_chosen",
     "normalize_tool_choice",
     "normalize_tools",
     "refuse_duplicate_names",
+    "refuse_native",
     "say_dropped_keys",
 ]
 
@@ -60,6 +73,9 @@ class ToolDef(NamedTuple):
     #: the keys of the definition (and of its ``function`` or ``custom`` object) that nothing maps, as (pointer, key):
     #: not sent by any provider, each said ``tool-key-dropped`` (:func:`say_dropped_keys`)
     dropped: tuple[tuple[str, str], ...] = ()
+    #: a provider's own tool (:data:`NATIVE`): the API that has it (``anthropic``, ``openai-responses``, ``gemini``)
+    #: and its definition as given (less a ``_cache_control`` marker), sent as it is; None for a function or custom tool
+    native: tuple[str, dict[str, Any]] | None = None
 
 
 @attrs.frozen
@@ -83,6 +99,87 @@ _CUSTOM_FLAT_KEYS: Final = _CUSTOM_KEYS | {"type"}
 _CUSTOM_WRAPPER_KEYS: Final = frozenset({"type", "custom"})
 _WHY: Final = "no provider field maps it (or a key given beside it takes its place)"
 
+#: The APIs with tools of their own, by name, and what each calls them (the official SDKs' tool types)
+NATIVE: Final = {"anthropic": "an Anthropic", "openai-responses": "an OpenAI Responses", "gemini": "a Gemini"}
+#: Anthropic's server and client tools: a type dated ``_YYYYMMDD`` (``web_search_20250305``, ``bash_20250124``,
+#: ``text_editor_20250728``, ``code_execution_20250825``, ``computer_20250124``, ``memory_20250818``...), or tool search's
+_ANTHROPIC_TYPE: Final = re.compile(r"[a-z][a-z0-9_]*_20[0-9]{6}")
+_ANTHROPIC_UNDATED: Final = frozenset({"tool_search_tool_bm25", "tool_search_tool_regex"})
+#: the Responses API's built-in tools (``tool_param.py`` of the openai SDK; ``function`` and ``custom`` aside)
+_RESPONSES_TYPES: Final = frozenset(
+    {
+        "web_search",
+        "web_search_2025_08_26",
+        "web_search_preview",
+        "web_search_preview_2025_03_11",
+        "file_search",
+        "code_interpreter",
+        "mcp",
+        "image_generation",
+        "computer",
+        "computer_use_preview",
+        "local_shell",
+        "shell",
+        "apply_patch",
+        "tool_search",
+        "namespace",
+        "programmatic_tool_calling",
+    }
+)
+#: the built-in tools a Responses tool_choice can force by type (``tool_choice_types_param.py``)
+RESPONSES_CHOICE: Final = frozenset(
+    {
+        "file_search",
+        "web_search_preview",
+        "web_search_preview_2025_03_11",
+        "computer",
+        "computer_use_preview",
+        "computer_use",
+        "image_generation",
+        "code_interpreter",
+    }
+)
+#: the keys of a Gemini ``Tool`` that are its own tools (google-genai's ``types.Tool``), snake and camel case
+_GEMINI_KEYS: Final = frozenset(
+    {
+        spelling
+        for key in (
+            "google_search",
+            "google_search_retrieval",
+            "code_execution",
+            "url_context",
+            "retrieval",
+            "computer_use",
+            "file_search",
+            "google_maps",
+            "enterprise_web_search",
+            "parallel_ai_search",
+            "exa_ai_search",
+            "mcp_servers",
+        )
+        for spelling in (key, re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key))
+    }
+)
+
+
+def _native(tool: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The API whose own tool the definition is, and the tool's name (its ``name``, else its type or Gemini key); None
+    for any other definition."""
+    kind = tool.get("type")
+    if isinstance(kind, str):
+        if _ANTHROPIC_TYPE.fullmatch(kind) or kind in _ANTHROPIC_UNDATED:
+            api = "anthropic"
+        elif kind in _RESPONSES_TYPES:
+            api = "openai-responses"
+        else:
+            return None
+    elif kind is None and "name" not in tool and not _GEMINI_KEYS.isdisjoint(tool.keys()):
+        return "gemini", next(str(k) for k in tool if k in _GEMINI_KEYS)
+    else:
+        return None
+    name = tool.get("name")
+    return api, name if isinstance(name, str) and name else kind
+
 
 def normalize_tools(tools: Any) -> list[ToolDef]:
     if tools is None:
@@ -104,6 +201,11 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
             pointer += "/function"
         elif kind == "custom":
             out.append(_custom_tool(tool, pointer))
+            continue
+        elif kind != "function" and (native := _native(tool)) is not None:
+            cache = _cache_mark(tool, tool, i) if MARKER in tool else None
+            definition = {k: v for k, v in tool.items() if k != MARKER}
+            out.append(ToolDef(native[1], None, {}, None, pointer, cache=cache, native=(native[0], definition)))
             continue
         elif "name" not in tool and ("functionDeclarations" in tool or "function_declarations" in tool):
             raise ValidationError.single(
@@ -162,6 +264,8 @@ def refuse_duplicate_names(tools: list[ToolDef]) -> None:
     prompt listing tools, or a token count, takes them as given.)"""
     first: dict[str, str] = {}
     for t in tools:
+        if t.native is not None and "name" not in t.native[1]:
+            continue  # (named by its type, as two MCP servers are: the provider says whether it takes both)
         before = first.setdefault(t.name, t.pointer)
         if before != t.pointer:
             raise ValidationError.single(
@@ -230,6 +334,27 @@ def refuse_custom(tools: list[ToolDef], provider: str) -> None:
             )
 
 
+def refuse_native(tools: list[ToolDef], provider: str, own: str | None = None) -> None:
+    """Refuse a tool of another API's own (rule ``enum``), naming it and its API: ``own``, the API whose own tools the
+    provider sends as given (None: it has none). Sent as a function of its name, the model would call a tool the
+    application never defined, and the provider's tool would be gone."""
+    for t in tools:
+        if t.native is not None and t.native[0] != own:
+            raise ValidationError.single(
+                t.pointer,
+                "enum",
+                f"{t.name!r} is {NATIVE[t.native[0]]} tool, which {provider} does not have (a function of that "
+                "name would be another tool): give it only to that provider",
+            )
+
+
+def native_chosen(choice: ToolChoice | None, tools: list[ToolDef]) -> ToolDef | None:
+    """The provider's own tool that ``choice`` names, if it names one."""
+    if choice is None or choice.mode != "tool":
+        return None
+    return next((t for t in tools if t.native is not None and t.name == choice.name), None)
+
+
 def normalize_tool_choice(choice: Any) -> ToolChoice | None:
     if choice is None:
         return None
@@ -253,6 +378,8 @@ def normalize_tool_choice(choice: Any) -> ToolChoice | None:
         kind = choice.get("type")
         if isinstance(kind, str) and kind in ("auto", "none", "any", "required"):
             return normalize_tool_choice(kind)
+        if isinstance(kind, str) and kind in _RESPONSES_TYPES:  # (a Responses built-in tool, by its type)
+            return ToolChoice("tool", kind)
     raise ValidationError.single("/tool_choice", "type", f"tool_choice not understood: {choice!r}")
 
 
@@ -273,6 +400,7 @@ def openai_tools(
     """``custom``: the provider takes OpenAI custom tools (else one is refused: :func:`refuse_custom`)."""
     if not custom:
         refuse_custom(tools, ctx.provider)
+    refuse_native(tools, ctx.provider)
     out = []
     for t in tools:
         if t.custom is not None:
@@ -305,8 +433,12 @@ def openai_tool_choice(choice: ToolChoice, ctx: Context, *, required: bool = Tru
 
 def anthropic_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     refuse_custom(tools, ctx.provider)
+    refuse_native(tools, ctx.provider, "anthropic")
     out = []
     for t in tools:
+        if t.native is not None:  # (a server or client tool of Anthropic's own: as given)
+            out.append(t.native[1])
+            continue
         tool = _declaration(t, ctx)
         schema = t.parameters
         if schema.get("type") != "object":
@@ -340,9 +472,18 @@ def anthropic_tool_choice(choice: ToolChoice | None, parallel: bool | None, ctx:
 
 
 def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
+    """One ``functionDeclarations`` entry, where the first function tool is, and each of Gemini's own tools as an
+    entry of its own, as given, in its place."""
     refuse_custom(tools, ctx.provider)
-    decls = []
+    refuse_native(tools, ctx.provider, "gemini")
+    decls: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     for t in tools:
+        if t.native is not None:
+            out.append(t.native[1])
+            continue
+        if not decls:
+            out.append({"functionDeclarations": decls})
         decl = _declaration(t, ctx)
         if t.parameters.get("properties") or t.parameters.get("type") not in (None, "object"):
             decl["parameters"] = gemini_schema(t.parameters, t.pointer + "/parameters", ctx)
@@ -354,10 +495,16 @@ def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
         if t.strict is not None:
             ctx.report(t.pointer + "/strict", "param-dropped", "Gemini takes no per-tool strict flag")
         decls.append(decl)
-    return [{"functionDeclarations": decls}] if decls else []
+    return out
 
 
-def gemini_tool_config(choice: ToolChoice, ctx: Context) -> dict[str, Any]:
+def gemini_tool_config(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> dict[str, Any]:
+    if native_chosen(choice, tools) is not None:  # (allowedFunctionNames names function declarations only)
+        raise ValidationError.single(
+            "/tool_choice",
+            "enum",
+            f"tool_choice names {choice.name!r}, a Gemini tool of its own: Gemini forces function declarations only",
+        )
     if choice.mode == "tool":
         return {
             "functionCallingConfig": {

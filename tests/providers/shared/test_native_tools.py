@@ -1,0 +1,126 @@
+"""A provider's own tools (server and built-in tools: Anthropic's ``web_search_20250305``, the Responses API's
+``{"type": "web_search"}``, Gemini's ``{"google_search": {}}``) go to that provider as given, in their place, and are
+refused by every other one; before, each was read as a function tool of its name with empty parameters (its type and
+the rest said ``tool-key-dropped``), a tool the application never defined, and the provider's own tool was gone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg import UserMessage
+from agentmsg.context import count_tokens
+from agentmsg.errors import ValidationError
+from agentmsg.providers import NAMES, get
+from tests._support.cli import run
+from tests.oracles import formatted
+
+MSGS = [UserMessage("What is new in Oslo?")]
+FN: dict[str, Any] = {
+    "name": "weather",
+    "description": "The weather of a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+#: each API's own tools, as its official SDK types have them
+NATIVE: dict[str, list[dict[str, Any]]] = {
+    "anthropic": [
+        {"type": "web_search_20250305", "name": "web_search", "max_uses": 3},
+        {"type": "bash_20250124", "name": "bash"},
+        {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+    ],
+    "openai-responses": [
+        {"type": "web_search"},
+        {"type": "file_search", "vector_store_ids": ["vs_1"]},
+        {"type": "code_interpreter", "container": {"type": "auto"}},
+        {"type": "mcp", "server_label": "docs", "server_url": "https://example.com/mcp"},
+        {"type": "image_generation"},
+    ],
+    "gemini": [{"googleSearch": {}}, {"codeExecution": {}}, {"urlContext": {}}],
+}
+#: more of them, newer than the oracles' specs (Anthropic's), or in the spelling they refuse (Gemini's snake case,
+#: which the API's JSON reads as well): sent as given too
+NEWER: dict[str, list[dict[str, Any]]] = {
+    "anthropic": [
+        {"type": "code_execution_20250825", "name": "code_execution"},
+        {"type": "computer_20250124", "name": "computer", "display_width_px": 1024, "display_height_px": 768},
+        {"type": "tool_search_tool_regex", "name": "tool_search_tool_regex"},
+    ],
+    "openai-responses": [{"type": "local_shell"}, {"type": "apply_patch"}],
+    "gemini": [{"google_search": {}}, {"url_context": {}}, {"code_execution": {}}],
+}
+
+
+@pytest.mark.parametrize("own", sorted(NATIVE))
+def test_a_provider_sends_its_own_tools_as_given_in_their_place(own: str) -> None:
+    first, *rest = NATIVE[own]
+    tools = [first, FN, *rest]
+    r = formatted(own, MSGS, model="m", tools=tools)  # (its oracle: the official types take the body)
+    assert r.diagnostics == ()
+    sent = r.body["tools"]
+    if own == "gemini":  # (its own entry each; the declarations' entry where the first function tool is)
+        assert sent[0] == first and sent[2:] == rest and list(sent[1]) == ["functionDeclarations"]
+        assert sent[1]["functionDeclarations"][0]["name"] == "weather"
+    else:
+        assert sent[0] == first and sent[2:] == rest
+        assert sent[1]["name"] == "weather"
+    r = get(own).format_request(MSGS, model="m", tools=[*NEWER[own], FN])
+    assert r.body["tools"][:-1] == NEWER[own] and r.diagnostics == ()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_other_provider_refuses_another_apis_tool_naming_it(name: str) -> None:
+    for own, tools in NATIVE.items():
+        if own == name:
+            continue
+        for tool in tools + NEWER[own]:
+            with pytest.raises(ValidationError) as info:
+                get(name).format_request(MSGS, model="m", tools=[FN, tool])
+            (p,) = info.value.problems
+            assert (p.pointer, p.rule) == ("/tools/1", "enum"), p
+            label = tool.get("name") or tool.get("type") or next(iter(tool))
+            assert repr(label) in p.message and name in p.message, p.message
+
+
+def test_a_tool_choice_naming_a_providers_own_tool_is_sent_as_its_wire_has_it() -> None:
+    r = formatted("anthropic", MSGS, model="m", tools=NATIVE["anthropic"], tool_choice={"name": "bash"})
+    assert r.body["tool_choice"] == {"type": "tool", "name": "bash"}
+    tools = NATIVE["openai-responses"]
+    for choice in ({"type": "file_search"}, {"name": "file_search"}):
+        r = formatted("openai-responses", MSGS, model="m", tools=tools, tool_choice=choice)
+        assert r.body["tool_choice"] == {"type": "file_search"}
+    # (tool_choice_types_param: web_search and mcp are not forced by type; Gemini forces function declarations only)
+    for name, defs, choice in (
+        ("openai-responses", NATIVE["openai-responses"], {"type": "web_search"}),
+        ("gemini", NATIVE["gemini"], {"name": "googleSearch"}),
+    ):
+        with pytest.raises(ValidationError) as info:
+            get(name).format_request(MSGS, model="m", tools=defs, tool_choice=choice)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tool_choice", "enum")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_count_tokens_counts_a_providers_own_tool_as_its_definition(name: str) -> None:
+    """Gemini's ({"google_search": {}}, no name) was refused as a tool without a name; Anthropic's was counted as a
+    function of its name with no parameters, its max_uses and type unseen."""
+    every = [t for tools in NEWER.values() for t in tools]
+    n = count_tokens(MSGS, provider=name, tools=every)
+    assert n.tools > 0 and n.error is not None
+    bare = count_tokens(MSGS, provider=name, tools=[{"name": "web_search"}]).tools
+    assert count_tokens(MSGS, provider=name, tools=[NATIVE["anthropic"][0]]).tools > bare
+
+
+def test_the_cli_sends_or_refuses_a_providers_own_tool(tmp_path: Path) -> None:
+    convo = tmp_path / "c.json"
+    convo.write_bytes(orjson.dumps([m.to_dict() for m in MSGS]))
+    tools = tmp_path / "t.json"
+    tools.write_bytes(orjson.dumps([NATIVE["anthropic"][0]]))
+    r = run("format", "--provider", "anthropic", "--model", "m", "--tools", str(tools), str(convo))
+    assert r.returncode == 0 and r.stderr == ""
+    assert orjson.loads(r.stdout)["tools"] == [NATIVE["anthropic"][0]]
+    r = run("format", "--provider", "openai", "--model", "m", "--tools", str(tools), str(convo))
+    assert r.returncode == 1 and r.stdout == ""
+    (said,) = [orjson.loads(line) for line in r.stderr.splitlines()]
+    assert (said["pointer"], said["rule"], said["kind"]) == ("/tools/0", "enum", "error")
