@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
-from agentmsg import Msg, TextBlock, ToolResultBlock, ToolUseBlock
+from agentmsg import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.cli import main
 from agentmsg.cli._install import install_command
 from agentmsg.context import count_tokens
@@ -134,3 +135,41 @@ def test_a_text_of_a_million_characters_is_counted(tmp_path: Path) -> None:
     r = run("count", "--provider", "openai", "--model", "gpt-4o", str(path))
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert json.loads(r.stdout)["total"] == count_tokens(convo, provider="openai", model="gpt-4o").total > 200_000
+
+
+LOSSY = [
+    Msg(id="u1", role="USER", content=[TextBlock(text="Weather in Oslo?")]),
+    Msg(id="a1", role="ASSISTANT", content=[ThinkingBlock(thinking="they want the weather")]),
+    Msg(id="u2", role="USER", content=[TextBlock(text="Well?")]),
+]
+#: a tool definition with a message's key, which no provider sends
+ODD_TOOLS = [{**TOOLS[0], "role": "tool"}]
+
+
+@pytest.mark.parametrize("fmt", [None, "text", "github", "sarif", "junit"])
+def test_the_formatters_diagnostics_are_said_as_format_says_them(tmp_path: Path, fmt: str | None) -> None:
+    """count said only legacy-key notes: what the request counted loses (OpenAI drops the reasoning, the tool's role
+    key is not sent) was said by format alone. Now said alike, in every output format, the count on stdout as it was
+    and the exit status 0 (a lossy diagnostic is no error)."""
+    path = _file(tmp_path, "convo.json", [m.to_dict() for m in LOSSY])
+    tools = _file(tmp_path, "tools.json", ODD_TOOLS)
+    said = run("format", "--provider", "openai", "--model", "gpt-5", "--tools", str(tools), str(path))
+    expected = {(d["pointer"], d["rule"], d["kind"]) for d in map(json.loads, jsonl_lines(said.stderr))}
+    assert {(rule, kind) for _, rule, kind in expected} == {
+        ("thinking-dropped", "lossy"),
+        ("tool-key-dropped", "lossy"),
+    }
+    chosen = ("--output-format", fmt) if fmt else ()  # (None: the default, a JSON line each, with its kind)
+    r = run("count", "--provider", "openai", "--model", "gpt-5", "--tools", str(tools), *chosen, str(path))
+    assert r.returncode == 0
+    counted = count_tokens(LOSSY, provider="openai", model="gpt-5", tools=ODD_TOOLS)
+    assert json.loads(r.stdout) == {"provider": "openai", "model": "gpt-5", **counted.to_dict()}
+    if fmt is None:
+        assert {(d["pointer"], d["rule"], d["kind"]) for d in map(json.loads, jsonl_lines(r.stderr))} == expected
+    elif fmt == "sarif":
+        results = json.loads(r.stderr)["runs"][0]["results"]
+        assert {res["ruleId"] for res in results} == {"thinking-dropped", "tool-key-dropped"}
+        assert "error" not in {res["level"] for res in results}
+    else:
+        assert "thinking-dropped" in r.stderr and "tool-key-dropped" in r.stderr
+        assert "<failure" not in r.stderr and "::error" not in r.stderr

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentmsg import Msg, TextBlock, ToolResultBlock, ToolUseBlock, decode_messages, encode_messages
+from agentmsg import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, decode_messages, encode_messages
 from agentmsg.cli import main
 from agentmsg.context import count_tokens
+from tests._support.cli import run
 from tests._support.events import jsonl_lines
 from tests._support.providers import one
 
@@ -44,8 +45,11 @@ def test_the_trimmed_conversation_on_stdout_each_removal_on_stderr(
     assert 1 < len(kept) < len(_conversation()) and kept[0].role.value == "SYSTEM"
     assert count_tokens(kept, provider="anthropic").total <= whole // 2
     lines = [json.loads(line) for line in jsonl_lines(err)]
-    assert lines and {(d["rule"], d["kind"]) for d in lines} == {("trim-removed", "lossy")}
+    removals = [d for d in lines if d["rule"] == "trim-removed"]
+    assert removals and {d["kind"] for d in removals} == {"lossy"}
     assert lines[0]["pointer"] == "/2"  # the first call and its result, oldest first
+    # (then what Anthropic's formatter says of the request: the last assistant text's trailing space is not sent)
+    assert [(d["rule"], d["kind"]) for d in lines[len(removals) :]] == [("trailing-whitespace-stripped", "rewrite")]
 
 
 def test_json_lines_in_json_lines_out_and_the_output_file(
@@ -164,3 +168,34 @@ def test_an_output_file_behind_a_link_is_written_through_it(conversation: Path, 
     dangling.symlink_to(tmp_path / "real" / "new.json")
     assert main(["trim", "--budget", "400", "--provider", "openai", str(conversation), "-o", str(dangling)]) == 0
     assert dangling.is_symlink() and decode_messages((tmp_path / "real" / "new.json").read_bytes())
+
+
+@pytest.mark.parametrize("fmt", [None, "text", "github", "sarif", "junit"])
+def test_the_formatters_diagnostics_of_the_trimmed_conversation_are_said(tmp_path: Path, fmt: str | None) -> None:
+    """trim said its removals only: what the trimmed conversation's request loses (OpenAI drops the reasoning, the
+    tool's role key is not sent) was said by format alone. Now said after the removals, as format says them, in every
+    output format, the conversation written as it was and the exit status 0 (a lossy diagnostic is no error)."""
+    msgs = [*_conversation(), Msg("ASSISTANT", [ThinkingBlock(thinking="hm")]), Msg("USER", "well?")]
+    path = tmp_path / "conv.json"
+    path.write_bytes(encode_messages(msgs))
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "f", "parameters": {"type": "object"}, "role": "tool"}]), "utf-8")
+    chosen = ("--output-format", fmt) if fmt else ()  # (None: the default, a JSON line each, with its kind)
+    r = run("trim", "--budget", "400", "--provider", "openai", "--tools", str(tools), *chosen, str(path))
+    assert r.returncode == 0
+    kept = decode_messages(r.stdout)
+    assert len(kept) < len(msgs) and kept[-2].content[0].type == "thinking"
+    pointer = f"/{len(kept) - 2}/content/0"  # (into the conversation written)
+    if fmt is None:
+        said = [json.loads(line) for line in jsonl_lines(r.stderr)]
+        assert {(d["pointer"], d["rule"], d["kind"]) for d in said if d["rule"] != "trim-removed"} == {
+            (pointer, "thinking-dropped", "lossy"),
+            ("/tools/0/role", "tool-key-dropped", "lossy"),
+        }
+    elif fmt == "sarif":
+        results = json.loads(r.stderr)["runs"][0]["results"]
+        assert {"thinking-dropped", "tool-key-dropped"} <= {res["ruleId"] for res in results}
+        assert "error" not in {res["level"] for res in results}
+    else:
+        assert "thinking-dropped" in r.stderr and "tool-key-dropped" in r.stderr
+        assert "<failure" not in r.stderr and "::error" not in r.stderr

@@ -632,8 +632,11 @@ def _output(argv: list[str], out: str, err: str) -> None:
         n = json.loads(out)
         assert set(n) == {"provider", "model", "total", "messages", "tools", "overhead", "method", "error", "missing"}
         assert sum(n["messages"]) + n["tools"] + n["overhead"] == n["total"] and len(n["messages"]) == 3
-    elif command == "trim":  # the trimmed conversation in the input's form (it fits: all of it, nothing said)
-        assert len(json.loads(out)) == len(conversation()) and err == ""
+    elif command == "trim":  # the trimmed conversation in the input's form (it fits: all of it, nothing removed)
+        assert len(json.loads(out)) == len(conversation())
+        from agentmsg.providers import RULES  # (what is said: the formatter's diagnostics of the request, no removal)
+
+        assert all(d["rule"] in RULES and d["kind"] == RULES[d["rule"]][0] for d in _json_lines(err))
     elif command == "parse":  # one message JSON line (--choice all: one a line), or with --events the events
         lines = out.splitlines()
         if "--events" in argv:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import orjson
 
-from agentmsg import read_records
+from agentmsg import Msg, read_records
 from agentmsg.cli._io import (
     BOM,
     UsageError,
@@ -92,6 +92,31 @@ def run_command(
             return body(args, out, diag)
     finally:
         diag.close()
+
+
+def say_formatted(diag: Diagnostics, problems: Sequence[Problem]) -> None:
+    """A formatter's diagnostics (``FormattedRequest.diagnostics``), each said with its kind (``RULES``: lossy,
+    rewrite, info...); none fails the command, as none fails ``agentmsg format`` without ``--strict``."""
+    from agentmsg.providers import RULES
+
+    for p in problems:
+        diag.say(p, RULES.get(p.rule, ("error",))[0], False)
+
+
+def say_request(diag: Diagnostics, provider: str, messages: Sequence[Msg], model: str | None, tools: Any) -> None:
+    """What the formatter says of the request for ``messages`` (``agentmsg count`` counts it, ``agentmsg trim`` writes
+    it): its diagnostics (``thinking-dropped``, ``tool-key-dropped``, ``empty-message-dropped``...), said as
+    ``agentmsg format`` says them, or, when it would refuse the request (media no ``--allow-root`` lets it read), the
+    problems it would refuse it for, each said with its kind; neither changes the exit status: the count and the
+    trimmed conversation do not depend on them."""
+    from agentmsg.providers import get
+
+    try:
+        request = get(provider).format_request(messages, model=model, tools=tools)
+    except ValidationError as exc:
+        say_formatted(diag, exc.problems)
+        return
+    say_formatted(diag, request.diagnostics)
 
 
 def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics) -> tuple[bytes, Any] | None:

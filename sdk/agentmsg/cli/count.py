@@ -8,7 +8,9 @@ JSON object on stdout: ``provider``, ``model``, ``total``, ``messages`` (each me
 relative error; null when exact) and ``missing`` (the package that would count exactly, not installed; null when
 none would): ``agentmsg.context.count_tokens`` (docs/context.md). Problems of the input go to stderr, one JSON line
 each (``pointer``, ``rule``, ``kind``, ``message``) or in the ``--output-format`` asked for; exit 1 when the input is
-invalid. A count that ``missing`` makes an estimate says so on stderr too (kind ``hint``), with the command that
+invalid. What the formatter says of the request counted (``thinking-dropped``, ``tool-key-dropped``...; or what it
+would refuse it for) is said on stderr as ``agentmsg format`` says it, and does not change the exit status. A count
+that ``missing`` makes an estimate says so on stderr too (kind ``hint``), with the command that
 installs the package.
 """
 
@@ -19,7 +21,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command
+from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_request
 from agentmsg.cli._install import package_command
 from agentmsg.cli._io import (
     CHUNK,
@@ -60,6 +62,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     model = args.model or get(args.provider).spec.default_model
     doc: dict[str, Any] = {"provider": args.provider, "model": model, **counted.to_dict()}
     out.write(orjson.dumps(doc).decode() + "\n")
+    say_request(diag, args.provider, messages, args.model, tools)  # (what the request counted loses, as format says)
     if counted.missing is not None:  # (the provider's tokenizer runs offline, but its package is not installed)
         hint = (
             f"the count is an estimate: {counted.missing}, which counts {args.provider}'s tokens exactly, is not "
@@ -74,7 +77,7 @@ def add_parser(sub: Any) -> None:
         "count",
         description="Count a conversation's input tokens for a provider, offline: per message, tools, framing.",
         **exit_status(
-            "0  the count is printed (legacy-key notes on stderr do not count)",
+            "0  the count is printed (the formatter's diagnostics and legacy-key notes on stderr do not count)",
             "1  the input is invalid or beyond the limits: the problems on stderr, no count",
             "2  usage error, or a file that cannot be read (--tools: not JSON, or it holds a message)",
         ),

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command
+from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_formatted
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
@@ -133,8 +133,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
         if hint is not None:  # what the input holds, when it is no conversation: a JSON line too (kind "hint")
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID
-    for p in request.diagnostics:
-        diag.say(p, RULES[p.rule][0], False)
+    say_formatted(diag, request.diagnostics)
     if args.envelope:
         doc: Any = {
             "model": request.model,

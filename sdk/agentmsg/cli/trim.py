@@ -8,7 +8,9 @@ format`` reads it. The trimmed conversation is written in the same form (an arra
 ``-o OUT``; each removal is a diagnostic on stderr (by default one JSON line each: ``pointer``, ``rule``, ``kind``,
 ``message``; ``--output-format`` as ``agentmsg validate`` writes its reports). Exit 1, with nothing written, when
 the input is invalid or the budget cannot be met (the system prompt and the latest turn alone exceed it: rule
-``trim-over-budget``, the count said).
+``trim-over-budget``, the count said). After the removals, what the formatter says of the trimmed conversation's
+request (``thinking-dropped``, ``tool-key-dropped``...; pointers into the conversation written) is said as ``agentmsg
+format`` says it, and does not change the exit status.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command
+from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_request
 from agentmsg.cli._io import (
     BOM,
     CHUNK,
@@ -81,6 +83,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
         return EXIT_INVALID
     for p in trimmed.diagnostics:
         diag.say(p, _kind(p.rule), False)
+    say_request(diag, args.provider, trimmed.messages, args.model, tools)  # (of the trimmed conversation, as sent)
     if data.removeprefix(BOM).lstrip()[:1] == b"[":
         text = encode_messages(trimmed.messages) + b"\n"
     else:  # JSON Lines (or one message): one message per line
@@ -98,7 +101,7 @@ def add_parser(sub: Any) -> None:
         description="Cut a conversation to a token budget: the system prompt and the latest turn kept, whole units"
         " (a tool call with its results) removed oldest first, each removal reported.",
         **exit_status(
-            "0  the trimmed conversation is written (each removal a diagnostic on stderr, which does not count)",
+            "0  the trimmed conversation is written (each removal and the formatter's diagnostics on stderr do not count)",
             "1  the input is invalid, or the budget cannot be met (the system prompt and the latest turn alone",
             "   exceed it): the problem on stderr, nothing written",
             "2  usage error, or a file that cannot be read or written (--tools: not JSON, or it holds a message)",
