@@ -124,3 +124,63 @@ def test_the_cli_sends_or_refuses_a_providers_own_tool(tmp_path: Path) -> None:
     assert r.returncode == 1 and r.stdout == ""
     (said,) = [orjson.loads(line) for line in r.stderr.splitlines()]
     assert (said["pointer"], said["rule"], said["kind"]) == ("/tools/0", "enum", "error")
+
+
+#: a tool as Anthropic's docs write one: a client tool typed "custom", its schema as input_schema, cache_control
+ANTHROPIC_CLIENT_TOOL = {
+    "type": "custom",
+    "name": "get_weather",
+    "description": "The weather in a city",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "cache_control": {"type": "ephemeral", "ttl": "1h"},
+}
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai", "gemini", "dashscope", "openai-responses"])
+def test_an_anthropic_client_tool_typed_custom_is_a_function_tool_with_its_cache_marker(name: str) -> None:
+    """'type: custom' beside input_schema is how Anthropic spells a client tool; it was read as an OpenAI custom
+    tool (free-text input): refused by every provider but OpenAI, which sent a text tool without its schema. Its
+    cache_control was dropped (tool-key-dropped): it is read as the tool's cache marker now, so Anthropic sends it
+    and the others say what they do with a marker, at its pointer."""
+    r = get(name).format_request([UserMessage("hi")], model="m", tools=[ANTHROPIC_CLIENT_TOOL])
+    said = {(d.pointer, d.rule) for d in r.diagnostics}
+    assert not {rule for _, rule in said} & {"tool-key-dropped"}, said
+    text = orjson.dumps(r.body).decode()
+    assert '"city"' in text and "get_weather" in text  # (the schema is sent: a function tool)
+    if name == "anthropic":
+        assert r.body["tools"] == [{k: v for k, v in ANTHROPIC_CLIENT_TOOL.items() if k != "type"}]
+        assert said == set()
+    else:
+        assert '"custom"' not in text and "cache_control" not in text
+        assert said and {pointer for pointer, _ in said} == {"/tools/0/cache_control"}, said
+
+
+def test_an_openai_custom_tool_is_still_one_and_a_foreign_cache_control_is_dropped() -> None:
+    """Only a definition with input_schema and no format is Anthropic's client tool; a cache_control that is not
+    Anthropic's form (or beside a _cache_control marker) stays a dropped key."""
+    custom = {"type": "custom", "name": "sql", "description": "a query", "format": {"type": "text"}}
+    r = get("openai").format_request([UserMessage("hi")], model="m", tools=[custom])
+    assert r.body["tools"] == [
+        {"type": "custom", "custom": {"name": "sql", "description": "a query", "format": {"type": "text"}}}
+    ]
+    for value in ({"type": "persistent"}, True, {"type": "ephemeral", "ttl": "2h"}):
+        tool = {"name": "f", "parameters": {"type": "object"}, "cache_control": value}
+        r = get("anthropic").format_request([UserMessage("hi")], model="m", tools=[tool])
+        assert [(d.pointer, d.rule) for d in r.diagnostics] == [("/tools/0/cache_control", "tool-key-dropped")]
+        assert "cache_control" not in r.body["tools"][0]
+    tool = {
+        "name": "f",
+        "parameters": {"type": "object"},
+        "cache_control": {"type": "ephemeral"},
+        "_cache_control": {"ttl": "1h"},
+    }
+    r = get("anthropic").format_request([UserMessage("hi")], model="m", tools=[tool])
+    assert [(d.pointer, d.rule) for d in r.diagnostics] == [("/tools/0/cache_control", "tool-key-dropped")]
+    assert r.body["tools"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+
+
+def test_cache_automatic_points_at_a_wrapped_tools_marker_where_it_is() -> None:
+    """A marker beside 'type: function' (not in the function object) was pointed at as /tools/0/function/..."""
+    tool = {"type": "function", "_cache_control": True, "function": {"name": "f"}}
+    r = get("openai").format_request([UserMessage("hi")], model="m", tools=[tool])
+    assert [(d.pointer, d.rule) for d in r.diagnostics] == [("/tools/0/_cache_control", "cache-automatic")]

@@ -183,7 +183,7 @@ def automatic(ctx: Context, marks: Mapping[int, Mark] | None, tools: Sequence[An
     """Say once (``cache-automatic``, at the first marker) that the provider caches on its own and takes no marker."""
     pointer = None
     if tools:
-        pointer = next((f"{t.pointer}/{MARKER}" for t in tools if t.cache is not None), None)
+        pointer = next((t.cache[0] for t in tools if t.cache is not None), None)  # (where the marker is)
     if pointer is None and marks:
         pointer = f"/{min(marks)}/metadata/{MARKER}"
     if pointer is not None:

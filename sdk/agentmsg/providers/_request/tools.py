@@ -38,7 +38,7 @@ import attrs
 from agentmsg._codec.jsontext import deeper_than, depth_error
 from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError
-from agentmsg.providers._request.cache import MARKER, Mark, parse_mark
+from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
 __all__ = [
@@ -93,6 +93,8 @@ TOOL_ROOM: Final = 6
 #: ``function``); of an OpenAI custom tool's (beside ``type: custom``, or in its ``custom`` object)
 _FUNCTION_KEYS: Final = frozenset({"name", "description", "parameters", "input_schema", "strict", MARKER})
 _FLAT_KEYS: Final = _FUNCTION_KEYS | {"type"}
+#: the ``type`` of a flat function tool: ``function``, or ``custom`` as Anthropic spells a client tool (:func:`_client_tool`)
+_TYPED: Final = ("function", "custom")
 _WRAPPER_KEYS: Final = frozenset({"type", "function", MARKER})
 _CUSTOM_KEYS: Final = frozenset({"name", "description", "format"})
 _CUSTOM_FLAT_KEYS: Final = _CUSTOM_KEYS | {"type"}
@@ -199,7 +201,7 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         if kind == "function" and isinstance(tool.get("function"), Mapping):
             spec = tool["function"]
             pointer += "/function"
-        elif kind == "custom":
+        elif kind == "custom" and not _client_tool(tool):
             out.append(_custom_tool(tool, pointer))
             continue
         elif kind != "function" and (native := _native(tool)) is not None:
@@ -226,6 +228,8 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         # (_cache_mark only for a tool with a marker key: its pointer's text and the call cost ~1% of a format call)
         cache = _cache_mark(tool, spec, i) if MARKER in tool or (spec is not tool and MARKER in spec) else None
         dropped = _dropped(tool, spec, at, pointer)
+        if cache is None and spec is tool and "cache_control" in tool and (cache := _anthropic_mark(tool, at)):
+            dropped = tuple(d for d in dropped if d[0] != cache[0])  # (read as the marker: not dropped)
         out.append(ToolDef(name, description, dict(params), strict, pointer, cache=cache, dropped=dropped))
     return out
 
@@ -235,7 +239,7 @@ def _dropped(tool: Mapping[str, Any], spec: Mapping[str, Any], at: str, pointer:
     that nothing reads, as (pointer, key): those outside :data:`_FUNCTION_KEYS`, ``input_schema`` beside
     ``parameters``, the object's ``_cache_control`` beside the definition's."""
     if spec is tool:
-        known = _FLAT_KEYS if tool.get("type") == "function" else _FUNCTION_KEYS
+        known = _FLAT_KEYS if tool.get("type") in _TYPED else _FUNCTION_KEYS
         if tool.keys() <= known and ("input_schema" not in tool or "parameters" not in tool):
             return ()  # (the usual definition: one subset check in C, not a pointer built per key)
         out = _unknown(tool, at, known)
@@ -273,6 +277,26 @@ def refuse_duplicate_names(tools: list[ToolDef]) -> None:
                 "conflict",
                 f"a tool is named {t.name!r} already ({before}): tool names are unique in a request",
             )
+
+
+def _client_tool(tool: Mapping[str, Any]) -> bool:
+    """A ``type: custom`` definition that is Anthropic's client tool (``{"type": "custom", "name", "input_schema"}``,
+    as Anthropic spells a function tool), not an OpenAI custom tool: it has an ``input_schema`` and no ``format`` or
+    ``custom`` object, which an OpenAI custom tool would have in its place (its input is text)."""
+    return "input_schema" in tool and "format" not in tool and "custom" not in tool
+
+
+def _anthropic_mark(tool: Mapping[str, Any], at: str) -> tuple[str, Mark] | None:
+    """A tool definition's ``cache_control`` as Anthropic spells one (``{"type": "ephemeral", "ttl"?: "5m" | "1h"}``),
+    read as the definition's prompt-cache marker (each provider then does with it what it does with a marker);
+    None for any other value, which stays a dropped key (``tool-key-dropped``)."""
+    value = tool["cache_control"]
+    if not isinstance(value, Mapping) or value.get("type") != "ephemeral" or not value.keys() <= {"type", "ttl"}:
+        return None
+    ttl = value.get("ttl")
+    if ttl is not None and ttl not in TTLS:
+        return None
+    return f"{at}/cache_control", Mark(ttl=ttl)
 
 
 def _cache_mark(tool: Mapping[str, Any], spec: Mapping[str, Any], i: int) -> tuple[str, Mark] | None:
