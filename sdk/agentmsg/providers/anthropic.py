@@ -422,15 +422,16 @@ class _AnthropicWalk(TurnWalk):
         output: list[Any] = block.output
         if len(output) == 1:
             first = output[0]
-            if type(first) is TextBlock and first.text and not first.text.isspace():  # the usual result
+            text = first.text if type(first) is TextBlock else None
+            if text and not text.isspace():  # the usual result
                 if block.state in F.ERROR_STATES:
                     return {
                         "type": "tool_result",
                         "tool_use_id": sent,
-                        "content": [{"type": "text", "text": first.text}],
+                        "content": [{"type": "text", "text": text}],
                         "is_error": True,
                     }
-                return {"type": "tool_result", "tool_use_id": sent, "content": [{"type": "text", "text": first.text}]}
+                return {"type": "tool_result", "tool_use_id": sent, "content": [{"type": "text", "text": text}]}
         ctx = self.ctx
         part: dict[str, Any] = {"type": "tool_result", "tool_use_id": sent}
         content: list[dict[str, Any]] = []

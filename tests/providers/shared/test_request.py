@@ -1887,3 +1887,34 @@ def test_a_custom_tools_keys_no_field_maps_are_said() -> None:
         "/tools/1/custom/extra",
     ]
     assert r.body["tools"][0] == {"type": "custom", "custom": {"name": "c", "format": {"type": "text"}}}
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_text_turn_short_way_is_the_general_way(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message of one text block goes the short way (TurnWalk.text_turn, which starts its turn inline): the
+    request is the one the general way (user_message, assistant_message and emit) makes, merged turns and their
+    diagnostics included."""
+    msgs = [
+        UserMessage("first", name="alice"),
+        UserMessage("merged into the first"),
+        AssistantMessage(
+            [
+                ThinkingBlock(thinking="think", metadata={"signature": "c2lnbmVk"}),
+                TextBlock(text="lead"),
+                ToolUseBlock(id="call_1", name="get_weather", input={"city": "x"}),
+            ]
+        ),
+        ToolResultMessage([ToolResultBlock(id="call_1", name="get_weather", output="sunny", state="success")]),
+        AssistantMessage("answer"),
+        AssistantMessage("merged into the answer"),
+        UserMessage("next"),
+    ]
+    fmt = get(provider).format_request
+    short = fmt(msgs, model="m")
+    from agentmsg.providers._request.turns import TurnWalk
+
+    monkeypatch.setattr(TurnWalk, "text_turn", lambda *args: False)
+    general = fmt(msgs, model="m")
+    assert short.body_bytes() == general.body_bytes()
+    assert short.diagnostics == general.diagnostics
+    assert [d.rule for d in short.diagnostics].count("turns-merged") == 2

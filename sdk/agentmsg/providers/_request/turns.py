@@ -150,7 +150,14 @@ class TurnWalk(Walk):
         if not text or text.isspace():
             return False
         part = {"type": "text", "text": text} if self.typed_text else {"text": text}
-        self.emit(self.assistant_role if role is _ASSISTANT else USER, [part], i)
+        turn = self.assistant_role if role is _ASSISTANT else USER
+        if turn != self.role and not self.lead:  # a new turn (emit's first case, inline: the usual one)
+            self.role = turn
+            self.parts = parts = [part]
+            self.turns.append({"role": turn, self.parts_key: parts})
+            self.last_i = i
+        else:
+            self.emit(turn, [part], i)
         if self.marks:
             marked = self.marked(i, msg.content)
             if marked:
