@@ -147,6 +147,52 @@ def test_an_at_sign_in_the_base_urls_query_is_no_user_password() -> None:
     assert seen[0]["authorization"] == "Bearer sk-key-1"
 
 
+def test_the_headers_made_once_per_settings_are_those_of_each_request() -> None:
+    """A client makes the headers of a request with none of its own once for its settings and the request's kind
+    (streamed or not): each request still gets what :func:`request_headers` makes for the settings now, whichever
+    changed between calls (the key, ``headers=`` changed in place, the base URL), streamed and whole requests
+    mixed, a request with headers of its own; a copy, which the caller may change."""
+    from agentmsg import UserMessage
+    from agentmsg.clients import Client
+
+    client = Client("openai", api_key="sk-1", model="m", headers={"X-A": "1"})
+    convo = [UserMessage("hi")]
+    streamed, whole = client.format(convo, stream=True), client.format(convo, stream=False)
+    own = FormattedRequest(body={}, path="/chat/completions", stream=True, headers={"x-own": "o"})
+
+    def check(*requests: FormattedRequest) -> None:
+        for request in requests:
+            sent = client._outgoing(request).headers
+            assert sent == request_headers(client.spec, client.api_key, request, client.extra_headers)
+            sent["x-changed"] = "by the caller"  # (never in a later request's)
+
+    check(streamed, whole, streamed, own, whole, streamed)
+    assert client._outgoing(streamed).headers["accept"] == "text/event-stream"
+    assert client._outgoing(whole).headers["accept"] == "application/json"
+    client.api_key = "sk-2"
+    check(streamed, whole)
+    client.extra_headers["X-A"] = "2"
+    client.extra_headers["x-b"] = "3"
+    check(whole, streamed, own)
+    del client.extra_headers["x-b"]
+    check(streamed, whole)
+    client.extra_headers["bad name"] = "v"
+    with pytest.raises(BadRequestError, match="no HTTP header name"):
+        client._outgoing(streamed)
+    del client.extra_headers["bad name"]
+    check(streamed)
+    client.api_key = None
+    with pytest.raises(AuthenticationError, match="no API key"):
+        client._outgoing(streamed)
+    client.api_key = "sk-3"
+    check(streamed)
+    client.base_url = "http://alice:pw@gateway.test/v1"
+    with pytest.raises(BadRequestError, match="base_url has a user:password@"):
+        client._outgoing(streamed)
+    client.base_url = "http://gateway.test/v1"
+    check(streamed, whole)
+
+
 # ---- the numeric settings, checked whenever set ------------------------------------------------------------------
 
 NAN, INF = float("nan"), float("inf")

@@ -155,6 +155,10 @@ def test_a_client_hands_its_settings_to_the_policy() -> None:
     assert attrs.astuple(c._retry_policy())[:4] == (5, 0.1, MAX_BACKOFF, 3.0)
     c.max_retries = 1  # (an attribute changed after the client was made)
     assert c._retry_policy().max_retries == 1
+    c.backoff = 0.2
+    assert attrs.astuple(c._retry_policy())[:4] == (1, 0.2, MAX_BACKOFF, 3.0)
+    c.max_retry_after = 4.0
+    assert attrs.astuple(c._retry_policy())[:4] == (1, 0.2, MAX_BACKOFF, 4.0)
 
 
 # ---- each unit and the caps at their edge (issue 28, class 9) --------------------------------------------------

@@ -61,7 +61,7 @@ class _Body:
 
     __slots__ = ("_held", "_loop", "_room", "_waiter", "chunks", "ended", "error", "task")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, encoded: bool) -> None:
         self.chunks: collections.deque[bytes] = collections.deque()
         self.ended = False
         self.error: Exception | None = None
@@ -69,15 +69,15 @@ class _Body:
         self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for a chunk
         self._room: asyncio.Future[None] | None = None  # the reading task, waiting for the caller to take chunks
         self._loop = asyncio.get_running_loop()
-        self.task = self._loop.create_task(self._read(response))
+        self.task = self._loop.create_task(self._read(response, encoded))
         _READING.add(self.task)
         self.task.add_done_callback(_READING.discard)
 
-    async def _read(self, response: httpx.Response) -> None:
+    async def _read(self, response: httpx.Response, encoded: bool) -> None:
         try:
             try:
                 chunks = self.chunks
-                async for chunk in araw_chunks(response):  # content-decoded (a gzipped stream)
+                async for chunk in araw_chunks(response, encoded):  # content-decoded (a gzipped stream)
                     chunks.append(chunk)
                     self._held += len(chunk)
                     if self._waiter is not None:
@@ -272,12 +272,12 @@ class AsyncReplyStream(StreamState):
                 self._reader = None
             self._responded(response)
             parser = self.client.parser(self.request, started)
-            body = _Body(response)
+            encoded = self._encoded  # (else the bytes received are the bytes read)
+            body = _Body(response, encoded)
             chunks = body.chunks
             feed, fold = parser.feed, self.reducer._feed_trusted
             cap, size, over, grown = limits.max_bytes, 0, False, False
             room = cap  # bytes the message may grow by before it is measured
-            encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
             closing: list[dict[str, Any]] = []
             try:
                 try:

@@ -256,20 +256,25 @@ def abody_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     return _arefused(decoder)
 
 
-def raw_chunks(response: httpx.Response) -> Iterator[bytes]:
+def raw_chunks(response: httpx.Response, encoded: bool | None = None) -> Iterator[bytes]:
     """:func:`body_chunks` for a live stream's loop: the response's own byte stream when the body has no content
     coding, without ``iter_raw()``'s generator around it (its chunker of no size and its byte count: about 0.5 µs
     of a live chunk's 13, its most common cost that is not httpx's own reading). A read error from it carries no
-    request (``iter_raw()`` gives it one): the caller's ``except`` passes it through :func:`with_request`."""
-    if response.is_stream_consumed or "content-encoding" in response.headers:
+    request (``iter_raw()`` gives it one): the caller's ``except`` passes it through :func:`with_request`.
+    ``encoded``: whether the response has a content coding, when the caller knows it (not looked up again)."""
+    if encoded is None:
+        encoded = "content-encoding" in response.headers
+    if response.is_stream_consumed or encoded:
         return body_chunks(response)
     response.is_stream_consumed = True  # (as iter_raw() marks it: read again, it raises StreamConsumed)
     return iter(cast(httpx.SyncByteStream, response.stream))
 
 
-def araw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+def araw_chunks(response: httpx.Response, encoded: bool | None = None) -> AsyncIterator[bytes]:
     """:func:`raw_chunks` of an async response."""
-    if response.is_stream_consumed or "content-encoding" in response.headers:
+    if encoded is None:
+        encoded = "content-encoding" in response.headers
+    if response.is_stream_consumed or encoded:
         return abody_chunks(response)
     response.is_stream_consumed = True
     return aiter(cast(httpx.AsyncByteStream, response.stream))
@@ -300,7 +305,8 @@ class StreamState:
         self._closing: list[dict[str, Any]] = []
         self.status_code: int | None = None  # the response's, once it came
         self.request_id: str | None = None  # the provider's request id (response header), once it came
-        self._content_type: str | None = None
+        self._headers: httpx.Headers | None = None  # the response's, once it came
+        self._encoded = False  # the response has a content coding (else the bytes received are the bytes read)
         self._body_head = b""  # the body's first bytes, to say what came when it was no stream at all
         self._heading = True  # _body_head holds fewer than _BODY_HEAD bytes
         self._parsed = False  # whether the parser made anything of the body before its closing events
@@ -336,8 +342,9 @@ class StreamState:
     def _responded(self, response: httpx.Response) -> None:
         """The response came (a 2xx): its status, request id and content type."""
         self.status_code = response.status_code
-        self.request_id = request_id(response.headers)
-        self._content_type = response.headers.get("content-type")
+        headers = self._headers = response.headers  # (its content-type read only to say what came, in _end)
+        self.request_id = request_id(headers)
+        self._encoded = "content-encoding" in headers
 
     def _head_of(self, chunk: bytes) -> None:
         """Keep the body's first bytes (:data:`_BODY_HEAD`), to say what came when it was no stream at all. (The
@@ -402,7 +409,8 @@ class StreamState:
                 self.request_id = rid
             if not self._parsed and errors[0].get("type") == "incomplete_stream":
                 # Nothing of the body was the provider's stream (a proxy's HTML page, nothing): say what came.
-                shown = f"content-type {self._content_type}" if self._content_type else "no content-type"
+                content_type = self._headers.get("content-type") if self._headers is not None else None
+                shown = f"content-type {content_type}" if content_type else "no content-type"
                 what = f"it starts {self._body_head!r}" if self._body_head else "it was empty"
                 provider = self.client.provider
                 article = "an" if provider[:1] in "aeiou" else "a"

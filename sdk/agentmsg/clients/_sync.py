@@ -199,7 +199,8 @@ class ReplyStream(StreamState):
         self._responded(response)
         parser = self.client.parser(self.request, started)
         closing: list[dict[str, Any]] = []
-        chunks = raw_chunks(response)  # content-decoded (a gzipped stream)
+        encoded = self._encoded  # (else the bytes received are the bytes read)
+        chunks = raw_chunks(response, encoded)  # content-decoded (a gzipped stream)
         # The response and its body's reader, held by the client while they are open: a stream left and
         # collected (GeneratorExit here, from the garbage collector) must not close them where the collector ran
         # (inside httpcore's pool lock, say: closing waited for that lock for ever); the client's next call does.
@@ -211,7 +212,6 @@ class ReplyStream(StreamState):
                 feed, fold = parser.feed, self.reducer._feed_trusted
                 cap, size, over, grown = limits.max_bytes, 0, False, False
                 room = cap  # bytes the message may grow by before it is measured
-                encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
                 for chunk in chunks:
                     size += len(chunk)
                     if size > cap or (encoded and response.num_bytes_downloaded > cap):
