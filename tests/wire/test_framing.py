@@ -392,3 +392,32 @@ def test_the_body_helpers_refuse_what_is_not_bytes(bad: Any) -> None:
         with pytest.raises(agentmsg.ValidationError) as info:
             call(bad)
         assert [(p.pointer, p.rule) for p in info.value.problems] == [("/data", "type")]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'data: {"a": 1}\n\ndata: [DONE]\n\n',
+        b'event: message_start\ndata: {"a": 1}\n\n',
+        b': keep-alive\n\ndata: {"a": 1}\n\n',
+        b'id: 7\nretry: 10\ndata: {"a": 1}\n\n',
+        b'error: {"error": {"message": "boom"}}\n\n',
+        b'data: {"a": 1}\n\n{"error": {"code": 500}}\n',
+        b'data: {"cut": ',
+    ],
+)
+def test_a_first_chunk_that_starts_with_an_sse_field_frames_as_the_sniffer_tells_it(body: bytes) -> None:
+    """The framer tells the common first chunk (bytes that start with an SSE field) at once, without its format
+    sniffer: the payloads are those of the general path (the same bytes as a bytearray, which the sniffer
+    reads), whatever follows."""
+    from agentmsg._wire.framing import Framer
+
+    def framed(first: Any) -> list[str]:  # (bytes, or a bytearray, which feed takes too)
+        framer = Framer()
+        out = [repr(p) for p in framer.feed(first)]
+        assert framer.decided and framer.sse_feed() is not None
+        out += [repr(p) for p in framer.feed(b"data: {}\n\n")]
+        return out + [repr(p) for p in framer.close()] + framer.notes
+
+    assert framed(body) == framed(bytearray(body))
+    assert framed(body)

@@ -283,7 +283,9 @@ class Framer:
 
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
-        self._format: FormatSniffer | None = FormatSniffer(SSE_STARTS)  # (None once decided)
+        #: what tells the format from the first bytes, made when they do not tell it at once (see feed); None
+        #: before that and once decided
+        self._format: FormatSniffer | None = None
         self._decoder = _ProviderSSE()  # data as bytes, for BaseStreamParser._data
         self._lines: LineSplitter | None = None  # made when the body is JSON lines
         self._values: ValueSplitter | None = None  # made when the body is JSON values
@@ -314,6 +316,12 @@ class Framer:
         elif not isinstance(chunk, (bytes, bytearray)):
             raise TypeError(f"a body or a chunk of it is bytes or str, not {type(chunk).__name__}")
         if self._head is not None:
+            if not self._head and type(chunk) is bytes and len(chunk) >= 8 and chunk.startswith(SSE_STARTS):
+                # The common first chunk, SSE from its first byte: what _past_http_head, _decide and the sniffer
+                # would tell of it (no HTTP head; "sse"), told at once, with no sniffer made for it
+                self._head = None
+                self._mode = "sse"
+                return self._decoder.feed(chunk)
             chunk = self._past_http_head(chunk)
             if self._head is not None:
                 return []
@@ -362,7 +370,8 @@ class Framer:
     def _decide(self, chunk: bytes) -> bytes:
         """Read the body's first bytes until they tell its format (:class:`agentmsg._wire.sse.FormatSniffer`, as
         ``reduce_stream`` tells them); then the bytes to parse."""
-        assert self._format is not None
+        if self._format is None:
+            self._format = FormatSniffer(SSE_STARTS)
         kind = self._format.feed(chunk)
         if kind == "jsonl" and self._format.head.removeprefix(_BOM).lstrip(_BLANK)[:1] not in _OPENERS:
             # a first line that is no SSE field and starts no JSON value (a proxy's banner, a stray line): no JSON
@@ -374,8 +383,7 @@ class Framer:
     def _begin(self, kind: str) -> bytes:
         """Read the body as ``kind`` from now on; the bytes read so far, to parse (a BOM left out for JSON lines
         and values; the SSE decoder handles its own)."""
-        assert self._format is not None
-        head = self._format.head
+        head = b"" if self._format is None else self._format.head  # (None: the body ended before its first byte)
         self._format = None  # the head is handed over: not held twice
         self._mode = kind
         if kind == "sse":
