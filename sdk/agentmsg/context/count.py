@@ -470,7 +470,7 @@ def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
     return n
 
 
-#: the stated error of a provider's own tool (a server tool: ``web_search_20250305``, ``{"google_search": {}}``),
+#: the stated error of a provider's own tool (a server or built-in tool: its spec's ``own_tools``),
 #: counted as its definition's JSON: the provider expands it as it sees fit (its own prompt), unpublished
 _NATIVE_TOOL_ERROR: Final = 1.0
 

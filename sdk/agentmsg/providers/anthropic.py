@@ -36,7 +36,7 @@ from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, Spec, TokenProfile
+from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, OwnTools, Spec, TokenProfile
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -121,6 +121,22 @@ def media_placeholder(block: Any, in_result: bool, options: Any = None) -> str |
     return f"{mime or kind} in {'a tool result' if in_result else 'a user turn'}"
 
 
+#: Anthropic's own tools (server and client tools): a type dated ``_YYYYMMDD`` (``web_search_20250305``,
+#: ``bash_20250124``, ``text_editor_20250728``, ``code_execution_20250825``, ``computer_20250124``,
+#: ``memory_20250818``...), or tool search's
+_OWN_TYPE: Final = re.compile(r"[a-z][a-z0-9_]*_20[0-9]{6}")
+_OWN_UNDATED: Final = frozenset({"tool_search_tool_bm25", "tool_search_tool_regex"})
+
+
+def _own_tool(tool: Mapping[str, Any]) -> str | None:
+    """The name of one of Anthropic's own tools (its ``name``, else its type); None for any other definition."""
+    kind = tool.get("type")
+    if not isinstance(kind, str) or not (_OWN_TYPE.fullmatch(kind) or kind in _OWN_UNDATED):
+        return None
+    name = tool.get("name")
+    return name if isinstance(name, str) and name else kind
+
+
 #: The Messages API version every request names (the ``anthropic-version`` header)
 API_VERSION: Final = "2023-06-01"
 SPEC: Final = Spec(
@@ -136,6 +152,7 @@ SPEC: Final = Spec(
     signature_chain=True,
     # cache_control on the last tool too; a 5m or 1h ttl, and no 1h breakpoint after a 5m one (prompt-caching docs)
     cache_markers=CacheMarkers(tools=True, lifetimes=True, lifetimes_in_order=True, blocks=True),
+    own_tools=OwnTools(recognize=_own_tool),  # (a tool_choice forces one by name, as a function tool)
     client_class="AnthropicClient",
     fields=FIELDS,
     # no offline tokenizer for Claude 3+: o200k scaled (measured); a tool-use system prompt of 346 tokens (tool_choice

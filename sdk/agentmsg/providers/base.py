@@ -33,12 +33,22 @@ from agentmsg.providers._request.context import FormatOptions, FormattedRequest
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._response.parser import StreamParser, read_response, response_message, run_parser
 from agentmsg.providers._response.think import make_builder
-from agentmsg.providers.spec import Auth, CacheMarkers, CountEndpoint, Spec, StreamFlag, TokenProfile
+from agentmsg.providers.spec import Auth, CacheMarkers, CountEndpoint, OwnTools, Spec, StreamFlag, TokenProfile
 
 if TYPE_CHECKING:
     from agentmsg.providers._response.reader import PayloadReader
 
-__all__ = ["Auth", "CacheMarkers", "CountEndpoint", "Entry", "Provider", "Spec", "StreamFlag", "TokenProfile"]
+__all__ = [
+    "Auth",
+    "CacheMarkers",
+    "CountEndpoint",
+    "Entry",
+    "OwnTools",
+    "Provider",
+    "Spec",
+    "StreamFlag",
+    "TokenProfile",
+]
 
 #: A response body as the parsers take it: JSON text (bytes or str) or the parsed object
 Body = bytes | str | Mapping[str, Any]

@@ -38,7 +38,7 @@ from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import CountEndpoint, Entry, Spec, TokenProfile
+from agentmsg.providers.base import CountEndpoint, Entry, OwnTools, Spec, TokenProfile
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -135,6 +135,37 @@ def media_placeholder(block: Any, in_result: bool, options: FormatOptions) -> st
     return f"unknown MIME type of a URL {media_kind(block)[0]}"
 
 
+#: the keys of a ``Tool`` that are Gemini's own tools (google-genai's ``types.Tool``), snake and camel case
+_OWN_KEYS: Final = frozenset(
+    {
+        spelling
+        for key in (
+            "google_search",
+            "google_search_retrieval",
+            "code_execution",
+            "url_context",
+            "retrieval",
+            "computer_use",
+            "file_search",
+            "google_maps",
+            "enterprise_web_search",
+            "parallel_ai_search",
+            "exa_ai_search",
+            "mcp_servers",
+        )
+        for spelling in (key, re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key))
+    }
+)
+
+
+def _own_tool(tool: Mapping[str, Any]) -> str | None:
+    """The name of one of Gemini's own tools (a ``Tool`` with one of its keys, no ``type`` and no ``name``: its first
+    such key); None for any other definition."""
+    if tool.get("type") is not None or "name" in tool or _OWN_KEYS.isdisjoint(tool.keys()):
+        return None
+    return next(str(k) for k in tool if k in _OWN_KEYS)
+
+
 SPEC: Final = Spec(
     name="gemini",
     title="Gemini",
@@ -144,6 +175,7 @@ SPEC: Final = Spec(
     default_model="gemini-2.5-flash",
     families=("gemini", "google"),
     user_first=True,
+    own_tools=OwnTools(recognize=_own_tool),  # (a tool_choice cannot force one: gemini_tool_config)
     client_class="GeminiClient",
     fields=FIELDS,
     # no offline tokenizer (google-genai's LocalTokenizer downloads its model): o200k, within 50%; 258 per image

@@ -41,19 +41,12 @@ from agentmsg.providers._request.context import Context, FormatOptions, Formatte
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
-from agentmsg.providers._request.tools import (
-    RESPONSES_CHOICE,
-    ToolChoice,
-    ToolDef,
-    native_chosen,
-    refuse_custom,
-    refuse_native,
-)
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, native_chosen, refuse_custom, refuse_native
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader, value_at
-from agentmsg.providers.base import Entry, Spec
+from agentmsg.providers.base import Entry, OwnTools, Spec
 from agentmsg.providers.openai import TOKENS as CHAT_TOKENS
 
 __all__ = [
@@ -132,6 +125,39 @@ def media_placeholder(block: Any, in_result: bool = False, options: Any = None) 
     return None if kind in ("image", "file") else f"{kind} (text, images and files only)"
 
 
+#: the Responses API's built-in tools (``tool_param.py`` of the openai SDK; ``function`` and ``custom`` aside)
+_OWN_TYPES: Final = frozenset(
+    {
+        "web_search",
+        "web_search_2025_08_26",
+        "web_search_preview",
+        "web_search_preview_2025_03_11",
+        "file_search",
+        "code_interpreter",
+        "mcp",
+        "image_generation",
+        "computer",
+        "computer_use_preview",
+        "local_shell",
+        "shell",
+        "apply_patch",
+        "tool_search",
+        "namespace",
+        "programmatic_tool_calling",
+    }
+)
+
+
+def _own_tool(tool: Mapping[str, Any]) -> str | None:
+    """The name of one of the Responses API's built-in tools (its ``name``, else its type); None for any other
+    definition."""
+    kind = tool.get("type")
+    if not isinstance(kind, str) or kind not in _OWN_TYPES:
+        return None
+    name = tool.get("name")
+    return name if isinstance(name, str) and name else kind
+
+
 SPEC: Final = Spec(
     name="openai-responses",
     title="OpenAI Responses",
@@ -141,6 +167,23 @@ SPEC: Final = Spec(
     default_model="gpt-5",
     families=("openai-responses",),
     fields=FIELDS,
+    # a built-in tool is forced by its type, those tool_choice_types_param.py takes
+    own_tools=OwnTools(
+        recognize=_own_tool,
+        by_type=True,
+        forced=frozenset(
+            {
+                "file_search",
+                "web_search_preview",
+                "web_search_preview_2025_03_11",
+                "computer",
+                "computer_use_preview",
+                "computer_use",
+                "image_generation",
+                "code_interpreter",
+            }
+        ),
+    ),
     # the same models and vocabulary as Chat Completions behind another request shape; its framing is taken to be
     # Chat Completions' (not measured: no recorded Responses request with its official count was at hand), each
     # input item framed as a message; a tool result's media go in its function_call_output, not again in a user
@@ -158,6 +201,8 @@ SPEC: Final = Spec(
     ),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
+#: the built-in tools a tool_choice forces by type (the spec's)
+_FORCED: Final = SPEC.own_tools.forced if SPEC.own_tools is not None else frozenset()
 
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
 #: generation parameters the Responses API names otherwise, or takes none of (said, param-dropped)
@@ -331,12 +376,12 @@ def _tool_choice(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> Any:
     native = native_chosen(choice, tools)
     if native is not None:  # (a built-in tool is forced by its type, those the API takes so)
         kind = native.native[1]["type"] if native.native is not None else None
-        if kind not in RESPONSES_CHOICE:
+        if kind not in _FORCED:
             raise ValidationError.single(
                 "/tool_choice",
                 "enum",
                 f"tool_choice names {kind!r}, a built-in tool the Responses API cannot force (it forces "
-                f"{', '.join(sorted(RESPONSES_CHOICE))})",
+                f"{', '.join(sorted(_FORCED))})",
             )
         return {"type": kind}
     if choice.mode == "tool":

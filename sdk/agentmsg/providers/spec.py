@@ -12,7 +12,7 @@ import attrs
 
 from agentmsg.providers._request.fields import Handling
 
-__all__ = ["Auth", "CacheMarkers", "CountEndpoint", "Spec", "StreamFlag", "TokenProfile"]
+__all__ = ["Auth", "CacheMarkers", "CountEndpoint", "OwnTools", "Spec", "StreamFlag", "TokenProfile"]
 
 #: How the API key is sent: ``Authorization: Bearer <key>``, or the key as the value of that header
 Auth = Literal["bearer", "x-api-key", "x-goog-api-key"]
@@ -84,6 +84,24 @@ class CacheMarkers:
     def takes(self, model: str | None) -> bool:
         """Whether a request for ``model`` takes markers."""
         return self.models is None or (model is not None and self.models(model))
+
+
+@attrs.frozen(kw_only=True)
+class OwnTools:
+    """A provider's own tools (server or built-in tools), given as the provider has them: its formatter sends one as
+    given, in its place, and every other provider refuses it (``providers/_request/tools.py``, rule ``enum``,
+    naming the tool and whose it is: the spec's ``title``).
+
+    ``recognize``: the tool's name (its ``name``, else its type or key) when a tool definition is one of them, else
+    None; it is asked of a definition that is neither a function tool (``type`` absent with a ``name``, or
+    ``function``) nor an OpenAI custom tool, and of no other. ``by_type``: a ``tool_choice`` names one of them by its
+    type (``{"type": T}``, read as naming the tool ``recognize`` gives for ``{"type": T}``). ``forced``: the types
+    of them that its ``tool_choice`` can force by type (each other one named is refused); without ``by_type`` its
+    formatter says how a choice naming one is sent (by name, or refused)."""
+
+    recognize: Callable[[Mapping[str, Any]], str | None]
+    by_type: bool = False
+    forced: frozenset[str] = frozenset()
 
 
 @attrs.frozen(kw_only=True)
@@ -216,7 +234,8 @@ class Spec:
     turn, and ``signature_chain``: it checks the signature chain of the current turn's reasoning (the thinking before
     the turn's first call comes back with it); ``agentmsg.context.trim`` keeps to both. ``cache_markers``: how it takes
     prompt-cache markers (None: it caches prefixes on its own, or takes none; ``agentmsg.context.place_cache_markers``
-    places none).
+    places none). ``own_tools``: the provider's own tools (server or built-in tools), an :class:`OwnTools` (None: it
+    has none; one given to it is refused).
     ``fields``: the formatter's field table (``providers/_request/fields.py``). ``counting``: the provider's
     token-counting endpoint (None: it has none; ``agentmsg.context.count_tokens`` counts offline). ``tokens``: how
     ``agentmsg.context.count_tokens`` counts its requests offline (None: an o200k estimate stated within 50%)."""
@@ -239,3 +258,4 @@ class Spec:
     user_first: bool = False
     signature_chain: bool = False
     cache_markers: CacheMarkers | None = None
+    own_tools: OwnTools | None = None

@@ -8,7 +8,7 @@ import importlib
 import inspect
 import re
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
@@ -172,3 +172,38 @@ def test_the_native_stub_declares_every_kernel_with_its_contract() -> None:
         assert {n for n in dir(speedups) if not n.startswith("_")} == set(declared)
     for name, doc in declared.items():
         assert "Caller:" in doc and len(doc) > 200, f"_speedups.pyi: {name} has no stated contract"
+
+
+#: providers' own tools (server and built-in tools), as a definition gives one, by the word that names it
+OWN_TOOLS: Final[dict[str, dict[str, Any]]] = {
+    "bash_2025": {"type": "bash_20250124", "name": "bash"},
+    "text_editor_2025": {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+    "tool_search_tool": {"type": "tool_search_tool_bm25", "name": "tool_search"},
+    "web_search": {"type": "web_search"},
+    "file_search": {"type": "file_search", "vector_store_ids": ["vs"]},
+    "code_interpreter": {"type": "code_interpreter", "container": {"type": "auto"}},
+    "image_generation": {"type": "image_generation"},
+    "google_search": {"google_search": {}},
+    "googleSearch": {"googleSearch": {}},
+    "url_context": {"url_context": {}},
+    "code_execution": {"code_execution": {}},
+}
+
+
+def test_only_its_module_names_a_providers_own_tools() -> None:
+    """A provider's own tools are declared by its module (its spec's ``own_tools``), which recognizes each; the
+    shared request and response machinery and agentmsg.context name none of them (a new provider's own tools are
+    one module's, not an edit there)."""
+    owned = {p.spec.name: p.spec.own_tools for p in providers.providers() if p.spec.own_tools is not None}
+    for word, tool in OWN_TOOLS.items():
+        owners = [name for name, own in owned.items() if own.recognize(tool) is not None]
+        assert len(owners) == 1, f"{word}: {tool} is recognized by {owners}, not by one provider's spec"
+    named = re.compile("|".join(OWN_TOOLS))
+    found = [
+        f"{path.relative_to(SDK)}:{n}: {line.strip()}"
+        for package in ("providers/_request", "providers/_response", "context")
+        for path in sorted((SDK / package).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if named.search(line)
+    ]
+    assert not found, "a provider's own tools named outside its module:\n" + "\n".join(found)

@@ -14,24 +14,21 @@ constrained by a grammar) is given as OpenAI has it::
 other provider refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``): it has no tool whose input is
 free text.
 
-A provider's own tool (a server or built-in tool: Anthropic's ``{"type": "web_search_20250305", "name":
-"web_search", ...}``, ``bash_20250124``, ``text_editor_*``, ``code_execution_*``, ``computer_*``...; the OpenAI
-Responses API's ``{"type": "web_search"}``, ``file_search``, ``code_interpreter``, ``mcp``, ``image_generation``...;
-Gemini's ``{"google_search": {}}``, ``{"code_execution": {}}``, ``{"url_context": {}}``..., snake or camel case) is
-given as that provider has it: that provider sends it as given, in its place (Gemini: an entry of its own beside the
+A provider's own tool (a server or built-in tool, given as that provider has it: its spec's ``own_tools`` recognizes
+it, in the provider's module) goes to that provider as given, in its place (Gemini: an entry of its own beside the
 ``functionDeclarations`` one), and every other refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``,
 :func:`refuse_native`): a function of its name would be another tool, which the application never defined.
 
 ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` (``"any"`` is the same), or one tool:
 ``{"name": X}``, ``{"type": "function", "function": {"name": X}}``, ``{"type": "tool", "name": X}`` or
-``{"type": "custom", "custom": {"name": X}}``; a Responses built-in tool by its type (``{"type": "file_search"}``).
+``{"type": "custom", "custom": {"name": X}}``; a provider's own tool by its type (``{"type": T}``), where its spec
+says its tool_choice names one so (``OwnTools.by_type``).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
@@ -41,9 +38,10 @@ from agentmsg.errors import ValidationError
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
+if TYPE_CHECKING:
+    from agentmsg.providers.spec import OwnTools
+
 __all__ = [
-    "NATIVE",
-    "RESPONSES_CHOICE",
     "ToolChoice",
     "ToolDef",
     "gemini_schema",
@@ -73,8 +71,8 @@ class ToolDef(NamedTuple):
     #: the keys of the definition (and of its ``function`` or ``custom`` object) that nothing maps, as (pointer, key):
     #: not sent by any provider, each said ``tool-key-dropped`` (:func:`say_dropped_keys`)
     dropped: tuple[tuple[str, str], ...] = ()
-    #: a provider's own tool (:data:`NATIVE`): the API that has it (``anthropic``, ``openai-responses``, ``gemini``)
-    #: and its definition as given (less a ``_cache_control`` marker), sent as it is; None for a function or custom tool
+    #: a provider's own tool (its spec's ``own_tools`` recognizes it): that provider's registry name and its definition
+    #: as given (less a ``_cache_control`` marker), sent as it is; None for a function or custom tool
     native: tuple[str, dict[str, Any]] | None = None
 
 
@@ -101,86 +99,32 @@ _CUSTOM_FLAT_KEYS: Final = _CUSTOM_KEYS | {"type"}
 _CUSTOM_WRAPPER_KEYS: Final = frozenset({"type", "custom"})
 _WHY: Final = "no provider field maps it (or a key given beside it takes its place)"
 
-#: The APIs with tools of their own, by name, and what each calls them (the official SDKs' tool types)
-NATIVE: Final = {"anthropic": "an Anthropic", "openai-responses": "an OpenAI Responses", "gemini": "a Gemini"}
-#: Anthropic's server and client tools: a type dated ``_YYYYMMDD`` (``web_search_20250305``, ``bash_20250124``,
-#: ``text_editor_20250728``, ``code_execution_20250825``, ``computer_20250124``, ``memory_20250818``...), or tool search's
-_ANTHROPIC_TYPE: Final = re.compile(r"[a-z][a-z0-9_]*_20[0-9]{6}")
-_ANTHROPIC_UNDATED: Final = frozenset({"tool_search_tool_bm25", "tool_search_tool_regex"})
-#: the Responses API's built-in tools (``tool_param.py`` of the openai SDK; ``function`` and ``custom`` aside)
-_RESPONSES_TYPES: Final = frozenset(
-    {
-        "web_search",
-        "web_search_2025_08_26",
-        "web_search_preview",
-        "web_search_preview_2025_03_11",
-        "file_search",
-        "code_interpreter",
-        "mcp",
-        "image_generation",
-        "computer",
-        "computer_use_preview",
-        "local_shell",
-        "shell",
-        "apply_patch",
-        "tool_search",
-        "namespace",
-        "programmatic_tool_calling",
-    }
-)
-#: the built-in tools a Responses tool_choice can force by type (``tool_choice_types_param.py``)
-RESPONSES_CHOICE: Final = frozenset(
-    {
-        "file_search",
-        "web_search_preview",
-        "web_search_preview_2025_03_11",
-        "computer",
-        "computer_use_preview",
-        "computer_use",
-        "image_generation",
-        "code_interpreter",
-    }
-)
-#: the keys of a Gemini ``Tool`` that are its own tools (google-genai's ``types.Tool``), snake and camel case
-_GEMINI_KEYS: Final = frozenset(
-    {
-        spelling
-        for key in (
-            "google_search",
-            "google_search_retrieval",
-            "code_execution",
-            "url_context",
-            "retrieval",
-            "computer_use",
-            "file_search",
-            "google_maps",
-            "enterprise_web_search",
-            "parallel_ai_search",
-            "exa_ai_search",
-            "mcp_servers",
-        )
-        for spelling in (key, re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key))
-    }
-)
+
+def _own_tools() -> Iterator[tuple[str, OwnTools]]:
+    """The registry's providers with tools of their own (``Spec.own_tools``), as (registry name, their tools). (Read at
+    call time, for a definition that may be one: the registry imports this module.)"""
+    from agentmsg.providers import providers
+
+    for p in providers():
+        if p.spec.own_tools is not None:
+            yield p.spec.name, p.spec.own_tools
 
 
 def _native(tool: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The API whose own tool the definition is, and the tool's name (its ``name``, else its type or Gemini key); None
-    for any other definition."""
-    kind = tool.get("type")
-    if isinstance(kind, str):
-        if _ANTHROPIC_TYPE.fullmatch(kind) or kind in _ANTHROPIC_UNDATED:
-            api = "anthropic"
-        elif kind in _RESPONSES_TYPES:
-            api = "openai-responses"
-        else:
-            return None
-    elif kind is None and "name" not in tool and not _GEMINI_KEYS.isdisjoint(tool.keys()):
-        return "gemini", next(str(k) for k in tool if k in _GEMINI_KEYS)
-    else:
-        return None
-    name = tool.get("name")
-    return api, name if isinstance(name, str) and name else kind
+    """The provider whose own tool the definition is (its registry name), and the tool's name, as its spec's
+    ``own_tools`` recognizes it; None for any other definition."""
+    for name, own in _own_tools():
+        if (tool_name := own.recognize(tool)) is not None:
+            return name, tool_name
+    return None
+
+
+def _whose(provider: str) -> str:
+    """How a refusal names a provider's own tool: ``an Anthropic``, ``a Gemini`` (its spec's title)."""
+    from agentmsg.providers import get
+
+    title = get(provider).spec.title
+    return f"{'an' if title[:1] in 'AEIOU' else 'a'} {title}"
 
 
 def normalize_tools(tools: Any) -> list[ToolDef]:
@@ -204,7 +148,9 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         elif kind == "custom" and not _client_tool(tool):
             out.append(_custom_tool(tool, pointer))
             continue
-        elif kind != "function" and (native := _native(tool)) is not None:
+        # (a provider's own tool, as the registry's specs recognize one; a plain function tool, with a name and no
+        # type, is none: the registry is not asked)
+        elif kind != "function" and (kind is not None or "name" not in tool) and (native := _native(tool)) is not None:
             cache = _cache_mark(tool, tool, i) if MARKER in tool else None
             definition = {k: v for k, v in tool.items() if k != MARKER}
             out.append(ToolDef(native[1], None, {}, None, pointer, cache=cache, native=(native[0], definition)))
@@ -367,7 +313,7 @@ def refuse_native(tools: list[ToolDef], provider: str, own: str | None = None) -
             raise ValidationError.single(
                 t.pointer,
                 "enum",
-                f"{t.name!r} is {NATIVE[t.native[0]]} tool, which {provider} does not have (a function of that "
+                f"{t.name!r} is {_whose(t.native[0])} tool, which {provider} does not have (a function of that "
                 "name would be another tool): give it only to that provider",
             )
 
@@ -402,7 +348,9 @@ def normalize_tool_choice(choice: Any) -> ToolChoice | None:
         kind = choice.get("type")
         if isinstance(kind, str) and kind in ("auto", "none", "any", "required"):
             return normalize_tool_choice(kind)
-        if isinstance(kind, str) and kind in _RESPONSES_TYPES:  # (a Responses built-in tool, by its type)
+        if isinstance(kind, str) and any(  # (a provider's own tool, by its type, where its tool_choice names one so)
+            own.by_type and own.recognize({"type": kind}) is not None for _, own in _own_tools()
+        ):
             return ToolChoice("tool", kind)
     raise ValidationError.single("/tool_choice", "type", f"tool_choice not understood: {choice!r}")
 
