@@ -454,7 +454,9 @@ def test_cli_parse_of_long_json_lines_without_stream_asks_the_readers_about_its_
         capsys.readouterr()
         assert run_cli("parse", "--provider", provider, str(path)) == (2, "")
         assert capsys.readouterr().err.endswith(said)
-        assert asked and all(len(data) <= CHUNK and data.endswith(b"\n") for data in asked), [len(d) for d in asked]
+        assert asked and all(len(data) < CHUNK + len(line) and data.endswith(b"\n") for data in asked), [
+            len(d) for d in asked
+        ]
         assert len(asked) == (1 if provider == "openai" else 7)
 
 
@@ -518,6 +520,60 @@ def test_cli_parse_stream_of_another_provider_exits_2_with_a_hint(
         last = err.splitlines()[-1]
         assert last.startswith(f"agentmsg: {path}: not ") and " stream" in last
         assert (hint in last) if hint else ("try --provider" not in last), last
+
+
+def _crossing_the_first_chunk(kind: str) -> bytes:
+    """A stream of ``kind`` whose first read (64 KiB with --stream, :data:`CHUNK` without) ends inside a payload:
+    many small ones, or a first one longer than a chunk."""
+    from agentmsg.cli._io import CHUNK
+
+    if kind == "openai":  # openai's events, a chunk ending inside one
+        events = (FIX / "openai" / "stream_finish_length.sse").read_bytes().split(b"\n\n")
+        return events[0] + b"\n\n" + (events[1] + b"\n\n") * (3 * CHUNK // len(events[1])) + b"\n\n".join(events[2:])
+    if kind == "anthropic":  # its first text delta longer than a chunk
+        start, rest = (FIX / "anthropic" / "stream_docs_basic.sse").read_bytes().split(b"event: ping", 1)
+        delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "y" * 2 * CHUNK}}
+        return start + b"event: content_block_delta\ndata: " + orjson.dumps(delta) + b"\n\nevent: ping" + rest
+    line = orjson.dumps(
+        {**_EVENT, "delta": "z" * 2 * CHUNK}
+        if kind == "events"
+        else {"role": "USER", "content": [{"type": "text", "text": "m" * 2 * CHUNK}]}
+    )
+    return (line + b"\n") * 3
+
+
+@pytest.mark.parametrize(
+    ("kind", "provider", "hint"),
+    [
+        ("openai", "anthropic", "(it reads as an openai stream: try --provider openai/deepseek/dashscope-compatible)"),
+        ("anthropic", "openai", "(it reads as an anthropic stream: try --provider anthropic)"),
+        (
+            "events",
+            "openai",
+            "(it looks like agent events, not a provider's reply: reduce them with 'agentmsg reduce')",
+        ),
+        (
+            "messages",
+            "gemini",
+            "(it looks like an agentmsg message, not a provider's reply: check it with 'agentmsg validate')",
+        ),
+    ],
+)
+def test_cli_parse_stream_hint_reads_the_start_to_a_line_end(
+    kind: str, provider: str, hint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hint after a stream that is no stream of the provider was asked about the stream's first read as it
+    was, which ends where the read ends: inside a payload of a stream longer than a chunk (another provider's
+    stream of 780 KB; a first payload longer than a chunk, of another provider, of agent events, of messages),
+    read as no stream of anyone's: no hint. It is asked about the start to the end of a line: the hint is the
+    one a short stream of the same payloads gets."""
+    path = tmp_path / "body.sse"
+    path.write_bytes(_crossing_the_first_chunk(kind))
+    flags = [["--stream"]] if kind in ("events", "messages") else [["--stream"], []]  # (SSE: told without it)
+    for flag in flags:
+        capsys.readouterr()
+        assert run_cli("parse", "--provider", provider, *flag, str(path)) == (2, ""), flag
+        assert capsys.readouterr().err.splitlines()[-1].endswith(hint), flag
 
 
 def test_cli_parse_reads_an_sse_body_without_the_flag_in_bounded_memory(

@@ -75,17 +75,14 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
         found = binary(first)
         if found is not None:  # read no further (/dev/zero would never end)
             raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} stream: {found}")
-        args.head = first
         return _stream_events(args, itertools.chain([first], chunks))
     read = read_bytes_or_chunks(args.file, is_sse_body)  # an SSE file's chunks as they are read: held whole, a
     if not isinstance(read, bytes):  # 32 MiB body cost its size again while it was parsed
-        args.head = read_head = next(read)
-        return _stream_events(args, itertools.chain([read_head], read))
+        return _stream_events(args, read)
     data = read
     if (empty := empty_input(data)) is not None:
         raise ValidationError([empty])
     if is_sse_body(data):  # (saved with `curl -i` too: the stream's framer skips the head and says so)
-        args.head = data[:CHUNK]
         # fed a chunk at a time, as with --stream: fed whole, the parser made every event of the body at once
         # (a body of 99 MB held 774 MB)
         return _stream_events(args, (data[at : at + CHUNK] for at in range(0, len(data), CHUNK)))
@@ -99,7 +96,8 @@ def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterato
     """The events of a streamed body as it is read (bounded memory)."""
     parser = get(args.provider).stream_parser(**_stream_options(args), **_reply_options(args))
     emptiness = Emptiness()  # (an empty input is said as every command says it, not as a cut stream)
-    for chunk in emptiness.through(chunks):
+    args.head = head = _Head()  # what the hint is asked about, should none of it be the provider's
+    for chunk in emptiness.through(head.through(chunks)):
         yield parser.feed(chunk)
     if emptiness.problem is not None:
         raise ValidationError([emptiness.problem])
@@ -149,14 +147,45 @@ def _first_payload(data: bytes) -> tuple[Any, bool]:
     return (values[0] if values else None), len(values) > 1 and not is_sse(text.lstrip())
 
 
-def _head(data: bytes) -> bytes:
-    """The whole lines of ``data`` in its first :data:`CHUNK` bytes (the first line at least): what the stream
-    readers are asked about JSON lines given without --stream, as they are asked about a stream's first chunk."""
-    if len(data) <= CHUNK:
+def _head(data: bytes, *, whole: bool = True) -> bytes:
+    """The first :data:`CHUNK` bytes of ``data`` to the end of the line they end in: what the stream readers are
+    asked about for the hint, of JSON lines given without --stream as of a stream's start (:class:`_Head`), whole
+    lines and whole payloads (a line longer than a chunk: to its end). ``whole``: ``data`` is all of the input
+    (not only its start), so its last line is whole too."""
+    if whole and len(data) <= CHUNK:
         return data
-    end = data.rfind(b"\n", 0, CHUNK)
-    end = data.find(b"\n") if end < 0 else end  # (one line longer than a chunk: that line)
+    end = data.find(b"\n", CHUNK - 1)
     return data if end < 0 else data[: end + 1]
+
+
+#: the most of a stream's start :class:`_Head` holds while it looks for the end of the line its first
+#: :data:`CHUNK` bytes end in (a longer line: its start, cut)
+_HEAD_LIMIT = 16 * CHUNK
+
+
+class _Head:
+    """A stream's start as its chunks pass :meth:`through` it, for the hint: :attr:`bytes` is :func:`_head` of it.
+    The first chunk alone, cut mid-line or mid-event, was asked about as it was: a stream of another provider,
+    of agent events or of messages whose first chunk ended inside a payload read as none of them (no hint).
+    Chunks are held until the line that byte :data:`CHUNK` is on has ended, :data:`_HEAD_LIMIT` bytes at most."""
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+        self._size = 0
+        self._holding = True  # False once enough is held; while True, what is held is all that came
+
+    def through(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            if self._holding:
+                self._pieces.append(chunk)
+                start, self._size = self._size, self._size + len(chunk)
+                ended = self._size >= CHUNK and chunk.find(b"\n", max(0, CHUNK - 1 - start)) >= 0
+                self._holding = not ended and self._size <= _HEAD_LIMIT
+            yield chunk
+
+    @property
+    def bytes(self) -> bytes:
+        return _head(b"".join(self._pieces), whole=self._holding)
 
 
 def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) -> str | None:
@@ -282,7 +311,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write("agentmsg: interrupted\n")
         return EXIT_INTERRUPTED
     if alien:  # no payload of the provider's at all: not its stream (exit 2, as for a body that is no response)
-        hint = _hint(getattr(args, "head", b""), args.provider, stream=True)
+        hint = _hint(args.head.bytes, args.provider, stream=True)
         sys.stderr.write(
             f"agentmsg: {said_path(args.file)}: not {_a(args.provider)} stream{f' ({hint})' if hint else ''}\n"
         )
