@@ -460,6 +460,41 @@ def test_cli_parse_of_long_json_lines_without_stream_asks_the_readers_about_its_
         assert len(asked) == (1 if provider == "openai" else 7)
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_cli_parse_json_lines_end_at_lf_as_every_reader_ends_them(
+    end: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CR alone ends no line of JSON lines for ``agentmsg.read_records`` nor the stream readers (validate and
+    reduce read such a body as one document, refused at its second value), but the hint of ``parse`` without
+    --stream split it at every CR: it took the body for JSON lines and fed it whole to each stream reader it
+    asked (a 16 MB body: 112 MB fed, 7 times all of it) for a hint that none could give. Its lines end at LF, as
+    every reader's: such a body is one document to every command, and the hint asks no reader about it; LF and
+    CRLF are JSON lines, their hints as before."""
+    from agentmsg.cli._io import CHUNK, reads_as
+
+    asked: list[int] = []
+
+    def counted(provider: str, data: Any, *, stream: bool) -> bool:
+        asked.append(len(data))
+        return reads_as(provider, data, stream=stream)
+
+    monkeypatch.setattr("agentmsg.cli.parse.reads_as", counted)
+    line = b'{"choices": [{"index": 0, "delta": {"content": "hi"}}]}'
+    path = tmp_path / "chunks.jsonl"
+    path.write_bytes((line + end) * (4 * CHUNK // len(line)))
+    capsys.readouterr()
+    assert run_cli("parse", "--provider", "anthropic", str(path)) == (2, "")
+    said = capsys.readouterr().err
+    if end == b"\r":
+        assert asked == [] and said.endswith("unexpected content after document: line 1 column 57 (char 56) [json]\n")
+        for command in ("validate", "reduce"):
+            code, out = run_cli(command, str(path))
+            assert code == 1 and "unexpected content after document: line 1 column 57" in out + capsys.readouterr().err
+    else:
+        assert said.endswith("try --provider openai/deepseek/dashscope-compatible with --stream)\n")
+        assert len(asked) == 7 and max(asked) < CHUNK + len(line) + len(end), asked
+
+
 def test_cli_parse_hint_decodes_a_whole_body_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -129,14 +129,18 @@ _ROLES = frozenset(role.value for role in MsgRole)
 
 def _first_payload(data: bytes) -> tuple[Any, bool]:
     """The first JSON value of ``data`` (the whole document, else its first line, or its first SSE ``data:``),
-    None when there is none; and whether ``data`` holds JSON lines (two values or more, one per line)."""
+    None when there is none; and whether ``data`` holds JSON lines (two values or more, one per line). Lines end
+    where the readers end them: JSON lines at LF alone (a CR alone ends none: ``agentmsg.read_records`` and the
+    stream readers read such a body as one line, so it was taken for JSON lines here and fed whole to every
+    stream reader the hint asked), SSE at CR, LF or CRLF."""
     text = data.removeprefix(BOM)
     try:
         return orjson.loads(text), False
     except orjson.JSONDecodeError:
         pass
     values: list[Any] = []
-    for line in itertools.islice((ln for ln in text.splitlines() if ln.strip()), 64):
+    lines = text.splitlines() if is_sse(text) else text.split(b"\n")
+    for line in itertools.islice((ln for ln in lines if ln.strip()), 64):
         line = line.strip()
         if is_sse(line):
             line = line.removeprefix(b"data:").strip() if line.startswith(b"data:") else b""
