@@ -54,6 +54,40 @@ def test_invalid_input_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert json.loads(capsys.readouterr().err.splitlines()[0])["pointer"].startswith("/0")
 
 
+@pytest.mark.parametrize(
+    ("tail", "said"),
+    [
+        (b'\xff"}]}]', "not valid JSON: invalid UTF-8 at byte 1000056 (invalid start byte)"),
+        (b'"}]}', "not valid JSON: unexpected end of data"),
+        (b'"}]}]]\n\r\n \n', "not valid JSON: unexpected content after document"),
+    ],
+)
+def test_a_document_of_one_line_that_is_not_json_is_read_once_as_a_document(
+    tail: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation that is no JSON was read as a document, then, to tell JSON Lines from a broken document,
+    by ``read_records``, which read its one line as a document again, to the same problem: a 64 MB line with a
+    bad byte at its end was decoded three times (the typed fast path, the document, read_records: 0.42 s of
+    CPU), now twice (0.23 s). A document of one line (blanks after it or not) is not read again as JSON Lines;
+    its problem is the same. (Counted: the generic decoder's bytes, which the fast path does not use.)"""
+    from agentmsg._codec import jsontext
+
+    decoded: list[int] = []
+    decode = jsontext._decode
+
+    def counted(data: bytes) -> object:
+        decoded.append(len(data))
+        return decode(data)
+
+    monkeypatch.setattr(jsontext, "_decode", counted)
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'[{"role": "USER", "content": [{"type": "text", "text": "' + b"a" * 1_000_000 + tail)
+    assert main(["format", "--provider", "openai", str(path)]) == 1
+    ((row),) = map(json.loads, jsonl_lines(capsys.readouterr().err))
+    assert (row["pointer"], row["rule"]) == ("", "utf-8" if b"\xff" in tail else "json") and said in row["message"]
+    assert sum(decoded) == path.stat().st_size, decoded
+
+
 def test_envelope_tools_and_module_entry(conversation: Path, tmp_path: Path) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text(

@@ -433,6 +433,13 @@ def blank(data: bytes) -> bool:
     return _NOT_BLANK.search(data, len(BOM) if data.startswith(BOM) else 0) is None
 
 
+def one_line_only(data: bytes) -> bool:
+    """Whether ``data`` holds nothing but blanks after its first line end (LF: a CR alone ends no line of JSON Lines):
+    read as JSON Lines, its one record would be all of it. Looked for in place, as :func:`blank` looks."""
+    end = data.find(b"\n")
+    return end < 0 or _NOT_BLANK.search(data, end) is None
+
+
 #: what every command says of an input with nothing to read, a file or stdin of no bytes or only blanks (rule
 #: ``empty``, exit 1; ``serve``, which refuses it before serving, says the same words as a usage error, exit 2)
 EMPTY_INPUT = Problem("", "empty", "the input is empty (no bytes, or only blanks): nothing to read")
