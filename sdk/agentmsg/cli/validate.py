@@ -292,6 +292,7 @@ def _braces(pattern: str) -> list[str]:
     except _TooMany:
         raise UsageError(
             f"{clip(shown_path(pattern), 80)}: its brace groups stand for more than {MAX_BRACE_PATTERNS:,} patterns"
+            f" (or {MAX_BRACE_CHARACTERS:,} characters)"
         ) from None
     return [_unescape(p) if escapes else p for p in expanded]
 
@@ -303,61 +304,110 @@ _BRACE_BLANK: Final = frozenset(("", " ", "\t", "\n"))
 _BRACE_BLANK_OR_CLOSE: Final = _BRACE_BLANK | {"}"}
 #: the most patterns one pattern's brace groups may stand for (``{1..100000000}``: a mistake, not a file list)
 MAX_BRACE_PATTERNS: Final = 100_000
+#: the most characters they may come to, all told (``'x' * 100_000 + '{1..99999}'``: 10 GB of patterns)
+MAX_BRACE_CHARACTERS: Final = 50_000_000
+#: what :func:`_group_opens` looks at: an escape (passed over), a brace, a comma, a ``..`` not right before a ``}``
+_BRACE_TOKENS: Final = re.compile(r"\\[{},\\]|[{},}]|\.(?=\.(?!\}))")
+_BRACE_TOKENS_PLAIN: Final = re.compile(r"[{},}]|\.(?=\.(?!\}))")
 #: a sequence's end as bash's ``strtoimax`` reads one (the left end may have blanks around it: ``legal_number``)
 _SEQ_INT: Final = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 _INTMAX: Final = 2**63
 
 
 class _TooMany(Exception):
-    """A brace pattern stands for more than :data:`MAX_BRACE_PATTERNS` patterns."""
+    """A brace pattern stands for more than :data:`MAX_BRACE_PATTERNS` patterns or :data:`MAX_BRACE_CHARACTERS`
+    characters."""
 
 
 def _expand_braces(text: str, escapes: bool) -> list[str]:
     """bash's ``brace_expand``: the first ``{`` that opens a group (its ``}`` found with a comma of its own), its
-    alternatives each expanded, after the text before it and before every expansion of the text after it."""
-    at = 0
+    alternatives each expanded, after the text before it and before every expansion of the text after it. The
+    text after a group is expanded in the same loop (``{1..1}`` a thousand times is no nesting), and which
+    ``{`` opens a group is told, once one does not, by one pass (:func:`_group_opens`), not by a scan from each
+    ``{`` to the end."""
+    comma = _separator(text, text.find("{") + 1) if "{" in text else -1
+    if comma < 0 or text.find("}", comma + 1) < 0:  # no comma (or ..) with a } after it: no group
+        return [text]
+    opens: bytearray | None = None  # (made when a { opens no group: the first { usually does)
+    done, start, at = [""], 0, 0  # done: the expansions of text[:start]; at: where to look for the next group
     while True:
-        at = _brace_scan(text, at, "{", escapes)
+        at = _brace_scan(text, at, "{", escapes, start=start)
         if at == len(text):
-            return [text]
-        comma = _separator(text, at + 1)
-        if comma < 0 or text.find("}", comma + 1) < 0:  # no comma (or ..) and } after it: no group here or on
-            return [text]
-        close = _brace_scan(text, at + 1, "}", escapes)
-        if close < len(text):
             break
-        at += 1  # (no group opens here: the next {)
-    head, alternatives, tail = text[:at], [], text[close + 1 :]
-    inner, begin = text[at + 1 : close], 0
-    if _brace_scan(inner, 0, ",", escapes, nested=True) == len(inner):  # (no comma at any depth: a sequence?)
-        sequence = _sequence(inner)
-        if sequence is None and not tail:
-            return [text]
-        alternatives = sequence if sequence is not None else [text[at : close + 1]]
-        rests = _expand_braces(tail, escapes) if tail else [""]
-        return _joined(head, alternatives, rests)
-    while True:
-        comma = _brace_scan(inner, begin, ",", escapes)
-        alternatives += _expand_braces(inner[begin:comma], escapes)
-        if comma == len(inner):
-            break
-        begin = comma + 1
-        if len(alternatives) > MAX_BRACE_PATTERNS:
-            raise _TooMany
-    rests = _expand_braces(tail, escapes) if tail else [""]
-    return _joined(head, alternatives, rests)
+        close = len(text) if opens is not None and not opens[at] else _brace_scan(text, at + 1, "}", escapes)
+        if close == len(text):
+            if opens is None:
+                opens = _group_opens(text, escapes)
+            at += 1  # (no group opens here: the next {)
+            continue
+        inner, begin = text[at + 1 : close], 0
+        if _brace_scan(inner, 0, ",", escapes, nested=True) == len(inner):  # (no comma at any depth: a sequence?)
+            sequence = _sequence(inner)
+            if sequence is None and close + 1 == len(text):
+                break  # (the rest is itself)
+            alternatives = sequence if sequence is not None else [text[at : close + 1]]
+        else:
+            alternatives, size = [], 0
+            while True:
+                comma = _brace_scan(inner, begin, ",", escapes)
+                each = _expand_braces(inner[begin:comma], escapes)
+                alternatives += each
+                size += sum(map(len, each))
+                if len(alternatives) > MAX_BRACE_PATTERNS or size > MAX_BRACE_CHARACTERS:
+                    raise _TooMany
+                if comma == len(inner):
+                    break
+                begin = comma + 1
+        done = _joined(done, text[start:at], alternatives)
+        start = at = close + 1
+    return _joined(done, text[start:], [""])
 
 
-def _joined(head: str, alternatives: list[str], rests: list[str]) -> list[str]:
-    if len(alternatives) * len(rests) > MAX_BRACE_PATTERNS:
+def _joined(done: list[str], head: str, alternatives: list[str]) -> list[str]:
+    """Each of ``done`` followed by ``head`` and each alternative in turn; :class:`_TooMany` before any is made
+    when they would be more than :data:`MAX_BRACE_PATTERNS` patterns or :data:`MAX_BRACE_CHARACTERS` characters."""
+    count = len(done) * len(alternatives)
+    size = len(alternatives) * (sum(map(len, done)) + len(done) * len(head)) + len(done) * sum(map(len, alternatives))
+    if count > MAX_BRACE_PATTERNS or size > MAX_BRACE_CHARACTERS:
         raise _TooMany
-    return [head + each + rest for each in alternatives for rest in rests]
+    return [each + head + alternative for each in done for alternative in alternatives]
 
 
 def _separator(text: str, at: int) -> int:
     """Where the first ``,`` or ``..`` is from ``at`` on (-1 if none): a group needs one before its ``}``."""
     found = [i for i in (text.find(",", at), text.find("..", at)) if i >= 0]
     return min(found) if found else -1
+
+
+def _group_opens(text: str, escapes: bool) -> bytearray:
+    """Whether a ``{`` at each place of ``text`` opens a group (1, else 0): whether the scan after it
+    (:func:`_brace_scan` for ``}``) finds a ``}`` of its own after a separator of its own, told for every ``{`` in
+    one pass each way. The scan's depth at ``k`` from ``s`` is ``B(k) - min(B[s..k])`` (``B``: the braces opened
+    less those closed before ``k``; a ``}`` at depth 0 closes nothing), so ``k`` is at depth 0 for every ``s``
+    after ``P(k)``, the last place before ``k`` where ``B`` was lower (one lower: it moves by one). A separator
+    ``c`` and a ``}`` after it, ``k``, make a group for every ``s`` from ``max(P(c), P(k)) + 1`` to ``c``."""
+    last: dict[int, int] = {}  # the last place where B was each value
+    marks: list[tuple[int, str, int]] = []  # (place, its character, P(place) for a separator or a })
+    balance = 0
+    for found in (_BRACE_TOKENS if escapes else _BRACE_TOKENS_PLAIN).finditer(text):
+        at, char = found.start(), found.group()
+        last[balance] = at
+        if char == "{":
+            marks.append((at, char, -1))
+            balance += 1
+        elif char in "},.":
+            marks.append((at, char, last.get(balance - 1, -1)))
+            balance -= char == "}"
+    opens = bytearray(len(text))
+    closer = lowest = len(text)  # the least P(k) of a } after here; the least group start bound from here on
+    for at, char, below in reversed(marks):
+        if char == "}":
+            closer = min(closer, below)
+        elif char == "{":
+            opens[at] = lowest < at + 1
+        else:
+            lowest = min(lowest, max(below, closer))
+    return opens
 
 
 def _sequence(inner: str) -> list[str] | None:
@@ -410,10 +460,11 @@ def _sequence(inner: str) -> list[str] | None:
     return [f"{n:0{width}d}" for n in values] if width else [str(n) for n in values]
 
 
-def _brace_scan(text: str, at: int, wanted: str, escapes: bool, *, nested: bool = False) -> int:
+def _brace_scan(text: str, at: int, wanted: str, escapes: bool, *, nested: bool = False, start: int = 0) -> int:
     """Where ``wanted`` is from ``at`` on, outside nested groups (inside them too with ``nested``) and not
     escaped (bash's ``brace_gobbler``); a ``}`` only after a comma (or a ``..`` not right before a ``}``) of its
-    own group; ``len(text)`` when nowhere."""
+    own group; ``len(text)`` when nowhere. A ``{`` at ``start`` is at the start of the text (the text after a
+    group, expanded as bash expands it: on its own)."""
     depth, commas, i = 0, wanted != "}", at
     while i < len(text):
         char = text[i]
@@ -421,7 +472,9 @@ def _brace_scan(text: str, at: int, wanted: str, escapes: bool, *, nested: bool 
             i += 2
             continue
         if char == wanted and (depth == 0 or nested) and commas:
-            if wanted != "{" or not (text[i - 1 : i] in _BRACE_BLANK and text[i + 1 : i + 2] in _BRACE_BLANK_OR_CLOSE):
+            if wanted != "{" or not (
+                (text[i - 1 : i] if i > start else "") in _BRACE_BLANK and text[i + 1 : i + 2] in _BRACE_BLANK_OR_CLOSE
+            ):
                 return i
             i += 1  # (a { at the start or after a blank, before a } or blank: bash opens none there)
             continue
