@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 
@@ -191,6 +192,12 @@ def test_the_headers_made_once_per_settings_are_those_of_each_request() -> None:
         client._outgoing(streamed)
     client.base_url = "http://gateway.test/v1"
     check(streamed, whole)
+    spec_headers: dict[str, str] = {"x-version": "1"}
+    client.spec = attrs.evolve(client.spec, headers=spec_headers)  # (its own dict: the registry's untouched)
+    check(streamed, whole)
+    spec_headers["x-version"] = "2"  # in place: the spec still equals the one the headers were made for
+    check(streamed, whole)
+    assert client._outgoing(streamed).headers["x-version"] == "2"
 
 
 # ---- the numeric settings, checked whenever set ------------------------------------------------------------------

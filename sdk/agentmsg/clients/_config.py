@@ -435,7 +435,14 @@ class BaseClient:
         if request.headers:
             return self._checked_headers(request)
         stream = bool(request.stream)
-        state = (self.spec, self.api_key, self.base_url, tuple(self.extra_headers.items()))
+        # (the spec's headers too: a frozen Spec holds a dict, which may change in place and still compare equal)
+        state = (
+            self.spec,
+            tuple(self.spec.headers.items()),
+            self.api_key,
+            self.base_url,
+            tuple(self.extra_headers.items()),
+        )
         made = self.__dict__.setdefault("_made_headers", [None, None])
         cached = made[stream]
         if cached is None or cached[0] != state:
