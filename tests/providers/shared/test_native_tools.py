@@ -184,3 +184,15 @@ def test_cache_automatic_points_at_a_wrapped_tools_marker_where_it_is() -> None:
     tool = {"type": "function", "_cache_control": True, "function": {"name": "f"}}
     r = get("openai").format_request([UserMessage("hi")], model="m", tools=[tool])
     assert [(d.pointer, d.rule) for d in r.diagnostics] == [("/tools/0/_cache_control", "cache-automatic")]
+
+
+def test_a_gemini_tool_entry_with_declarations_beside_its_own_tool_is_refused_as_the_wrapper() -> None:
+    """{googleSearch: {}, functionDeclarations: [...]} (google-genai's Tool with both) was read as a Gemini tool and
+    sent as given: its declarations unchecked (no name, a name a function tool has too: two functions 'weather'
+    sent). It is the tools wrapper, refused as one with what to give instead, on every provider."""
+    entry = {"googleSearch": {}, "functionDeclarations": [FN]}
+    for name in ("gemini", "openai", "anthropic"):
+        with pytest.raises(ValidationError) as info:
+            get(name).format_request(MSGS, model="m", tools=[entry, FN])
+        (problem,) = info.value.problems
+        assert problem.pointer == "/tools/0" and "Gemini's tools wrapper" in problem.message, name

@@ -148,13 +148,6 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         elif kind == "custom" and not _client_tool(tool):
             out.append(_custom_tool(tool, pointer))
             continue
-        # (a provider's own tool, as the registry's specs recognize one; a plain function tool, with a name and no
-        # type, is none: the registry is not asked)
-        elif kind != "function" and (kind is not None or "name" not in tool) and (native := _native(tool)) is not None:
-            cache = _cache_mark(tool, tool, i) if MARKER in tool else None
-            definition = {k: v for k, v in tool.items() if k != MARKER}
-            out.append(ToolDef(native[1], None, {}, None, pointer, cache=cache, native=(native[0], definition)))
-            continue
         elif "name" not in tool and ("functionDeclarations" in tool or "function_declarations" in tool):
             raise ValidationError.single(
                 pointer,
@@ -162,6 +155,13 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
                 "Gemini's tools wrapper ({functionDeclarations: [...]}) is not a tool definition: give each "
                 "declaration in it as a tool ({name, description, parameters}); the Gemini formatter wraps them",
             )
+        # (a provider's own tool, as the registry's specs recognize one; a plain function tool, with a name and no
+        # type, is none: the registry is not asked)
+        elif kind != "function" and (kind is not None or "name" not in tool) and (native := _native(tool)) is not None:
+            cache = _cache_mark(tool, tool, i) if MARKER in tool else None
+            definition = {k: v for k, v in tool.items() if k != MARKER}
+            out.append(ToolDef(native[1], None, {}, None, pointer, cache=cache, native=(native[0], definition)))
+            continue
         name, description = _named(spec, pointer)
         params = spec.get("parameters", spec.get("input_schema"))
         if params is None:
