@@ -173,3 +173,24 @@ def test_the_formatters_diagnostics_are_said_as_format_says_them(tmp_path: Path,
     else:
         assert "thinking-dropped" in r.stderr and "tool-key-dropped" in r.stderr
         assert "<failure" not in r.stderr and "::error" not in r.stderr
+
+
+@pytest.mark.parametrize("command", ["count", "trim"])
+def test_a_request_the_formatter_would_refuse_is_said_as_a_note_not_an_error(tmp_path: Path, command: str) -> None:
+    """A tool OpenAI does not have (Anthropic's web search) was said with kind 'error' while the command exited 0,
+    the count printed: an error that fails nothing. It is a note naming the refusal ('agentmsg format' fails on it);
+    no error level in SARIF, no ::error annotation."""
+    path = _file(tmp_path, "convo.json", [m.to_dict() for m in LOSSY])
+    tools = _file(tmp_path, "tools.json", [{"type": "web_search_20250305", "name": "web_search"}])
+    budget = ("--budget", "100000") if command == "trim" else ()
+    base = (command, "--provider", "openai", "--model", "gpt-5", "--tools", str(tools), *budget)
+    r = run(*base, str(path))
+    assert r.returncode == 0, r.stderr
+    said = [d for d in map(json.loads, jsonl_lines(r.stderr)) if d["rule"] == "enum"]
+    assert [(d["pointer"], d["kind"]) for d in said] == [("/tools/0", "note")], r.stderr
+    assert said[0]["message"].startswith("agentmsg format would refuse the request: 'web_search' is an Anthropic")
+    assert run("format", "--provider", "openai", "--model", "gpt-5", "--tools", str(tools), str(path)).returncode == 1
+    r = run(*base, "--output-format", "sarif", str(path))
+    assert r.returncode == 0 and "error" not in {res["level"] for res in json.loads(r.stderr)["runs"][0]["results"]}
+    r = run(*base, "--output-format", "github", str(path))
+    assert r.returncode == 0 and "::error" not in r.stderr and "[enum]::/tools/0: agentmsg format would" in r.stderr

@@ -109,15 +109,19 @@ def say_formatted(diag: Diagnostics, problems: Sequence[Problem]) -> None:
 def say_request(diag: Diagnostics, provider: str, messages: Sequence[Msg], model: str | None, tools: Any) -> None:
     """What the formatter says of the request for ``messages`` (``agentmsg count`` counts it, ``agentmsg trim`` writes
     it): its diagnostics (``thinking-dropped``, ``tool-key-dropped``, ``empty-message-dropped``...), said as
-    ``agentmsg format`` says them, or, when it would refuse the request (media no ``--allow-root`` lets it read), the
-    problems it would refuse it for, each said with its kind; neither changes the exit status: the count and the
-    trimmed conversation do not depend on them."""
+    ``agentmsg format`` says them, or, when it would refuse the request (media no ``--allow-root`` lets it read,
+    another provider's own tool), the problems it would refuse it for, each a note saying so; neither changes the
+    exit status: the count and the trimmed conversation do not depend on them."""
     from agentmsg.providers import get
 
     try:
         request = get(provider).format_request(messages, model=model, tools=tools)
     except ValidationError as exc:
-        say_formatted(diag, exc.problems)
+        # (each said as a note, its words naming the refusal: a problem said as an error exits 1, and neither the
+        # count nor the trimmed conversation is wrong; 'agentmsg format' fails on them)
+        for p in exc.problems:
+            refused = Problem(p.pointer, p.rule, f"agentmsg format would refuse the request: {p.message}")
+            diag.say(refused, "note", False)
         return
     say_formatted(diag, request.diagnostics)
 
