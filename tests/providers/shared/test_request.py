@@ -6,6 +6,7 @@ conversation is said, replies go back to another provider as it needs them. Ever
 
 from __future__ import annotations
 
+import collections
 import copy
 import json
 from typing import Any
@@ -1918,3 +1919,38 @@ def test_text_turn_short_way_is_the_general_way(provider: str, monkeypatch: pyte
     assert short.body_bytes() == general.body_bytes()
     assert short.diagnostics == general.diagnostics
     assert [d.rule for d in short.diagnostics].count("turns-merged") == 2
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_mapping_that_is_no_dict_is_written_as_an_object_in_the_body(name: str) -> None:
+    """A MappingProxyType in a tool's schema or in a parameter raised orjson's TypeError ('Object of type
+    mappingproxy is not JSON serializable') from body_bytes, the client's send: it is an object, as a dict is;
+    a value no JSON carries is the SDK's ValidationError at its pointer in the body (rule json-value), a value
+    that holds itself too."""
+    from types import MappingProxyType
+
+    schema = MappingProxyType(
+        {"type": "object", "properties": MappingProxyType({"a": MappingProxyType({"type": "string"})})}
+    )
+    tools = [MappingProxyType({"name": "f", "parameters": schema})]
+    plain = get(name).format_request(
+        [UserMessage("hi")],
+        model="m",
+        tools=[{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}],
+        metadata={"k": [1]},
+    )
+    proxied = get(name).format_request(
+        [UserMessage("hi")], model="m", tools=tools, metadata=MappingProxyType({"k": collections.UserList([1])})
+    )
+    assert proxied.body_bytes() == plain.body_bytes()
+    for value, pointer in (({"s": {1}}, "/metadata/s"), ({"o": [1, object()]}, "/metadata/o/1")):
+        request = get(name).format_request([UserMessage("hi")], model="m", metadata=value)
+        with pytest.raises(ValidationError) as caught:
+            request.body_bytes()
+        assert caught.value.problems[0].rule == "json-value" and caught.value.problems[0].pointer.endswith(pointer)
+    looped: dict[str, Any] = {}
+    looped["self"] = MappingProxyType(looped)
+    request = get(name).format_request([UserMessage("hi")], model="m", metadata=MappingProxyType(looped))
+    with pytest.raises(ValidationError) as caught:
+        request.body_bytes()
+    assert caught.value.problems[0].rule == "json-value"

@@ -108,9 +108,12 @@ class FormattedRequest:
     __hash__ = None  # type: ignore[assignment]
 
     def body_bytes(self) -> bytes:
-        """The body as compact JSON (key order as built: same input, same bytes)."""
+        """The body as compact JSON (key order as built: same input, same bytes). A mapping that is no dict (a
+        ``MappingProxyType`` in a tool's schema or a parameter) is written as an object, a sequence as an array;
+        a value no JSON carries raises :class:`~agentmsg.ValidationError` (rule ``json-value``) naming where it
+        is in the body."""
         try:
-            return orjson.dumps(self.body)
+            return orjson.dumps(self.body, default=_plain)
         except TypeError:  # integers beyond 64 bits: the standard library writes them
             return json_text(self.body).encode()
 
@@ -747,11 +750,48 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
 
 
 def json_text(value: Any) -> str:
-    """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers)."""
+    """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers). A mapping that
+    is no dict is an object, a sequence that is no list an array; a value no JSON carries raises
+    :class:`~agentmsg.ValidationError` (rule ``json-value``) at its pointer in ``value``."""
     try:
-        return orjson.dumps(value).decode()
+        return orjson.dumps(value, default=_plain).decode()
     except TypeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain)
+    except (TypeError, ValueError):
+        pointer, what = _unwritable(value)
+        raise ValidationError.single(pointer, "json-value", f"{what}: no JSON body carries it") from None
+
+
+def _plain(value: Any) -> Any:
+    """What a JSON writer writes for a value it has no type for: a mapping's dict, a sequence's list."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _unwritable(value: Any) -> tuple[str, str]:
+    """Where in ``value`` the first part no JSON carries is, and what it is (called once a writer refused it)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > limits.max_depth:  # (a value that holds itself, too)
+            return pointer_of(path), f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    return pointer_of(path), f"object key {safe_repr(key)} is not a string"
+                stack.append((child, (*path, str(key))))
+        elif isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray)):
+            stack.extend((child, (*path, i)) for i, child in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            return pointer_of(path), f"{node!r} is not a JSON number"
+        elif node is not None and not isinstance(node, (str, int, float)):
+            return pointer_of(path), f"a value of type {type(node).__name__} is no JSON value"
+    return "", "the value is not JSON"
 
 
 def orphan_calls(ctx: Context) -> list[tuple[str, str]]:
