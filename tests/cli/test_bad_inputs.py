@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import itertools
 import re
 from pathlib import Path
@@ -567,3 +568,55 @@ def test_an_input_is_told_empty_without_a_copy_of_it() -> None:
 
     n = 1 << 20
     assert peak(4 * n) < 2 * peak(n) + 4096 < n // 8
+
+
+def _first_line_past_a_chunk(kind: str) -> bytes:
+    """A provider's stream whose first payload is longer than :data:`CHUNK`: an Anthropic SSE stream (its first
+    text delta), OpenAI's chunks as JSON lines (the first one's content)."""
+    from agentmsg.cli._io import CHUNK
+    from tests._support.providers import FIX
+
+    if kind == "anthropic":
+        start, rest = (FIX / "anthropic" / "stream_docs_basic.sse").read_bytes().split(b"event: ping", 1)
+        delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "y" * 2 * CHUNK}}
+        return start + b"event: content_block_delta\ndata: " + orjson.dumps(delta) + b"\n\nevent: ping" + rest
+    events = (FIX / "openai" / "stream_finish_length.sse").read_bytes().split(b"\n\n")
+    payloads = [orjson.loads(e.split(b"data:", 1)[1]) for e in events if e.strip() and b"[DONE]" not in e]
+    payloads[0]["choices"][0]["delta"]["content"] = "q" * 2 * CHUNK
+    return b"".join(orjson.dumps(p) + b"\n" for p in payloads)
+
+
+@pytest.mark.parametrize(
+    ("kind", "command"),
+    [
+        ("anthropic", ["reduce"]),
+        ("anthropic", ["validate"]),
+        *(
+            ("openai", command)
+            for command in (
+                ["reduce"],
+                ["events"],
+                ["validate"],
+                ["format", "--provider", "gemini"],
+                ["count", "--provider", "gemini"],
+                ["trim", "--provider", "gemini", "--budget", "100"],
+            )
+        ),
+    ],
+)
+def test_every_command_s_reply_hint_reads_the_start_to_a_line_end(
+    kind: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reply hint of reduce, events, validate, format, count and trim was asked about the input's first
+    read (CHUNK bytes), which ends inside a first payload longer than that: no hint (reduce took OpenAI's
+    JSON lines for messages: "holds messages, not events"). It reads the start to the end of a line, as
+    ``agentmsg parse``'s hint does (cli._io.hint_head): the command that reads the stream is named."""
+    path = tmp_path / "stream"
+    path.write_bytes(_first_line_past_a_chunk(kind))
+    capsys.readouterr()
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main([*command, str(path)])
+    err = capsys.readouterr().err
+    assert code in (1, 2)
+    said = "'agentmsg parse --provider anthropic'" if kind == "anthropic" else "'agentmsg parse --provider openai/"
+    assert said in err, err[-400:]

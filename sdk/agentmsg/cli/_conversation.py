@@ -17,6 +17,7 @@ from agentmsg.cli._io import (
     UsageError,
     command_limits,
     empty_input,
+    hint_head,
     looks_like,
     one_line_only,
     read_bytes,
@@ -66,9 +67,10 @@ def read_conversation(data: bytes, notes: list[Problem]) -> list[Any]:
         return decode_messages(orjson.dumps(items), notes=notes)
 
 
-def conversation_hint(head: bytes, path: str) -> str | None:
+def conversation_hint(data: bytes, path: str) -> str | None:
     """What an input that is no conversation holds, said with the command that reads it: agent events, a
-    provider's reply or stream."""
+    provider's reply or stream. ``data``: the whole input, of which the hint reads :func:`hint_head`."""
+    head = hint_head(data)
     if looks_like(head) == "events":
         return f"these look like agent events, not messages: reduce them first ('agentmsg reduce {shown_path(path)}')"
     return reply_hint(head)

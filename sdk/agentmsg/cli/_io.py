@@ -607,3 +607,79 @@ def reply_hint(head: bytes) -> str | None:
         return None
     flag = " --stream" if stream and not is_sse(head) else ""
     return f"it reads as a provider's {'stream' if stream else 'reply'}: read it with 'agentmsg parse --provider {'/'.join(names)}{flag}'"
+
+
+#: the most of an input's start a hint is asked about (:func:`hint_head`, :class:`HintHead`): the end of the line its
+#: first :data:`CHUNK` bytes end in is looked for this far (a longer line: its start, cut here)
+HEAD_LIMIT = 16 * CHUNK
+
+
+def hint_head(data: bytes, *, whole: bool = True) -> bytes:
+    """The first :data:`CHUNK` bytes of ``data`` to the end of the line they end in (LF, where every reader of
+    JSON lines ends one), :data:`HEAD_LIMIT` bytes at most: what every command's hint (:func:`reply_hint`, and
+    ``agentmsg parse``'s) is asked about, whole lines and whole payloads, a line longer than a chunk to its end. A
+    start cut where a read ended (inside a payload) read as nobody's reply: no hint. ``whole``: ``data`` is all of
+    the input (not only its start), so its last line is whole too."""
+    if whole and len(data) <= CHUNK:
+        return data
+    end = data.find(b"\n", CHUNK - 1, HEAD_LIMIT)
+    return data[:HEAD_LIMIT] if end < 0 else data[: end + 1]
+
+
+class HintHead:
+    """An input's start as it is read, for the hint: pass its chunks :meth:`through` it (or read it through
+    :meth:`reading`); :attr:`bytes` is then :func:`hint_head` of it. What is read is held until the line that byte
+    :data:`CHUNK` is on has ended, :data:`HEAD_LIMIT` bytes at most (then nothing more)."""
+
+    def __init__(self, first: bytes = b"") -> None:
+        self._pieces: list[bytes] = []
+        self._size = 0
+        self.holding = True  # False once enough is held; while True, what is held is all that came
+        self.add(first)
+
+    def add(self, piece: bytes) -> None:
+        """``piece``, the next bytes of the input, held while the head is not whole."""
+        if self.holding and piece:
+            self._pieces.append(piece)
+            start, self._size = self._size, self._size + len(piece)
+            ended = self._size >= CHUNK and piece.find(b"\n", max(0, CHUNK - 1 - start)) >= 0
+            self.holding = not ended and self._size < HEAD_LIMIT
+
+    def through(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            if self.holding:
+                self.add(chunk)
+            yield chunk
+
+    def reading(self, stream: IO[bytes]) -> _HeadReading:
+        """``stream`` to be read (``read``, ``readline``) with what it gives held here."""
+        return _HeadReading(stream, self)
+
+    @property
+    def bytes(self) -> bytes:
+        return hint_head(b"".join(self._pieces), whole=self.holding)
+
+
+class _HeadReading:
+    """A binary stream read through a :class:`HintHead` (:meth:`HintHead.reading`); once the head is whole, its
+    ``read`` and ``readline`` are the stream's own (nothing more to hold: no cost per line)."""
+
+    def __init__(self, stream: IO[bytes], head: HintHead) -> None:
+        self._stream = stream
+        self._head = head
+
+    def read(self, size: int = -1, /) -> bytes:
+        data: bytes = self._stream.read(size)
+        self._held(data)
+        return data
+
+    def readline(self, size: int = -1, /) -> bytes:
+        data: bytes = self._stream.readline(size)
+        self._held(data)
+        return data
+
+    def _held(self, data: bytes) -> None:
+        self._head.add(data)
+        if not self._head.holding:
+            self.read = self._stream.read  # type: ignore[method-assign]
+            self.readline = self._stream.readline  # type: ignore[method-assign]

@@ -24,7 +24,6 @@ import orjson
 from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_request
 from agentmsg.cli._install import package_command
 from agentmsg.cli._io import (
-    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     ProviderNames,
@@ -55,7 +54,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     except ValidationError as exc:
         for p in exc.problems:
             diag.say(p, "error", True)
-        hint = conversation_hint(data[:CHUNK], args.messages)
+        hint = conversation_hint(data, args.messages)
         if hint is not None:  # what the input holds, when it is no conversation (kind "hint")
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID

@@ -19,6 +19,7 @@ from agentmsg.cli._io import (
     EXIT_OK,
     EXIT_USAGE,
     Emptiness,
+    HintHead,
     UsageError,
     binary,
     command_limits,
@@ -108,14 +109,19 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
 
     status = EXIT_OK
     head = b""
+    held = HintHead()  # the start the hint is asked about, to the end of a line
     emptiness = Emptiness()
     protocol_bad = 0  # --protocol: the protocol's events that were bad or unreadable (said as they came)
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
             head, chunks = _peeked(source, args.file)
-            chunks = emptiness.through(chunks)
+            chunks = emptiness.through(held.through(chunks))
             if not args.sse and looks_like(head) == "messages":
-                hint = reply_hint(head)
+                if len(head) >= CHUNK:  # (more was there at once: read on to the end of its line, as hints read)
+                    for _ in chunks:
+                        if not held.holding:
+                            break
+                hint = reply_hint(held.bytes if len(head) >= CHUNK else head)
                 if hint is not None:  # (a provider's reply holds a role too)
                     print(f"agentmsg: {said_path(args.file)} holds no events: {hint}", file=sys.stderr)
                     return EXIT_USAGE
@@ -165,7 +171,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
         bad += not note
     if (bad or protocol_bad) and status == EXIT_OK:
         status = EXIT_INVALID
-    hint = reply_hint(head) if bad and not messages and not args.sse else None
+    hint = reply_hint(held.bytes) if bad and not messages and not args.sse else None
     if hint is not None:  # none of it was events: a provider's stream, which parse reads
         sys.stderr.write(f"agentmsg: {said_path(args.file)}: {hint}\n")
     machine = diag if args.output_format not in (None, "text") else None
@@ -185,8 +191,9 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
     source = open_binary(args.file)
     status = EXIT_OK
     with source if args.file != "-" else contextlib.nullcontext(source), command_limits(args):
+        held = HintHead()  # the start the hint is asked about, to the end of a line
         try:
-            stream = Peeked(source, CHUNK)
+            stream = Peeked(held.reading(source), CHUNK)
         except OSError as exc:
             raise UsageError(f"{shown_path(args.file)}: cannot read: {exc.strerror or exc}") from None
         if looks_like(stream.head) == "events":
@@ -202,7 +209,7 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                 print_problems(shown_path(args.file), prefix, [said_empty(stream.head, error, line)], sys.stderr)
             elif not _write_events(instance, prefix, args, out):
                 status = EXIT_INVALID
-        hint = reply_hint(stream.head) if status != EXIT_OK else None
+        hint = reply_hint(held.bytes) if status != EXIT_OK else None
         if hint is not None:  # after its problems: the command that reads what the file holds
             print(f"agentmsg: {said_path(args.file)}: {hint}", file=sys.stderr)
     return status

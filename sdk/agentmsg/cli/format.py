@@ -23,7 +23,6 @@ import orjson
 
 from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_formatted
 from agentmsg.cli._io import (
-    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     ProviderNames,
@@ -127,9 +126,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
                 raise UsageError(f"--param {p.pointer.split('/')[2]}: {p.message}") from None
         for p in exc.problems:
             diag.say(p, RULES.get(p.rule, ("error",))[0], True)
-        hint = (
-            conversation_hint(data[:CHUNK], args.messages) if any(p.rule not in RULES for p in exc.problems) else None
-        )
+        hint = conversation_hint(data, args.messages) if any(p.rule not in RULES for p in exc.problems) else None
         if hint is not None:  # what the input holds, when it is no conversation: a JSON line too (kind "hint")
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID

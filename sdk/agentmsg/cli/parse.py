@@ -39,6 +39,7 @@ from agentmsg.cli._io import (
     EXIT_OK,
     EXIT_USAGE,
     Emptiness,
+    HintHead,
     ProviderNames,
     UsageError,
     binary,
@@ -48,6 +49,7 @@ from agentmsg.cli._io import (
     empty_input,
     exit_status,
     foreign,
+    hint_head,
     is_sse,
     limit_options,
     print_problems,
@@ -96,7 +98,7 @@ def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterato
     """The events of a streamed body as it is read (bounded memory)."""
     parser = get(args.provider).stream_parser(**_stream_options(args), **_reply_options(args))
     emptiness = Emptiness()  # (an empty input is said as every command says it, not as a cut stream)
-    args.head = head = _Head()  # what the hint is asked about, should none of it be the provider's
+    args.head = head = HintHead()  # what the hint is asked about, should none of it be the provider's
     for chunk in emptiness.through(head.through(chunks)):
         yield parser.feed(chunk)
     if emptiness.problem is not None:
@@ -151,47 +153,6 @@ def _first_payload(data: bytes) -> tuple[Any, bool]:
     return (values[0] if values else None), len(values) > 1 and not is_sse(text.lstrip())
 
 
-def _head(data: bytes, *, whole: bool = True) -> bytes:
-    """The first :data:`CHUNK` bytes of ``data`` to the end of the line they end in: what the stream readers are
-    asked about for the hint, of JSON lines given without --stream as of a stream's start (:class:`_Head`), whole
-    lines and whole payloads (a line longer than a chunk: to its end). ``whole``: ``data`` is all of the input
-    (not only its start), so its last line is whole too."""
-    if whole and len(data) <= CHUNK:
-        return data
-    end = data.find(b"\n", CHUNK - 1)
-    return data if end < 0 else data[: end + 1]
-
-
-#: the most of a stream's start :class:`_Head` holds while it looks for the end of the line its first
-#: :data:`CHUNK` bytes end in (a longer line: its start, cut)
-_HEAD_LIMIT = 16 * CHUNK
-
-
-class _Head:
-    """A stream's start as its chunks pass :meth:`through` it, for the hint: :attr:`bytes` is :func:`_head` of it.
-    The first chunk alone, cut mid-line or mid-event, was asked about as it was: a stream of another provider,
-    of agent events or of messages whose first chunk ended inside a payload read as none of them (no hint).
-    Chunks are held until the line that byte :data:`CHUNK` is on has ended, :data:`_HEAD_LIMIT` bytes at most."""
-
-    def __init__(self) -> None:
-        self._pieces: list[bytes] = []
-        self._size = 0
-        self._holding = True  # False once enough is held; while True, what is held is all that came
-
-    def through(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        for chunk in chunks:
-            if self._holding:
-                self._pieces.append(chunk)
-                start, self._size = self._size, self._size + len(chunk)
-                ended = self._size >= CHUNK and chunk.find(b"\n", max(0, CHUNK - 1 - start)) >= 0
-                self._holding = not ended and self._size <= _HEAD_LIMIT
-            yield chunk
-
-    @property
-    def bytes(self) -> bytes:
-        return _head(b"".join(self._pieces), whole=self._holding)
-
-
 def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) -> str | None:
     """What ``data`` (the input, or the first chunk of a stream) looks like when it is no reply of ``provider``:
     the command or option that reads it (agentmsg messages, agent events, another provider's reply, a stream
@@ -210,7 +171,7 @@ def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) ->
         if isinstance(kind, str) and _EVENT_TYPE.fullmatch(kind):
             return "it looks like agent events, not a provider's reply: reduce them with 'agentmsg reduce'"
     if lines and not stream:  # (the whole body: every reader asked read all of it, 7 times for a stream's 16 MB)
-        data = _head(data)
+        data = hint_head(data)
     if lines and not stream and reads_as(provider, data, stream=True):
         return "it holds JSON lines, one payload per line: a streamed body? add --stream"
     if stream or lines:

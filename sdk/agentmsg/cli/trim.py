@@ -21,7 +21,6 @@ from typing import Any, TextIO
 from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_request
 from agentmsg.cli._io import (
     BOM,
-    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     ProviderNames,
@@ -73,11 +72,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     except ValidationError as exc:
         for p in exc.problems:
             diag.say(p, _kind(p.rule), True)
-        hint = (
-            conversation_hint(data[:CHUNK], args.conversation)
-            if any(p.rule not in RULES for p in exc.problems)
-            else None
-        )
+        hint = conversation_hint(data, args.conversation) if any(p.rule not in RULES for p in exc.problems) else None
         if hint is not None:
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID

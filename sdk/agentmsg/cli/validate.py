@@ -22,6 +22,7 @@ from agentmsg.cli._io import (
     EXIT_OK,
     EXIT_USAGE,
     POINTER_LIMIT,
+    HintHead,
     ProviderNames,
     UsageError,
     clip,
@@ -138,7 +139,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             report.file(shown, name)
         try:
             try:
-                findings = iter_check(source, kind=args.kind, provider=args.provider, strict=args.strict)
+                held = HintHead()  # the start the hint is asked about, to the end of a line
+                findings = iter_check(held.reading(source), kind=args.kind, provider=args.provider, strict=args.strict)
             except OSError as exc:  # reading the file's start, to tell its kind
                 raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
             empty = False  # (nothing but blanks: said as every command says it, with no hint)
@@ -148,7 +150,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 empty = empty or within is EMPTY_INPUT
                 if report(shown, prefix, [within], out, line=f.line, note=f.note) and not f.note:
                     file_invalid = invalid = True
-            hint = _hint(findings.head, findings.kind) if file_invalid and not empty else None
+            hint = _hint(held.bytes, findings.kind) if file_invalid and not empty else None
             if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {said_path(name)}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
