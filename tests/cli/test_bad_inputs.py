@@ -570,19 +570,18 @@ def test_an_input_is_told_empty_without_a_copy_of_it() -> None:
     assert peak(4 * n) < 2 * peak(n) + 4096 < n // 8
 
 
-def _first_line_past_a_chunk(kind: str) -> bytes:
-    """A provider's stream whose first payload is longer than :data:`CHUNK`: an Anthropic SSE stream (its first
-    text delta), OpenAI's chunks as JSON lines (the first one's content)."""
-    from agentmsg.cli._io import CHUNK
+def _first_line_past_a_chunk(kind: str, size: int) -> bytes:
+    """A provider's stream whose first payload holds ``size`` bytes of text (longer than :data:`CHUNK`, or not): an
+    Anthropic SSE stream (its first text delta), OpenAI's chunks as JSON lines (the first one's content)."""
     from tests._support.providers import FIX
 
     if kind == "anthropic":
         start, rest = (FIX / "anthropic" / "stream_docs_basic.sse").read_bytes().split(b"event: ping", 1)
-        delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "y" * 2 * CHUNK}}
+        delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "y" * size}}
         return start + b"event: content_block_delta\ndata: " + orjson.dumps(delta) + b"\n\nevent: ping" + rest
     events = (FIX / "openai" / "stream_finish_length.sse").read_bytes().split(b"\n\n")
     payloads = [orjson.loads(e.split(b"data:", 1)[1]) for e in events if e.strip() and b"[DONE]" not in e]
-    payloads[0]["choices"][0]["delta"]["content"] = "q" * 2 * CHUNK
+    payloads[0]["choices"][0]["delta"]["content"] = "q" * size
     return b"".join(orjson.dumps(p) + b"\n" for p in payloads)
 
 
@@ -610,13 +609,24 @@ def test_every_command_s_reply_hint_reads_the_start_to_a_line_end(
     """The reply hint of reduce, events, validate, format, count and trim was asked about the input's first
     read (CHUNK bytes), which ends inside a first payload longer than that: no hint (reduce took OpenAI's
     JSON lines for messages: "holds messages, not events"). It reads the start to the end of a line, as
-    ``agentmsg parse``'s hint does (cli._io.hint_head): the command that reads the stream is named."""
-    path = tmp_path / "stream"
-    path.write_bytes(_first_line_past_a_chunk(kind))
-    capsys.readouterr()
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = main([*command, str(path)])
-    err = capsys.readouterr().err
-    assert code in (1, 2)
-    said = "'agentmsg parse --provider anthropic'" if kind == "anthropic" else "'agentmsg parse --provider openai/"
-    assert said in err, err[-400:]
+    ``agentmsg parse``'s hint does (cli._io.hint_head): the command that reads the stream is named, as for the
+    same stream with a short first payload; OpenAI's JSON lines as a stream (--stream), not as a reply (its first
+    line, alone in the head, is one JSON value: the head is not all of the input)."""
+    from agentmsg.cli._io import CHUNK
+
+    hints = []
+    for size in (100, 2 * CHUNK):
+        path = tmp_path / f"stream-{size}"
+        path.write_bytes(_first_line_past_a_chunk(kind, size))
+        capsys.readouterr()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main([*command, str(path)])
+        err = capsys.readouterr().err.replace(str(path), "FILE")
+        assert code in (1, 2)
+        hints.append([line for line in err.splitlines() if "'agentmsg parse --provider" in line])
+    short, long = hints
+    said = (
+        "--provider anthropic'" if kind == "anthropic" else "--provider openai/deepseek/dashscope-compatible --stream'"
+    )
+    assert len(short) == 1 and said in short[0], short
+    assert long == short

@@ -73,7 +73,7 @@ def conversation_hint(data: bytes, path: str) -> str | None:
     head = hint_head(data)
     if looks_like(head) == "events":
         return f"these look like agent events, not messages: reduce them first ('agentmsg reduce {shown_path(path)}')"
-    return reply_hint(head)
+    return reply_hint(head, whole=len(head) == len(data))
 
 
 def run_command(

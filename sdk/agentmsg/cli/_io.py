@@ -591,15 +591,18 @@ class ProviderNames(Sequence[str]):
         return len(NAMES)
 
 
-def reply_hint(head: bytes) -> str | None:
-    """When ``head`` (a file's start) reads as a provider's reply or stream: the command that reads it."""
+def reply_hint(head: bytes, *, whole: bool = True) -> str | None:
+    """When ``head`` (a file's start: :func:`hint_head`) reads as a provider's reply or stream: the command that
+    reads it. ``whole``: ``head`` is all of the input; a start that more follows is no whole reply (a first JSON
+    line longer than a chunk, alone in the head, read as a reply: "read it with 'agentmsg parse'", without
+    --stream, which refuses JSON lines), so it is asked about as a stream only."""
     from agentmsg.providers import NAMES
 
     if _AGENTMSG_ROLE.search(head):  # an agentmsg message (which a lenient stream reader might take)
         return None
     if _AGENTSCOPE_PYTHON_ROLE.search(head) and _AGENTSCOPE_PYTHON_TIME.search(head):  # AgentScope Python's message
         return None
-    stream = is_sse(head) or head.removeprefix(BOM).lstrip()[:1] not in (b"{", b"[")
+    stream = not whole or is_sse(head) or head.removeprefix(BOM).lstrip()[:1] not in (b"{", b"[")
     names = [name for name in NAMES if reads_as(name, head, stream=stream)]
     if not names and not stream:
         stream, names = True, [name for name in NAMES if reads_as(name, head, stream=True)]
@@ -658,6 +661,11 @@ class HintHead:
     @property
     def bytes(self) -> bytes:
         return hint_head(b"".join(self._pieces), whole=self.holding)
+
+    @property
+    def whole(self) -> bool:
+        """Whether :attr:`bytes` is all of the input (asked once all of it was read: all that came is held)."""
+        return self.holding
 
 
 class _HeadReading:

@@ -121,7 +121,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
                     for _ in chunks:
                         if not held.holding:
                             break
-                hint = reply_hint(held.bytes if len(head) >= CHUNK else head)
+                hint = reply_hint(held.bytes, whole=held.whole) if len(head) >= CHUNK else reply_hint(head)
                 if hint is not None:  # (a provider's reply holds a role too)
                     print(f"agentmsg: {said_path(args.file)} holds no events: {hint}", file=sys.stderr)
                     return EXIT_USAGE
@@ -171,7 +171,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
         bad += not note
     if (bad or protocol_bad) and status == EXIT_OK:
         status = EXIT_INVALID
-    hint = reply_hint(held.bytes) if bad and not messages and not args.sse else None
+    hint = reply_hint(held.bytes, whole=held.whole) if bad and not messages and not args.sse else None
     if hint is not None:  # none of it was events: a provider's stream, which parse reads
         sys.stderr.write(f"agentmsg: {said_path(args.file)}: {hint}\n")
     machine = diag if args.output_format not in (None, "text") else None
@@ -209,7 +209,7 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                 print_problems(shown_path(args.file), prefix, [said_empty(stream.head, error, line)], sys.stderr)
             elif not _write_events(instance, prefix, args, out):
                 status = EXIT_INVALID
-        hint = reply_hint(held.bytes) if status != EXIT_OK else None
+        hint = reply_hint(held.bytes, whole=held.whole) if status != EXIT_OK else None
         if hint is not None:  # after its problems: the command that reads what the file holds
             print(f"agentmsg: {said_path(args.file)}: {hint}", file=sys.stderr)
     return status

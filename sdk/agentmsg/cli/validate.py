@@ -150,7 +150,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 empty = empty or within is EMPTY_INPUT
                 if report(shown, prefix, [within], out, line=f.line, note=f.note) and not f.note:
                     file_invalid = invalid = True
-            hint = _hint(held.bytes, findings.kind) if file_invalid and not empty else None
+            hint = _hint(held, findings.kind) if file_invalid and not empty else None
             if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {said_path(name)}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
@@ -162,12 +162,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
 
 
-def _hint(head: bytes, kind: str) -> str | None:
+def _hint(held: HintHead, kind: str) -> str | None:
     """What to say after an invalid file's problems: when its start shows agent events but it was checked as
     messages, or messages checked as events, the option that fits (an SSE stream not checked as events: its
     problem says it); else, for a message or events file that reads as a provider's reply or stream, the command
     that reads it."""
     checked = "msg" if kind == CONVERSATION else kind
+    head = held.bytes
     seen = looks_like(head)
     if not (is_sse(head) and checked != "event"):
         if seen == "events" and checked == "msg":
@@ -175,7 +176,7 @@ def _hint(head: bytes, kind: str) -> str | None:
         if seen == "messages" and checked == "event":
             return "it looks like messages, not agent events: check them with --kind msg"
     if checked in ("msg", "event"):  # a provider's reply, or stream
-        return reply_hint(head)
+        return reply_hint(head, whole=held.whole)
     return None
 
 
