@@ -88,6 +88,45 @@ def test_a_document_of_one_line_that_is_not_json_is_read_once_as_a_document(
     assert sum(decoded) == path.stat().st_size, decoded
 
 
+@pytest.mark.parametrize(
+    ("tail", "rule", "said"),
+    [
+        (b'\xff"\n    }\n  ]\n}\n]\n', "utf-8", "not valid JSON: invalid UTF-8 at byte"),
+        (b'"\n    }\n  ]\n', "json", "not valid JSON: unexpected end of data"),
+        (b'"\n    }\n  ]\n}\n]\n]\n\n', "json", "not valid JSON: unexpected content after document"),
+    ],
+)
+def test_a_document_over_many_lines_that_is_not_json_is_read_once_as_a_document(
+    tail: bytes,
+    rule: str,
+    said: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pretty-printed conversation that is no JSON was read as a document, then by ``read_records``, which took
+    it for a document (its first line, ``[``, is no JSON value) and read all of it again, to the same problem: a
+    64 MB document was decoded three times (the typed fast path, the document, read_records). A first line that
+    is no JSON value on its own can give no JSON Lines that read: the document's problem is said, unread again."""
+    from agentmsg._codec import jsontext
+
+    decoded: list[int] = []
+    decode = jsontext._decode
+
+    def counted(data: bytes) -> object:
+        decoded.append(len(data))
+        return decode(data)
+
+    monkeypatch.setattr(jsontext, "_decode", counted)
+    path = tmp_path / "bad.json"
+    start = b'[\n{\n  "role": "USER",\n  "content": [\n    {\n      "type": "text",\n      "text": "'
+    path.write_bytes(start + b"a" * 1_000_000 + tail)
+    assert main(["format", "--provider", "openai", str(path)]) == 1
+    ((row),) = map(json.loads, jsonl_lines(capsys.readouterr().err))
+    assert (row["pointer"], row["rule"]) == ("", rule) and said in row["message"], row
+    assert sum(decoded) == path.stat().st_size, decoded
+
+
 def test_envelope_tools_and_module_entry(conversation: Path, tmp_path: Path) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text(

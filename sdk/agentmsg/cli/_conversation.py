@@ -17,9 +17,9 @@ from agentmsg.cli._io import (
     UsageError,
     command_limits,
     empty_input,
+    first_line_reads,
     hint_head,
     looks_like,
-    one_line_only,
     read_bytes,
     reply_hint,
     shown_path,
@@ -51,8 +51,8 @@ def read_conversation(data: bytes, notes: list[Problem]) -> list[Any]:
         first = exc.problems[0]
         if first.pointer or first.rule not in ("type", *_UNREADABLE):
             raise
-        if first.rule in _UNREADABLE and one_line_only(data):
-            raise  # (its JSON Lines would be the one document: read again, to the same problem, 64 MB or not)
+        if first.rule in _UNREADABLE and not first_line_reads(data):
+            raise  # (its JSON Lines would be the one document, or a first line that is broken: read again for nothing)
         found = list(read_records(data))
         if first.rule in _UNREADABLE and (
             not found or not all(r.pointer for r in found) or found[0].problem is not None

@@ -433,11 +433,25 @@ def blank(data: bytes) -> bool:
     return _NOT_BLANK.search(data, len(BOM) if data.startswith(BOM) else 0) is None
 
 
-def one_line_only(data: bytes) -> bool:
-    """Whether ``data`` holds nothing but blanks after its first line end (LF: a CR alone ends no line of JSON Lines):
-    read as JSON Lines, its one record would be all of it. Looked for in place, as :func:`blank` looks."""
-    end = data.find(b"\n")
-    return end < 0 or _NOT_BLANK.search(data, end) is None
+def first_line_reads(data: bytes) -> bool:
+    """Whether ``data``, read as JSON Lines (``agentmsg.read_records``: lines end at LF, a CR alone ends none), has
+    a line after its first and a first line that is a JSON value on its own: else its records are the one
+    document, or a first record that cannot be read, and a reader that wants JSON Lines whose records read gets
+    nothing from reading it again (a document over many lines that is no JSON was read whole once more, 64 MB or
+    not). Looked for in place, as :func:`blank` looks; the first line alone is decoded."""
+    start = _NOT_BLANK.search(data, len(BOM) if data.startswith(BOM) else 0)
+    if start is None:
+        return False
+    end = data.find(b"\n", start.start())
+    if end < 0 or _NOT_BLANK.search(data, end) is None:
+        return False
+    import msgspec
+
+    try:
+        msgspec.json.decode(data[start.start() : end])  # (the decoder agentmsg's readers read JSON with)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return True
 
 
 #: what every command says of an input with nothing to read, a file or stdin of no bytes or only blanks (rule
