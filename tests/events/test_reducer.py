@@ -1293,3 +1293,18 @@ def test_a_bound_of_the_reducer_out_of_range_is_a_validation_error(keyword: str,
         Reducer(**{keyword: value})
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/{keyword}", rule)]
     assert isinstance(info.value, ValueError) and (rule != "type" or isinstance(info.value, TypeError))
+
+
+@pytest.mark.parametrize(("strict", "source", "name"), [(False, None, None), (True, "sub", "bot")])
+def test_reduce_events_reducer_is_the_keyword_one(strict: bool, source: str | None, name: str | None) -> None:
+    # reduce_events makes its reducer with no keyword call (Reducer._of): its state is what the public
+    # constructor with the same arguments and the default bounds makes, field by field.
+    from agentmsg.events._state import State
+    from agentmsg.events.reducer import Reducer
+
+    def fields(r: Reducer) -> dict[str, Any]:
+        st = r._st
+        got = {slot: getattr(st, slot) for slot in State.__slots__ if slot != "window"}
+        return {**got, "window": (st.window.size, st.window.current, st.window.previous)}
+
+    assert fields(Reducer._of(strict, source, name)) == fields(Reducer(strict=strict, source=source, name=name))

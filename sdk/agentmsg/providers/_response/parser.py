@@ -104,7 +104,8 @@ class StreamParser:
     family; ``think_tags``: ``<think>`` text read as reasoning, :mod:`.think`)."""
 
     def __init__(self, reader: type[PayloadReader], spec: Spec, **options: Any) -> None:
-        own = {k: options.pop(k) for k in reader.options if k in options}
+        # (most readers take no option of their own: no comprehension, a frame of its own, for them)
+        own = {k: options.pop(k) for k in reader.options if k in options} if reader.options else {}
         # (feed ticks before the first event: the builder's own first reading of the clock was never used)
         self.builder = make_builder(options.pop("provider", spec.families[0]), _tick_later=True, **options)
         self.reader = reader(self.builder, spec, **own)
