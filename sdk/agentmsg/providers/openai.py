@@ -233,6 +233,7 @@ SPECS: Final = (
         fields=FIELDS["openai"],
         tokens=attrs.evolve(TOKENS, media_placeholder=_placeholders("openai")),
         cache_markers=CacheMarkers(models=explicit_breakpoints),  # (on messages, not tools; gpt-5.6 and later)
+        custom_tools=True,  # (free-text input, GPT-5)
     ),
     Spec(
         name="deepseek",
@@ -284,7 +285,6 @@ class OpenAIVariant:
     text_only: bool = False  # no media parts at all: content is a string (media become placeholders)
     drop_empty: bool = False  # leave out empty text (and messages left empty), reported
     id_max: int = 0  # longest tool-call id taken (0: no limit); longer ids are mapped
-    custom_tools: bool = False  # custom tool calls (free-text input, GPT-5) sent back as such
     google_signatures: bool = False  # calls' Gemini thought signatures sent in extra_content (Google's endpoint)
     refusals: bool = False  # a parsed refusal (message.refusal) sent back in the assistant's refusal field
     thinking_budget_enables: bool = False  # thinking_budget also sets enable_thinking (DashScope's extension)
@@ -298,7 +298,6 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
         OpenAIVariant(
             name="openai",
             id_max=40,
-            custom_tools=True,
             google_signatures=True,
             refusals=True,
             params={"max_tokens": "max_completion_tokens", "top_k": None, "thinking_budget": None},
@@ -390,7 +389,7 @@ def format_request(
                 response_format = S.chat_response_format(ctx, want, msgs, json_schema=v.json_schema)
                 reading = S.reading(want)
         if tool_defs:
-            body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict, custom=v.custom_tools)
+            body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict)
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
             body["tool_choice"] = openai_tool_choice(choice, ctx, required=v.required_choice)
@@ -444,7 +443,7 @@ class _OpenAIWalk(ChatWalk):
         self.send_name = v.send_name
         self.hint_role = v.hint_role
         self.drop_empty = v.drop_empty
-        self.custom_calls = v.custom_tools
+        self.custom_calls = _SPEC[v.name].custom_tools  # (custom tool calls sent back as such)
         self.refusals = v.refusals
         self.takes_media = not v.text_only
 

@@ -41,7 +41,7 @@ from agentmsg.providers._request.context import Context, FormatOptions, Formatte
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
-from agentmsg.providers._request.tools import ToolChoice, ToolDef, native_chosen, refuse_custom, refuse_native
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, native_chosen
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
@@ -356,8 +356,6 @@ def _tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     """Function tools, flat (``{type, name, description, parameters, strict}``). ``strict`` is always sent: a tool
     that does not say is sent ``strict: false``, as Chat Completions takes it (the Responses API would make it
     strict). The API's own tools (``web_search``, ``file_search``, ``mcp``...) go as given, in their place."""
-    refuse_custom(tools, ctx.provider)
-    refuse_native(tools, ctx.provider, "openai-responses")
     out = []
     for t in tools:
         if t.native is not None:

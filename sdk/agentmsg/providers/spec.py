@@ -235,7 +235,8 @@ class Spec:
     the turn's first call comes back with it); ``agentmsg.context.trim`` keeps to both. ``cache_markers``: how it takes
     prompt-cache markers (None: it caches prefixes on its own, or takes none; ``agentmsg.context.place_cache_markers``
     places none). ``own_tools``: the provider's own tools (server or built-in tools), an :class:`OwnTools` (None: it
-    has none; one given to it is refused).
+    has none; one given to it is refused). ``custom_tools``: it takes OpenAI custom tools (free-text input, GPT-5),
+    sent and their calls sent back as such (else one given to it is refused: ``providers/_request/tools.py``).
     ``fields``: the formatter's field table (``providers/_request/fields.py``). ``counting``: the provider's
     token-counting endpoint (None: it has none; ``agentmsg.context.count_tokens`` counts offline). ``tokens``: how
     ``agentmsg.context.count_tokens`` counts its requests offline (None: an o200k estimate stated within 50%)."""
@@ -259,3 +260,4 @@ class Spec:
     signature_chain: bool = False
     cache_markers: CacheMarkers | None = None
     own_tools: OwnTools | None = None
+    custom_tools: bool = False

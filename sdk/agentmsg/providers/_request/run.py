@@ -30,9 +30,9 @@ from agentmsg.providers._request.structured import as_structured_output
 from agentmsg.providers._request.tools import (
     ToolChoice,
     ToolDef,
+    check_tools,
     normalize_tool_choice,
     normalize_tools,
-    refuse_duplicate_names,
     say_dropped_keys,
 )
 
@@ -94,7 +94,7 @@ def run_format(
     structured = as_structured_output(structured_output)
     opts = as_options(options)
     tool_defs = normalize_tools(tools)
-    refuse_duplicate_names(tool_defs)
+    check_tools(tool_defs, spec)
     choice = normalize_tool_choice(tool_choice)
     if choice is not None and choice.mode == "tool" and all(t.name != choice.name for t in tool_defs):
         # (every provider refuses such a request: said here, where it is, not as the provider's 400)

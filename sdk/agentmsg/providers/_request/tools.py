@@ -10,14 +10,16 @@ constrained by a grammar) is given as OpenAI has it::
 
     {"type": "custom", "custom": {"name": ..., "description": ..., "format": {"type": "grammar", ...}}}
 
-(or with ``name``, ``description`` and ``format`` beside ``"type": "custom"``). Only OpenAI takes one; every
-other provider refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``): it has no tool whose input is
-free text.
+(or with ``name``, ``description`` and ``format`` beside ``"type": "custom"``). Only a provider whose spec says
+so (``custom_tools``) takes one; every other refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``): it has
+no tool whose input is free text.
 
 A provider's own tool (a server or built-in tool, given as that provider has it: its spec's ``own_tools`` recognizes
 it, in the provider's module) goes to that provider as given, in its place (Gemini: an entry of its own beside the
 ``functionDeclarations`` one), and every other refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``,
 :func:`refuse_native`): a function of its name would be another tool, which the application never defined.
+:func:`check_tools` makes these refusals, and that of two tools of one name, for the formatters and the token
+count alike.
 
 ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` (``"any"`` is the same), or one tool:
 ``{"name": X}``, ``{"type": "function", "function": {"name": X}}``, ``{"type": "tool", "name": X}`` or
@@ -39,11 +41,12 @@ from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
 if TYPE_CHECKING:
-    from agentmsg.providers.spec import OwnTools
+    from agentmsg.providers.spec import OwnTools, Spec
 
 __all__ = [
     "ToolChoice",
     "ToolDef",
+    "check_tools",
     "gemini_schema",
     "native_chosen",
     "normalize_tool_choice",
@@ -209,9 +212,21 @@ def say_dropped_keys(ctx: Context, tools: list[ToolDef]) -> None:
             ctx.report(pointer, "tool-key-dropped", f"tool definition key {key!r} not sent: {_WHY}")
 
 
+def check_tools(tools: list[ToolDef], spec: Spec) -> None:
+    """Refuse the tool definitions ``spec``'s provider does not take (:class:`~agentmsg.ValidationError`, naming the
+    first): two of one name (:func:`refuse_duplicate_names`), an OpenAI custom tool where its spec takes none
+    (``custom_tools``, :func:`refuse_custom`), another provider's own tool (:func:`refuse_native`; its spec's
+    ``own_tools`` are its own). The one check of them: the formatters' (``run_format``) and the token count's, which
+    counts the request the formatter would send."""
+    refuse_duplicate_names(tools)
+    if not spec.custom_tools:
+        refuse_custom(tools, spec.name)
+    refuse_native(tools, spec.name, spec.name if spec.own_tools is not None else None)
+
+
 def refuse_duplicate_names(tools: list[ToolDef]) -> None:
     """Refuse two tools of one name in a request: each provider refuses it (and a call could name either). (A system
-    prompt listing tools, or a token count, takes them as given.)"""
+    prompt listing tools takes them as given.)"""
     first: dict[str, str] = {}
     for t in tools:
         if t.native is not None and "name" not in t.native[1]:
@@ -366,13 +381,8 @@ def _declaration(t: ToolDef, ctx: Context) -> dict[str, Any]:
     return decl
 
 
-def openai_tools(
-    tools: list[ToolDef], ctx: Context, *, strict_field: bool = True, custom: bool = False
-) -> list[dict[str, Any]]:
-    """``custom``: the provider takes OpenAI custom tools (else one is refused: :func:`refuse_custom`)."""
-    if not custom:
-        refuse_custom(tools, ctx.provider)
-    refuse_native(tools, ctx.provider)
+def openai_tools(tools: list[ToolDef], ctx: Context, *, strict_field: bool = True) -> list[dict[str, Any]]:
+    """Function tools, and OpenAI custom tools where the spec takes them (:func:`check_tools` refused the rest)."""
     out = []
     for t in tools:
         if t.custom is not None:
@@ -404,8 +414,6 @@ def openai_tool_choice(choice: ToolChoice, ctx: Context, *, required: bool = Tru
 
 
 def anthropic_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
-    refuse_custom(tools, ctx.provider)
-    refuse_native(tools, ctx.provider, "anthropic")
     out = []
     for t in tools:
         if t.native is not None:  # (a server or client tool of Anthropic's own: as given)
@@ -446,8 +454,6 @@ def anthropic_tool_choice(choice: ToolChoice | None, parallel: bool | None, ctx:
 def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     """One ``functionDeclarations`` entry, where the first function tool is, and each of Gemini's own tools as an
     entry of its own, as given, in its place."""
-    refuse_custom(tools, ctx.provider)
-    refuse_native(tools, ctx.provider, "gemini")
     decls: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for t in tools:
