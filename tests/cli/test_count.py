@@ -175,22 +175,65 @@ def test_the_formatters_diagnostics_are_said_as_format_says_them(tmp_path: Path,
         assert "<failure" not in r.stderr and "::error" not in r.stderr
 
 
+#: a conversation whose request the formatter refuses for its media (no --allow-root lets it read the file): the
+#: count and the trim do not depend on it
+LOCAL_MEDIA = [
+    {
+        "id": "u1",
+        "role": "USER",
+        "content": [
+            {"type": "text", "text": "What is in it?"},
+            {"type": "image", "source": {"type": "url", "url": "file:///etc/hostname"}},
+        ],
+    }
+]
+
+
 @pytest.mark.parametrize("command", ["count", "trim"])
 def test_a_request_the_formatter_would_refuse_is_said_as_a_note_not_an_error(tmp_path: Path, command: str) -> None:
-    """A tool OpenAI does not have (Anthropic's web search) was said with kind 'error' while the command exited 0,
-    the count printed: an error that fails nothing. It is a note naming the refusal ('agentmsg format' fails on it);
-    no error level in SARIF, no ::error annotation."""
-    path = _file(tmp_path, "convo.json", [m.to_dict() for m in LOSSY])
-    tools = _file(tmp_path, "tools.json", [{"type": "web_search_20250305", "name": "web_search"}])
+    """Media no --allow-root lets the formatter read was said with kind 'error' while the command exited 0, the
+    count printed: an error that fails nothing. It is a note naming the refusal ('agentmsg format' fails on it); no
+    error level in SARIF, no ::error annotation."""
+    path = _file(tmp_path, "convo.json", LOCAL_MEDIA)
     budget = ("--budget", "100000") if command == "trim" else ()
-    base = (command, "--provider", "openai", "--model", "gpt-5", "--tools", str(tools), *budget)
+    base = (command, "--provider", "openai", "--model", "gpt-5", *budget)
     r = run(*base, str(path))
     assert r.returncode == 0, r.stderr
-    said = [d for d in map(json.loads, jsonl_lines(r.stderr)) if d["rule"] == "enum"]
-    assert [(d["pointer"], d["kind"]) for d in said] == [("/tools/0", "note")], r.stderr
-    assert said[0]["message"].startswith("agentmsg format would refuse the request: 'web_search' is an Anthropic")
-    assert run("format", "--provider", "openai", "--model", "gpt-5", "--tools", str(tools), str(path)).returncode == 1
+    said = [d for d in map(json.loads, jsonl_lines(r.stderr)) if d["rule"] == "media-local-refused"]
+    assert [(d["pointer"], d["kind"]) for d in said] == [("/0/content/1", "note")], r.stderr
+    assert said[0]["message"].startswith("agentmsg format would refuse the request: local file 'file:///etc/hostname'")
+    assert run("format", "--provider", "openai", "--model", "gpt-5", str(path)).returncode == 1
     r = run(*base, "--output-format", "sarif", str(path))
     assert r.returncode == 0 and "error" not in {res["level"] for res in json.loads(r.stderr)["runs"][0]["results"]}
     r = run(*base, "--output-format", "github", str(path))
-    assert r.returncode == 0 and "::error" not in r.stderr and "[enum]::/tools/0: agentmsg format would" in r.stderr
+    assert r.returncode == 0 and "::error" not in r.stderr
+    assert "[media-local-refused]::/0/content/1: agentmsg format would" in r.stderr
+
+
+#: (provider, tools its formatter refuses): an OpenAI custom tool, another provider's own tool, two of one name
+REFUSED_TOOLS = [
+    ("anthropic", [{"type": "custom", "name": "sql", "format": {"type": "text"}}]),
+    ("gemini", [{"type": "custom", "name": "sql", "format": {"type": "text"}}]),
+    ("dashscope", [{"type": "custom", "name": "sql", "format": {"type": "text"}}]),
+    ("openai", [{"type": "web_search_20250305", "name": "web_search"}]),
+    ("openai", [TOOLS[0], TOOLS[0]]),
+]
+
+
+@pytest.mark.parametrize("command", ["count", "trim"])
+@pytest.mark.parametrize(("provider", "tools"), REFUSED_TOOLS)
+def test_tools_the_formatter_refuses_exit_1_with_its_problem(
+    tmp_path: Path, command: str, provider: str, tools: list[dict[str, Any]]
+) -> None:
+    """Tools the provider's formatter refuses were counted (exit 0, the count printed, the refusal a note): the count
+    is of the request the formatter would send. The command exits 1, nothing on stdout, and says the problem
+    'agentmsg format' says, as an error."""
+    path = _file(tmp_path, "convo.json", [m.to_dict() for m in CONVO])
+    tools_file = _file(tmp_path, "tools.json", tools)
+    budget = ("--budget", "100000") if command == "trim" else ()
+    r = run(command, "--provider", provider, "--tools", str(tools_file), *budget, str(path))
+    formatted = run("format", "--provider", provider, "--tools", str(tools_file), str(path))
+    assert formatted.returncode == 1
+    assert (r.returncode, r.stdout) == (1, ""), r.stderr
+    said = [d for d in map(json.loads, jsonl_lines(r.stderr)) if d["kind"] != "hint"]
+    assert said == list(map(json.loads, jsonl_lines(formatted.stderr))) and said[0]["kind"] == "error"

@@ -1660,3 +1660,41 @@ def test_a_tool_results_empty_and_blank_texts_count_as_sent(provider: str, outpu
     assert sent, "the body is neither the joined text's nor the kept parts'"
     found = count_tokens(conversation(blocks), provider=name, model=model)
     assert found == count_tokens(conversation(sent[0]), provider=name, model=model)
+
+
+#: tool definitions some formatter refuses: an OpenAI custom tool, each provider's own tool, two tools of one name
+REFUSED_TOOLS: dict[str, list[dict[str, Any]]] = {
+    "custom": [{"type": "custom", "name": "sql", "format": {"type": "grammar", "syntax": "lark", "definition": "s"}}],
+    "anthropic-own": [{"type": "web_search_20250305", "name": "web_search"}],
+    "gemini-own": [{"googleSearch": {}}],
+    "responses-own": [{"type": "file_search", "vector_store_ids": ["vs_1"]}],
+    "duplicate": [{"name": "f", "parameters": {"type": "object"}}, {"name": "f"}],
+}
+#: the providers that take each of them
+TAKEN_BY: dict[str, set[str]] = {
+    "custom": {"openai"},
+    "anthropic-own": {"anthropic"},
+    "gemini-own": {"gemini"},
+    "responses-own": {"openai-responses"},
+    "duplicate": set(),
+}
+
+
+@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("case", sorted(REFUSED_TOOLS))
+def test_tools_the_formatter_refuses_are_refused_by_the_count_as_it_refuses_them(provider: str, case: str) -> None:
+    """The count is of the request the formatter would send: the tools its formatter refuses (a custom tool where the
+    provider takes none, another provider's own tool, two of one name) were counted; the count raises the
+    formatter's ValidationError (pointer, rule and message), and counts the tools it takes."""
+    msgs = [UserMessage("hi")]
+    tools = REFUSED_TOOLS[case]
+    if provider in TAKEN_BY[case]:
+        get(provider).format_request(msgs, tools=tools)
+        assert count_tokens(msgs, provider=provider, tools=tools).tools > 0
+        return
+    with pytest.raises(ValidationError) as formatted:
+        get(provider).format_request(msgs, tools=tools)
+    with pytest.raises(ValidationError) as counted:
+        count_tokens(msgs, provider=provider, tools=tools)
+    assert counted.value.problems == formatted.value.problems
+    assert str(counted.value) == str(formatted.value)

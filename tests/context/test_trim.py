@@ -774,3 +774,29 @@ def test_a_bad_argument_of_trim_is_a_validation_error(call: Any, pointer: str, r
         call([user("q")])
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
     assert isinstance(info.value, TypeError if rule == "type" else ValueError)
+
+
+@pytest.mark.parametrize(
+    ("provider", "tools"),
+    [
+        ("anthropic", [{"type": "custom", "name": "sql", "format": {"type": "text"}}]),
+        ("openai", [{"type": "web_search_20250305", "name": "web_search"}]),
+        ("gemini", [{"name": "f"}, {"name": "f"}]),
+    ],
+)
+def test_tools_the_formatter_refuses_are_refused_by_the_trim_as_by_the_formatter(
+    provider: str, tools: list[dict[str, Any]]
+) -> None:
+    """The trim counts the request the formatter would send (its default counter): tools that formatter refuses
+    were counted and the conversation trimmed for them; now trim and atrim raise the formatter's ValidationError."""
+    from agentmsg.providers import get
+
+    convo = [user("hello " * 20), assistant(), user("and then?")]
+    with pytest.raises(agentmsg.ValidationError) as formatted:
+        get(provider).format_request(convo, tools=tools)
+    with pytest.raises(agentmsg.ValidationError) as trimmed:
+        trim(convo, budget=10_000, provider=provider, tools=tools)
+    assert trimmed.value.problems == formatted.value.problems
+    with pytest.raises(agentmsg.ValidationError) as trimmed:
+        asyncio.run(atrim(convo, budget=10_000, provider=provider, tools=tools))
+    assert trimmed.value.problems == formatted.value.problems

@@ -111,9 +111,10 @@ def say_formatted(diag: Diagnostics, problems: Sequence[Problem]) -> None:
 def say_request(diag: Diagnostics, provider: str, messages: Sequence[Msg], model: str | None, tools: Any) -> None:
     """What the formatter says of the request for ``messages`` (``agentmsg count`` counts it, ``agentmsg trim`` writes
     it): its diagnostics (``thinking-dropped``, ``tool-key-dropped``, ``empty-message-dropped``...), said as
-    ``agentmsg format`` says them, or, when it would refuse the request (media no ``--allow-root`` lets it read,
-    another provider's own tool), the problems it would refuse it for, each a note saying so; neither changes the
-    exit status: the count and the trimmed conversation do not depend on them."""
+    ``agentmsg format`` says them, or, when it would refuse the request (media no ``--allow-root`` lets it read; the
+    tools it refuses the count refuses, and the command exits 1 before this), the problems it would refuse it for,
+    each a note saying so; neither changes the exit status: the count and the trimmed conversation do not depend on
+    them."""
     from agentmsg.providers import get
 
     try:

@@ -8,8 +8,9 @@ JSON object on stdout: ``provider``, ``model``, ``total``, ``messages`` (each me
 relative error; null when exact) and ``missing`` (the package that would count exactly, not installed; null when
 none would): ``agentmsg.context.count_tokens`` (docs/context.md). Problems of the input go to stderr, one JSON line
 each (``pointer``, ``rule``, ``kind``, ``message``) or in the ``--output-format`` asked for; exit 1 when the input is
-invalid. What the formatter says of the request counted (``thinking-dropped``, ``tool-key-dropped``...; or what it
-would refuse it for, each a note saying so) is said on stderr as ``agentmsg format`` says it, and does not change the exit status. A count
+invalid (tools the provider's formatter refuses too). What the formatter says of the request counted
+(``thinking-dropped``, ``tool-key-dropped``...; or what it would refuse it for, each a note saying so) is said on
+stderr as ``agentmsg format`` says it, and does not change the exit status. A count
 that ``missing`` makes an estimate says so on stderr too (kind ``hint``), with the command that
 installs the package.
 """

@@ -58,7 +58,7 @@ from agentmsg.providers._request.context import (
     speaker_label,
     tool_turns,
 )
-from agentmsg.providers._request.tools import ToolDef, normalize_tools
+from agentmsg.providers._request.tools import ToolDef, check_tools, normalize_tools
 from agentmsg.providers.spec import TokenProfile
 
 if TYPE_CHECKING:
@@ -646,7 +646,8 @@ def count_tokens(
     ``reasoning="text"`` each of them that the formatter sends as text in its place is counted as that text. Returns
     a :class:`TokenCount` (per message, tools, framing, the method and its stated error). Raises
     :class:`~agentmsg.UnknownNameError` (a KeyError too) for an unknown provider and
-    :class:`~agentmsg.ValidationError` for tools that are not definitions, for options that are not the formatter's
+    :class:`~agentmsg.ValidationError` for tools that are not definitions or that the provider's formatter refuses (as
+    it refuses them: two of one name, another provider's own tool, a custom tool it does not take), for options that are not the formatter's
     (``/options``), and for a provider or model of the wrong type (naming it)."""
     return _count(messages, False, provider, model, tools, options, multi_agent, agent_name)
 
@@ -686,6 +687,7 @@ def _count(
     if not checked:
         messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
+    check_tools(defs, spec)  # (the request counted is the formatter's: what it refuses is refused, as it refuses it)
     current = -1
     called: frozenset[int] = frozenset()
     mode = profile.thinking
