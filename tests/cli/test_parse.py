@@ -495,6 +495,27 @@ def test_cli_parse_json_lines_end_at_lf_as_every_reader_ends_them(
         assert len(asked) == 7 and max(asked) < CHUNK + len(line) + len(end), asked
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (b'{"role": "USER", "content": "hi"}', "it looks like an agentmsg message"),
+        (b'{"type": "TEXT_BLOCK_DELTA", "delta": "hi"}', "it looks like agent events"),
+    ],
+)
+def test_cli_parse_hint_tells_messages_and_events_whatever_ends_their_lines(
+    end: bytes, line: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Lines that a CR alone ends are one document to every reader (no JSON lines: no stream reader is asked
+    about them), but their first value still says what the body holds: agentmsg messages or agent events given
+    to ``parse`` are told so, as with LF or CRLF. Splitting JSON lines at LF alone lost that hint for them."""
+    path = tmp_path / "body.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + end + (line + end) * 3)
+    capsys.readouterr()
+    assert run_cli("parse", "--provider", "anthropic", str(path)) == (2, "")
+    assert f"({said}, not a provider's reply" in capsys.readouterr().err
+
+
 def test_cli_parse_hint_decodes_a_whole_body_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -140,8 +140,16 @@ def _first_payload(data: bytes) -> tuple[Any, bool]:
         return orjson.loads(text), False
     except orjson.JSONDecodeError:
         pass
+    sse = is_sse(text)
+    values = _line_values(text.splitlines() if sse else text.split(b"\n"))
+    if not values and not sse:  # lines that a CR alone ends: no JSON lines, but their first value says what they
+        values = _line_values(text.splitlines())[:1]  # hold (agentmsg messages, agent events), as it said before
+    return (values[0] if values else None), len(values) > 1 and not is_sse(text.lstrip())
+
+
+def _line_values(lines: list[bytes]) -> list[Any]:
+    """The JSON values of the first 64 lines of ``lines`` that are not blank (an SSE line: its ``data:``)."""
     values: list[Any] = []
-    lines = text.splitlines() if is_sse(text) else text.split(b"\n")
     for line in itertools.islice((ln for ln in lines if ln.strip()), 64):
         line = line.strip()
         if is_sse(line):
@@ -150,7 +158,7 @@ def _first_payload(data: bytes) -> tuple[Any, bool]:
             values.append(orjson.loads(line))
         except orjson.JSONDecodeError:
             continue
-    return (values[0] if values else None), len(values) > 1 and not is_sse(text.lstrip())
+    return values
 
 
 def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) -> str | None:
