@@ -630,3 +630,30 @@ def test_every_command_s_reply_hint_reads_the_start_to_a_line_end(
     )
     assert len(short) == 1 and said in short[0], short
     assert long == short
+
+
+def test_the_hint_s_head_holds_at_most_its_limit_of_a_long_first_line() -> None:
+    """``HintHead`` kept the whole first piece it was given (a ``readline`` up to limits.max_bytes) for the
+    command's life, though the hint reads :data:`HEAD_LIMIT` bytes of it at most: a 4 MiB first line was held
+    whole. It keeps the head's bytes alone; what it says is the same."""
+    import tracemalloc
+
+    from agentmsg.cli._io import HEAD_LIMIT, HintHead, hint_head
+
+    line = b"[" + b"0," * (2 * 1024 * 1024) + b"0]\n"  # 4 MiB and more
+    expected = hint_head(line + b"{}\n", whole=False)
+    for way in ("first", "readline"):
+        tracemalloc.start()
+        try:
+            data = line + b"{}\n"
+            if way == "first":
+                head = HintHead(data)
+            else:
+                head = HintHead()
+                assert head.reading(io.BytesIO(data)).readline() == line
+            del data
+            held = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        assert head.bytes == expected == line[:HEAD_LIMIT] and not head.whole
+        assert held < HEAD_LIMIT + HEAD_LIMIT // 2 < len(line), (way, held)

@@ -657,7 +657,8 @@ class HintHead:
     def add(self, piece: bytes) -> None:
         """``piece``, the next bytes of the input, held while the head is not whole."""
         if self.holding and piece:
-            self._pieces.append(piece)
+            # HEAD_LIMIT bytes at most: a long first line read whole (a readline) is not held whole
+            self._pieces.append(piece if self._size + len(piece) <= HEAD_LIMIT else piece[: HEAD_LIMIT - self._size])
             start, self._size = self._size, self._size + len(piece)
             ended = self._size >= CHUNK and piece.find(b"\n", max(0, CHUNK - 1 - start)) >= 0
             self.holding = not ended and self._size < HEAD_LIMIT
