@@ -1950,7 +1950,44 @@ def test_a_mapping_that_is_no_dict_is_written_as_an_object_in_the_body(name: str
         assert caught.value.problems[0].rule == "json-value" and caught.value.problems[0].pointer.endswith(pointer)
     looped: dict[str, Any] = {}
     looped["self"] = MappingProxyType(looped)
-    request = get(name).format_request([UserMessage("hi")], model="m", metadata=MappingProxyType(looped))
+    with pytest.raises(ValidationError) as caught:  # (the call's check walks a mapping as it walks a dict)
+        get(name).format_request([UserMessage("hi")], model="m", metadata=MappingProxyType(looped))
+    assert caught.value.problems[0].rule == "max-depth"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_key_neither_a_string_nor_an_int_is_refused_where_it_is(name: str) -> None:
+    """A float, bool or None key in a tool's schema or in a mapping parameter that is no dict was written by the
+    standard-library fallback as "1.5", "true", "null" (orjson refuses such keys, then json.dumps wrote them), and a
+    NaN in such a parameter as null: each is now the SDK's ValidationError, rule json-value, at the key's pointer
+    (at the call, for a parameter). An int key is written as its digits, as ``logit_bias``'s token ids are."""
+    from types import MappingProxyType
+
+    def tool(extra: dict[Any, Any]) -> list[dict[str, Any]]:
+        return [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string", **extra}}}}]
+
+    for key in (1.5, True, None, (1, 2)):
+        if name != "gemini":  # (Gemini sends its schema subset: an unknown keyword is dropped, and said)
+            request = get(name).format_request([UserMessage("hi")], model="m", tools=tool({key: 1}))
+            with pytest.raises(ValidationError) as caught:
+                request.body_bytes()
+            (problem,) = caught.value.problems
+            assert problem.rule == "json-value" and problem.pointer.endswith(f"/properties/a/{key}"), problem
+        else:
+            request = get(name).format_request([UserMessage("hi")], model="m", tools=tool({key: 1}))
+            assert [p.rule for p in request.diagnostics] == ["schema-keyword-dropped"]
+            assert str(key) not in request.body_bytes().decode().replace('"type":"STRING"', "")
+        with pytest.raises(ValidationError) as caught:
+            get(name).format_request([UserMessage("hi")], model="m", metadata=MappingProxyType({"k": {key: "x"}}))
+        assert (
+            caught.value.problems[0].rule == "json-value" and caught.value.problems[0].pointer == "/params/metadata/k"
+        )
     with pytest.raises(ValidationError) as caught:
-        request.body_bytes()
-    assert caught.value.problems[0].rule == "json-value"
+        get(name).format_request([UserMessage("hi")], model="m", metadata=MappingProxyType({"k": float("nan")}))
+    assert caught.value.problems[0].rule == "json-value" and caught.value.problems[0].pointer == "/params/metadata/k"
+    request = get(name).format_request([UserMessage("hi")], model="m", tools=tool({7: 1}), metadata={"k": {7: "x"}})
+    body = request.body_bytes()
+    assert (b'"metadata":{"k":{"7":"x"}}' in body) is (
+        "/params/metadata" not in {p.pointer for p in request.diagnostics}
+    )
+    assert (b'"type":"string","7":1' in body) is (name != "gemini")

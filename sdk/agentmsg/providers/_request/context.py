@@ -750,18 +750,24 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
 
 
 def json_text(value: Any) -> str:
-    """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers). A mapping that
-    is no dict is an object, a sequence that is no list an array; a value no JSON carries raises
-    :class:`~agentmsg.ValidationError` (rule ``json-value``) at its pointer in ``value``."""
+    """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers and int keys,
+    written as their digits). A mapping that is no dict is an object, a sequence that is no list an array; a value
+    no JSON carries (an object key that is no string or int, NaN, a set) raises :class:`~agentmsg.ValidationError`
+    (rule ``json-value``) at its pointer in ``value``."""
     try:
         return orjson.dumps(value, default=_plain).decode()
     except TypeError:
         pass
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain)
-    except (TypeError, ValueError):
-        pointer, what = _unwritable(value)
-        raise ValidationError.single(pointer, "json-value", f"{what}: no JSON body carries it") from None
+    # the standard library writes what orjson refuses, but also a float, bool or None key as "1.5", "true", "null"
+    # and NaN as no JSON at all: what the body cannot carry as given is refused first
+    found = _unwritable(value)
+    if found is None:
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain)
+        except (TypeError, ValueError):
+            found = ("", "the value is not JSON")
+    pointer, what = found
+    raise ValidationError.single(pointer, "json-value", f"{what}: no JSON body carries it") from None
 
 
 def _plain(value: Any) -> Any:
@@ -773,25 +779,30 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _unwritable(value: Any) -> tuple[str, str]:
-    """Where in ``value`` the first part no JSON carries is, and what it is (called once a writer refused it)."""
+def _unwritable(value: Any) -> tuple[str, str] | None:
+    """Where in ``value`` the first part no JSON carries as given is, and what it is; None if there is none. An int
+    key is written as its digits (``logit_bias``'s token ids); a float, bool or None key is not (the standard
+    library would write 1.5 as "1.5", True as "true")."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
+        kind = type(node)
+        if kind is str or kind is int or kind is bool or node is None:
+            continue
         if len(path) > limits.max_depth:  # (a value that holds itself, too)
             return pointer_of(path), f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
         if isinstance(node, Mapping):
             for key, child in node.items():
                 if not isinstance(key, (str, int)) or isinstance(key, bool):
-                    return pointer_of(path), f"object key {safe_repr(key)} is not a string"
+                    return pointer_of((*path, str(key))), f"object key {safe_repr(key)} is neither a string nor an int"
                 stack.append((child, (*path, str(key))))
         elif isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray)):
             stack.extend((child, (*path, i)) for i, child in enumerate(node))
         elif isinstance(node, float) and not math.isfinite(node):
             return pointer_of(path), f"{node!r} is not a JSON number"
-        elif node is not None and not isinstance(node, (str, int, float)):
+        elif not isinstance(node, (str, int, float)):
             return pointer_of(path), f"a value of type {type(node).__name__} is no JSON value"
-    return "", "the value is not JSON"
+    return None
 
 
 def orphan_calls(ctx: Context) -> list[tuple[str, str]]:
@@ -1161,12 +1172,14 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(v, ("params", k)) for k, v in params.items()]
     while stack:
         node, path = stack.pop()
-        if isinstance(node, (dict, list, tuple)):
+        if isinstance(node, (Mapping, list, tuple)) or (
+            isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray))
+        ):  # (a mapping or sequence that is no dict or list is written as one: body_bytes)
             if len(path) - 1 > max_depth:
                 raise SizeLimitError.single(
                     pointer_of(path), "max-depth", f"nested deeper than {max_depth} levels (limits.max_depth)"
                 )
-            if isinstance(node, dict):
+            if isinstance(node, Mapping):
                 for key, child in node.items():
                     if isinstance(key, int) and not isinstance(key, bool):  # (logit_bias's token ids: written "50256")
                         stack.append((child, (*path, str(key))))

@@ -625,5 +625,5 @@ def _convert(
     return out
 
 
-def _esc(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+def _esc(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
