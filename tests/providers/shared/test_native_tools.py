@@ -203,3 +203,35 @@ def test_a_gemini_tool_entry_with_declarations_beside_its_own_tool_is_refused_as
             get(name).format_request(MSGS, model="m", tools=[entry, FN])
         (problem,) = info.value.problems
         assert problem.pointer == "/tools/0" and "Gemini's tools wrapper" in problem.message, name
+
+
+@pytest.mark.parametrize(
+    ("name", "own", "by_name", "by_type"),
+    [
+        ("openai-responses", {"type": "web_search"}, {"type": "function", "name": "web_search"}, None),
+        (
+            "openai-responses",
+            {"type": "file_search", "vector_store_ids": ["vs_1"]},
+            {"type": "function", "name": "file_search"},
+            {"type": "file_search"},
+        ),
+        ("gemini", {"google_search": {}}, {"type": "function", "function": {"name": "google_search"}}, None),
+    ],
+)
+def test_a_tool_choice_naming_a_function_forces_it_beside_an_own_tool_of_that_name(
+    name: str, own: dict[str, Any], by_name: dict[str, Any], by_type: dict[str, Any] | None
+) -> None:
+    """A function tool named as a provider's own tool is by its type (the Responses API's ``web_search``, Gemini's
+    ``google_search``) is taken beside it, yet a tool_choice naming the function was read as naming the built-in
+    tool: refused ("a built-in tool the Responses API cannot force", "a Gemini tool of its own"). A name forces the
+    function; the type ({"type": "file_search"}) still forces the built-in tool."""
+    fn = {**FN, "name": by_name.get("name") or by_name["function"]["name"]}
+    request = get(name).format_request(MSGS, tools=[own, fn], tool_choice=by_name)
+    body = orjson.loads(request.body_bytes())
+    if name == "gemini":
+        assert body["toolConfig"]["functionCallingConfig"] == {"mode": "ANY", "allowedFunctionNames": [fn["name"]]}
+    else:
+        assert body["tool_choice"] == {"type": "function", "name": fn["name"]}
+    if by_type is not None:
+        request = get(name).format_request(MSGS, tools=[own, fn], tool_choice=by_type)
+        assert orjson.loads(request.body_bytes())["tool_choice"] == by_type

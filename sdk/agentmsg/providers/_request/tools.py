@@ -84,6 +84,7 @@ class ToolChoice:
     mode: str  # auto | none | required | tool
     name: str | None = None
     custom: bool = False  # the tool named is an OpenAI custom tool ({"type": "custom", ...})
+    by_type: bool = False  # named by the type of a provider's own tool ({"type": ...}), not by a name
 
 
 _EMPTY_PARAMS: Final = {"type": "object", "properties": {}}
@@ -334,10 +335,14 @@ def refuse_native(tools: list[ToolDef], provider: str, own: str | None = None) -
 
 
 def native_chosen(choice: ToolChoice | None, tools: list[ToolDef]) -> ToolDef | None:
-    """The provider's own tool that ``choice`` names, if it names one."""
+    """The provider's own tool that ``choice`` names, if it names one: by its type, or by a name no function tool
+    has (a function of the name a built-in tool has by its type is the one a name forces)."""
     if choice is None or choice.mode != "tool":
         return None
-    return next((t for t in tools if t.native is not None and t.name == choice.name), None)
+    named = [t for t in tools if t.name == choice.name]
+    if not choice.by_type and any(t.native is None for t in named):
+        return None
+    return next((t for t in named if t.native is not None), None)
 
 
 def normalize_tool_choice(choice: Any) -> ToolChoice | None:
@@ -366,7 +371,7 @@ def normalize_tool_choice(choice: Any) -> ToolChoice | None:
         if isinstance(kind, str) and any(  # (a provider's own tool, by its type, where its tool_choice names one so)
             own.by_type and own.recognize({"type": kind}) is not None for _, own in _own_tools()
         ):
-            return ToolChoice("tool", kind)
+            return ToolChoice("tool", kind, by_type=True)
     raise ValidationError.single("/tool_choice", "type", f"tool_choice not understood: {choice!r}")
 
 
