@@ -49,6 +49,7 @@ __all__ = [
     "json_value_copy",
     "loads",
     "loads_bounded",
+    "nonfinite_at",
     "parse_fast",
     "safe_repr",
     "unreadable",
@@ -125,8 +126,10 @@ class TooDeep(orjson.JSONDecodeError):
         return depth_message()
 
 
-def deeper_than(value: Any, max_depth: int) -> bool:
-    """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle)."""
+def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle). With
+    ``finite``, also whether it holds a float that is NaN or infinite (orjson writes it as ``null``), in the same
+    walk: :func:`nonfinite_at` then tells which it is."""
     if type(value) is not dict and type(value) is not list:
         return False
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -137,11 +140,29 @@ def deeper_than(value: Any, max_depth: int) -> bool:
             return True
         for child in node.values() if type(node) is dict else node:
             t = type(child)
-            if (t is dict or t is list) and child:
-                push((child, depth + 1))
-            elif (t is dict or t is list) and depth + 1 >= max_depth:
+            if t is dict or t is list:
+                if child:
+                    push((child, depth + 1))
+                elif depth + 1 >= max_depth:
+                    return True
+            elif t is float and finite and child - child != 0.0:  # (NaN and the infinities: x - x is NaN)
                 return True
     return False
+
+
+def nonfinite_at(value: Any, max_depth: int) -> str | None:
+    """The pointer of a float in ``value``'s lists and dicts that is NaN or infinite, down to ``max_depth`` levels
+    (as :func:`deeper_than` walks them); None if there is none."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if type(node) is float and not math.isfinite(node):
+            return pointer_of(path)
+        if len(path) <= max_depth and type(node) is dict:
+            stack.extend((child, (*path, str(key))) for key, child in node.items())
+        elif len(path) <= max_depth and type(node) is list:
+            stack.extend((child, (*path, i)) for i, child in enumerate(node))
+    return None
 
 
 def loads_bounded(data: str | bytes) -> Any:

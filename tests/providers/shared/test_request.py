@@ -1734,6 +1734,41 @@ def test_a_tool_definition_too_deep_to_write_is_refused_at_its_pointer(name: str
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_tool_definition_holding_nan_or_an_infinity_is_refused_at_its_pointer(name: str) -> None:
+    """A NaN or infinite float in a tool definition went out as ``null`` (orjson writes it so): another schema,
+    unsaid. Now format_request and count_tokens refuse it (rule json-value) at its pointer, as a parameter's NaN
+    is refused; a finite float is sent as given."""
+    from agentmsg.context import count_tokens
+
+    msgs = [agentmsg.UserMessage("q")]
+    prop = {"type": "number", "maximum": 1.5}
+    cases: list[tuple[dict[str, Any], str]] = [
+        (
+            {"name": "f", "parameters": {"type": "object", "properties": {"a": {**prop, "maximum": float("nan")}}}},
+            "/tools/1/parameters/properties/a/maximum",
+        ),
+        (
+            {"type": "function", "function": {"name": "f", "parameters": {"enum": [1.0, float("inf")]}}},
+            "/tools/1/function/parameters/enum/1",
+        ),
+        (
+            {"name": "f", "parameters": {"properties": {"a/b": {"default": -float("inf")}}}},
+            "/tools/1/parameters/properties/a~1b/default",
+        ),
+    ]
+    fine = {"name": "g", "parameters": {"type": "object", "properties": {"a": prop}}}
+    for tool, pointer in cases:
+        for call in (
+            lambda t: get(name).format_request(msgs, model="m", tools=t),
+            lambda t: count_tokens(msgs, provider=name, tools=t),
+        ):
+            with pytest.raises(ValidationError) as info:
+                call([fine, tool])
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "json-value")]
+    assert b'"maximum":1.5' in get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_two_tools_of_one_name_are_refused_at_the_second(name: str) -> None:
     """Every provider refuses a request whose tools share a name (a 400 after the round trip: Anthropic's "tool names
     must be unique", Gemini's duplicate function declaration), and a call naming it could mean either; the formatter

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
-from agentmsg._codec.jsontext import deeper_than, depth_error
+from agentmsg._codec.jsontext import deeper_than, depth_error, nonfinite_at
 from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
@@ -142,8 +142,14 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         pointer = at = f"/tools/{i}"
         if type(tool) is not dict and not isinstance(tool, Mapping):
             raise ValidationError.single(pointer, "type", "a tool definition must be an object")
-        if deeper_than(tool if type(tool) is dict else dict(tool), limits.max_depth - TOOL_ROOM):
-            raise depth_error(None, pointer)  # (the body could not be written: a RecursionError, a TypeError)
+        room = limits.max_depth - TOOL_ROOM
+        if deeper_than(whole := tool if type(tool) is dict else dict(tool), room, finite=True):
+            # (NaN or an infinity: orjson would write null, another definition; else the body could not be written)
+            if (at_nan := nonfinite_at(whole, room)) is not None:
+                raise ValidationError.single(
+                    pointer + at_nan, "json-value", "NaN or an infinity is not a JSON number: no JSON body carries it"
+                )
+            raise depth_error(None, pointer)
         spec = tool
         kind = tool.get("type")
         if kind == "function" and isinstance(tool.get("function"), Mapping):
