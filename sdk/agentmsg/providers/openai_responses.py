@@ -158,6 +158,26 @@ def _own_tool(tool: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else kind
 
 
+def _mcp_choice(choice: Mapping[str, Any]) -> str | None:
+    """How a refusal names what a tool_choice forcing an MCP server's tool forces (``tool_choice_mcp_param.py``:
+    ``{"type": "mcp", "server_label": L, "name"?: N}``); None for any other tool_choice."""
+    label, name = choice.get("server_label"), choice.get("name")
+    if (
+        choice.get("type") != "mcp"
+        or not isinstance(label, str)
+        or not choice.keys() <= {"type", "server_label", "name"}
+    ):
+        return None
+    if name is not None and not isinstance(name, str):
+        return None
+    return f"the MCP server {label!r}" if name is None else f"tool {name!r} of the MCP server {label!r}"
+
+
+def _mcp_chooses(choice: Mapping[str, Any], tool: Mapping[str, Any]) -> bool:
+    """Whether ``tool`` is the MCP server an MCP tool_choice forces (an ``mcp`` tool of its ``server_label``)."""
+    return tool.get("type") == "mcp" and tool.get("server_label") == choice.get("server_label")
+
+
 SPEC: Final = Spec(
     name="openai-responses",
     title="OpenAI Responses",
@@ -171,6 +191,8 @@ SPEC: Final = Spec(
     own_tools=OwnTools(
         recognize=_own_tool,
         by_type=True,
+        choice=_mcp_choice,
+        chooses=_mcp_chooses,
         forced=frozenset(
             {
                 "file_search",
@@ -371,6 +393,8 @@ def _tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
 
 
 def _tool_choice(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> Any:
+    if choice.own is not None:  # (an MCP server's tool: run_format found its server among the tools)
+        return choice.own[1]
     native = native_chosen(choice, tools)
     if native is not None:  # (a built-in tool is forced by its type, those the API takes so)
         kind = native.native[1]["type"] if native.native is not None else None

@@ -97,11 +97,17 @@ class OwnTools:
     ``function``) nor an OpenAI custom tool, and of no other. ``by_type``: a ``tool_choice`` names one of them by its
     type (``{"type": T}``, read as naming the tool ``recognize`` gives for ``{"type": T}``). ``forced``: the types
     of them that its ``tool_choice`` can force by type (each other one named is refused); without ``by_type`` its
-    formatter says how a choice naming one is sent (by name, or refused)."""
+    formatter says how a choice naming one is sent (by name, or refused). ``choice``: a ``tool_choice`` object of
+    the provider's own that forces one of them by more than its type (the Responses API's ``{"type": "mcp",
+    "server_label": L}``): how a refusal names what it forces (``the MCP server 'L'``), else None; sent as given where
+    ``chooses`` says a definition of the request (one of these tools, as given) is the one it forces, refused (rule
+    ``enum``) where none is and by every other provider."""
 
     recognize: Callable[[Mapping[str, Any]], str | None]
     by_type: bool = False
     forced: frozenset[str] = frozenset()
+    choice: Callable[[Mapping[str, Any]], str | None] | None = None
+    chooses: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
 
 
 @attrs.frozen(kw_only=True)

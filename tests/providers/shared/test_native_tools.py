@@ -102,6 +102,27 @@ def test_a_tool_choice_naming_a_providers_own_tool_is_sent_as_its_wire_has_it() 
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_an_mcp_tool_choice_forces_its_server_on_the_responses_api_and_is_refused_elsewhere(name: str) -> None:
+    """The Responses API forces an MCP server's tool with ``{"type": "mcp", "server_label": L, "name"?: N}``
+    (tool_choice_mcp_param.py): it was refused on every provider ("tool_choice not understood", or read as a
+    function named N). Now the Responses API sends it as given where tools hold an mcp tool of that server_label;
+    it is refused (rule enum) where none does and by every other provider."""
+    docs = NATIVE["openai-responses"][3]
+    other = {"type": "mcp", "server_label": "other", "server_url": "https://example.com/other"}
+    for choice in ({"type": "mcp", "server_label": "docs"}, {"type": "mcp", "server_label": "docs", "name": "ask"}):
+        for tools in ([FN, other, docs], [FN, other], [FN]):
+            if name == "openai-responses" and docs in tools:
+                r = formatted(name, MSGS, model="m", tools=tools, tool_choice=choice)
+                assert r.body["tool_choice"] == choice and r.diagnostics == ()
+                continue
+            tools = [FN] if name != "openai-responses" else tools  # (another API refuses the mcp tool first)
+            with pytest.raises(ValidationError) as info:
+                get(name).format_request(MSGS, model="m", tools=tools, tool_choice=choice)
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tool_choice", "enum")], name
+            assert "'docs'" in info.value.problems[0].message
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_count_tokens_counts_a_providers_own_tool_as_its_definition(name: str) -> None:
     """Gemini's ({"google_search": {}}, no name) was refused as a tool without a name; Anthropic's was counted as a
     function of its name with no parameters, its max_uses and type unseen. Another provider's own tool is refused,

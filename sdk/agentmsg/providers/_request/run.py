@@ -30,6 +30,7 @@ from agentmsg.providers._request.structured import as_structured_output
 from agentmsg.providers._request.tools import (
     ToolChoice,
     ToolDef,
+    check_own_choice,
     check_tools,
     normalize_tool_choice,
     normalize_tools,
@@ -96,7 +97,9 @@ def run_format(
     tool_defs = normalize_tools(tools)
     check_tools(tool_defs, spec)
     choice = normalize_tool_choice(tool_choice)
-    if choice is not None and choice.mode == "tool" and all(t.name != choice.name for t in tool_defs):
+    if choice is not None and choice.own is not None:
+        check_own_choice(choice, tool_defs, spec)
+    elif choice is not None and choice.mode == "tool" and all(t.name != choice.name for t in tool_defs):
         # (every provider refuses such a request: said here, where it is, not as the provider's 400)
         defined = ", ".join(repr(t.name[:40]) for t in tool_defs[:10]) or "none"
         raise ValidationError.single(

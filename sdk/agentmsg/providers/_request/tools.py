@@ -24,7 +24,9 @@ count alike.
 ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` (``"any"`` is the same), or one tool:
 ``{"name": X}``, ``{"type": "function", "function": {"name": X}}``, ``{"type": "tool", "name": X}`` or
 ``{"type": "custom", "custom": {"name": X}}``; a provider's own tool by its type (``{"type": T}``), where its spec
-says its tool_choice names one so (``OwnTools.by_type``).
+says its tool_choice names one so (``OwnTools.by_type``); a tool_choice object of a provider's own
+(``OwnTools.choice``), sent as given by that provider where a tool of the request is the one it forces
+(:func:`check_own_choice`), refused (rule ``enum``) elsewhere.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ToolChoice",
     "ToolDef",
+    "check_own_choice",
     "check_tools",
     "gemini_schema",
     "native_chosen",
@@ -85,6 +88,9 @@ class ToolChoice:
     name: str | None = None
     custom: bool = False  # the tool named is an OpenAI custom tool ({"type": "custom", ...})
     by_type: bool = False  # named by the type of a provider's own tool ({"type": ...}), not by a name
+    #: a tool_choice object of a provider's own (its spec's ``OwnTools.choice``): that provider's registry name and the
+    #: object as given, sent so where a tool of the request is the one it forces (``OwnTools.chooses``); None else
+    own: tuple[str, dict[str, Any]] | None = None
 
 
 _EMPTY_PARAMS: Final = {"type": "object", "properties": {}}
@@ -340,6 +346,27 @@ def refuse_native(tools: list[ToolDef], provider: str, own: str | None = None) -
             )
 
 
+def check_own_choice(choice: ToolChoice, tools: list[ToolDef], spec: Spec) -> None:
+    """Refuse a tool_choice of a provider's own (``choice.own``, rule ``enum``) unless ``spec``'s provider is that one
+    and a tool of the request is the one it forces (its spec's ``OwnTools.chooses``)."""
+    assert choice.own is not None
+    provider, given = choice.own
+    own = spec.own_tools
+    if provider != spec.name or own is None or own.chooses is None:
+        raise ValidationError.single(
+            "/tool_choice",
+            "enum",
+            f"tool_choice forces {choice.name}, as {_whose(provider)} request does; {spec.name} has no such tool "
+            "choice: give it only to that provider",
+        )
+    if not any(t.native is not None and t.native[0] == provider and own.chooses(given, t.native[1]) for t in tools):
+        raise ValidationError.single(
+            "/tool_choice",
+            "enum",
+            f"tool_choice forces {choice.name}, which no tool of the request is: give that tool in tools",
+        )
+
+
 def native_chosen(choice: ToolChoice | None, tools: list[ToolDef]) -> ToolDef | None:
     """The provider's own tool that ``choice`` names, if it names one: by its type, or by a name no function tool
     has (a function of the name a built-in tool has by its type is the one a name forces)."""
@@ -362,6 +389,10 @@ def normalize_tool_choice(choice: Any) -> ToolChoice | None:
             )
         return ToolChoice(mode)
     if isinstance(choice, Mapping):
+        if choice.get("type") not in (None, "function", "custom", "tool"):
+            for provider, own in _own_tools():  # (one of a provider's own, forcing its tool by more than its type)
+                if own.choice is not None and (what := own.choice(choice)) is not None:
+                    return ToolChoice("tool", what, own=(provider, dict(choice)))
         name = choice.get("name")
         fn = choice.get("function")
         if name is None and isinstance(fn, Mapping):
