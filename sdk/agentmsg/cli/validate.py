@@ -51,16 +51,16 @@ Validate JSON files against the agentmsg schemas (each file's kind told from it 
 limits and rule names as the Python API (agentmsg.validate); agentmsg.check(FILE) gives what this prints, as data.
 A FILE that does not exist but is a glob pattern (quoted, so that no shell expanded it) stands for the files it
 matches, ** at any depth, {a,b} either ('data/**/*.{json,jsonl,ndjson,sse}': the files of every kind), {1..9}
-each (a sequence, as in bash); one matching none is an unreadable file. A file holds one JSON value, an array of instances (each checked on its own,
-pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based); for agent
-events, an SSE stream too (each event's data an instance, /N for the N-th event). Files are read in
-bounded memory: JSON Lines line by line, any record or document larger than the byte limit is refused without
-reading it all.
+each (a sequence, as in bash); one matching none is an unreadable file. A file holds one JSON value, an array of
+instances (each checked on its own, pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N
+for the N-th, 0-based); for agent events, an SSE stream too (each event's data an instance, /N for the N-th
+event). Files are read in bounded memory: JSON Lines line by line, any record or document larger than the byte
+limit is refused without reading it all.
 
 The problems are the command's result, so they go to stdout (as a linter's do); stderr has only what stopped
 a file from being checked (agentmsg: FILE: cannot read: ...), usage errors, and after an invalid file's
-problems a hint when it looks like the other kind (agent events checked as messages: --kind event). Every problem prints as
-FILE:POINTER: message [rule]; with --json (--output-format json), as one JSON object per line instead:
+problems a hint when it looks like the other kind (agent events checked as messages: --kind event). Every problem
+prints as FILE:POINTER: message [rule]; with --json (--output-format json), as one JSON object per line instead:
 {"file", "instance" (the 0-based index in an array, JSON Lines or SSE file, or null), "line" (the file's line,
 1-based, where the instance starts, for every problem inside it: a JSON Lines record's, an array item's first
 line, an SSE event's first field line; a JSON syntax error's own line; null for what is the file's: a stream cut
@@ -286,7 +286,8 @@ def _braces(pattern: str) -> list[str]:
     it a plain character (``\\{a,b\\}`` is ``{a,b}``), taken off in the patterns given back; other backslashes stay
     (a Windows path's separators: there none escapes). A group of no comma may be a sequence, as in bash:
     ``{1..3}``, ``{a..e}``, ``{01..10..3}`` (an increment; zero-padded when an end is), else it is itself. A
-    pattern standing for more than :data:`MAX_BRACE_PATTERNS` patterns is a usage error."""
+    pattern standing for more than :data:`MAX_BRACE_PATTERNS` patterns, or :data:`MAX_BRACE_CHARACTERS`
+    characters, is a usage error."""
     escapes = os.sep != "\\"
     try:
         expanded = _expand_braces(pattern, escapes)
