@@ -54,6 +54,21 @@ def test_invalid_input_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert json.loads(capsys.readouterr().err.splitlines()[0])["pointer"].startswith("/0")
 
 
+def _decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of what the generic JSON decoder is given from now on (the typed fast path does not use it)."""
+    from agentmsg._codec import jsontext
+
+    decoded: list[int] = []
+    decode = jsontext._decode
+
+    def counted(data: bytes) -> object:
+        decoded.append(len(data))
+        return decode(data)
+
+    monkeypatch.setattr(jsontext, "_decode", counted)
+    return decoded
+
+
 @pytest.mark.parametrize(
     ("tail", "said"),
     [
@@ -70,16 +85,7 @@ def test_a_document_of_one_line_that_is_not_json_is_read_once_as_a_document(
     bad byte at its end was decoded three times (the typed fast path, the document, read_records: 0.42 s of
     CPU), now twice (0.23 s). A document of one line (blanks after it or not) is not read again as JSON Lines;
     its problem is the same. (Counted: the generic decoder's bytes, which the fast path does not use.)"""
-    from agentmsg._codec import jsontext
-
-    decoded: list[int] = []
-    decode = jsontext._decode
-
-    def counted(data: bytes) -> object:
-        decoded.append(len(data))
-        return decode(data)
-
-    monkeypatch.setattr(jsontext, "_decode", counted)
+    decoded = _decodes(monkeypatch)
     path = tmp_path / "bad.json"
     path.write_bytes(b'[{"role": "USER", "content": [{"type": "text", "text": "' + b"a" * 1_000_000 + tail)
     assert main(["format", "--provider", "openai", str(path)]) == 1
@@ -108,16 +114,7 @@ def test_a_document_over_many_lines_that_is_not_json_is_read_once_as_a_document(
     it for a document (its first line, ``[``, is no JSON value) and read all of it again, to the same problem: a
     64 MB document was decoded three times (the typed fast path, the document, read_records). A first line that
     is no JSON value on its own can give no JSON Lines that read: the document's problem is said, unread again."""
-    from agentmsg._codec import jsontext
-
-    decoded: list[int] = []
-    decode = jsontext._decode
-
-    def counted(data: bytes) -> object:
-        decoded.append(len(data))
-        return decode(data)
-
-    monkeypatch.setattr(jsontext, "_decode", counted)
+    decoded = _decodes(monkeypatch)
     path = tmp_path / "bad.json"
     start = b'[\n{\n  "role": "USER",\n  "content": [\n    {\n      "type": "text",\n      "text": "'
     path.write_bytes(start + b"a" * 1_000_000 + tail)

@@ -295,6 +295,17 @@ def test_an_integer_past_64_bits_in_text_is_integer_range_at_its_pointer_whateve
         assert problem.message.startswith(f"integer {shown} is outside")
 
 
+def _peak(kind: str, value: Any) -> int:
+    """The traced memory's peak while ``agentmsg.validate`` refuses ``value`` as ``kind``."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValidationError):
+            agentmsg.validate(value, kind)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.mark.parametrize("kind", ["content-block", "event"])
 def test_a_value_that_is_no_object_costs_a_union_what_it_costs_one_object_schema(kind: str) -> None:
     """A string (or any non-object) where a discriminated union (a content block, an event) is expected is said
@@ -309,17 +320,8 @@ def test_a_value_that_is_no_object_costs_a_union_what_it_costs_one_object_schema
         ("", "type", '"ab" is not of type "object"', f"{uri}#/type"),
     ]
 
-    def peak(kind: str, value: str) -> int:
-        tracemalloc.start()
-        try:
-            with pytest.raises(ValidationError):
-                agentmsg.validate(value, kind)
-            return tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-
     value = "x" * (4 << 20)
-    assert peak(kind, value) < 1.25 * peak("msg", value)
+    assert _peak(kind, value) < 1.25 * _peak("msg", value)
 
 
 def test_an_event_of_an_unknown_type_costs_what_one_object_schema_costs() -> None:
@@ -340,14 +342,5 @@ def test_an_event_of_an_unknown_type_costs_what_one_object_schema_costs() -> Non
         ),
     ]
 
-    def peak(kind: str, value: Any) -> int:
-        tracemalloc.start()
-        try:
-            with pytest.raises(ValidationError):
-                agentmsg.validate(value, kind)
-            return tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-
     text = "x" * (4 << 20)
-    assert peak("event", {"type": "NO_SUCH_TYPE", "delta": text}) < 1.25 * peak("msg", text)
+    assert _peak("event", {"type": "NO_SUCH_TYPE", "delta": text}) < 1.25 * _peak("msg", text)
