@@ -264,10 +264,13 @@ def block_from_dict(
     :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them (docs/wire-format.md). The block shares no
     mutable container with ``data`` (its metadata, tool input, output and unknown keys are copies), as with
     ``Msg.from_dict``."""
-    return _block_from_dict(json_value_copy(data, "content-block"), strict, notes, 3)
+    return _block_from_dict(json_value_copy(data, "content-block"), strict, notes, 3, checked=True)
 
 
-def _block_from_dict(data: Any, strict: bool, notes: list[Problem] | None, stacklevel: int) -> ContentBlock:
+def _block_from_dict(
+    data: Any, strict: bool, notes: list[Problem] | None, stacklevel: int, *, checked: bool = False
+) -> ContentBlock:
+    """``checked``: the caller has made sure ``data`` is JSON that can be written back."""
     found: list[Problem] = []
     mapped = legacy.block(data, found)
     if found:
@@ -275,7 +278,7 @@ def _block_from_dict(data: Any, strict: bool, notes: list[Problem] | None, stack
             legacy.refuse(found, "content-block")
         data = mapped
     by_tag, by_tag_open, _, _ = _tables()
-    table = by_tag_open if has_unknown_keys(data, "content-block", strict) else by_tag
+    table = by_tag_open if has_unknown_keys(data, "content-block", strict, checked=checked and not found) else by_tag
     try:
         block = table[data["type"]](data)
     except IntegerBeyond as exc:
@@ -287,7 +290,7 @@ def _block_from_dict(data: Any, strict: bool, notes: list[Problem] | None, stack
 
 def block_from_json(data: JsonInput, *, strict: bool = False, notes: list[Problem] | None = None) -> ContentBlock:
     """Validate and decode one content block from JSON text (see :func:`block_from_dict`)."""
-    return _block_from_dict(loads(data, "content-block"), strict, notes, 3)
+    return _block_from_dict(loads(data, "content-block"), strict, notes, 3, checked=True)
 
 
 def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source:

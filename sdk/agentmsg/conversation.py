@@ -6,18 +6,14 @@ from collections.abc import Iterable, Mapping
 from itertools import repeat
 from typing import Any
 
-import orjson
-
 from agentmsg._codec import legacy
 from agentmsg._codec.converter import dumps_json
-from agentmsg._codec.jsontext import JsonInput, depth_error, loads
+from agentmsg._codec.jsontext import MAX_WRITABLE_DEPTH, JsonInput, deeper_than, depth_error, loads
 from agentmsg._codec.schemas import array_validator_for_kind
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
 from agentmsg.message import Msg, _decoding, _fast_path, restore_usage
 
 __all__ = ["decode_messages", "encode_messages"]
-
-_orjson_dumps = orjson.dumps
 
 
 def decode_messages(data: JsonInput, *, strict: bool = False, notes: list[Problem] | None = None) -> list[Msg]:
@@ -81,9 +77,8 @@ def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
     """In a conversation blocks sit one level deeper than in a message: at the depth limit, a block read
     without its list or map keys (tool results' ``output``, ``metadata``) would be written with them one level
     too deep. Such input is refused (``max-depth``); anything shallower is always writable."""
-    try:
-        _orjson_dumps([parsed])  # fails only when the input reaches the depth limit
-    except orjson.JSONEncodeError:
+    # ([parsed] too deep for orjson: a walk, where writing it held a few copies of every long text)
+    if deeper_than(parsed, MAX_WRITABLE_DEPTH - 1):
         try:
             dumps_json(msgs, "msg")  # raises SizeLimitError when the written form is too deep (where: not needed)
         except SizeLimitError:  # (said as the reader says text too deep: of the whole input, pointer "")

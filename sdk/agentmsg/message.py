@@ -442,7 +442,7 @@ class Msg(_msg_mod.Msg):
             msg = cls._fast_result(fast.decode(data))
             if msg is not None:
                 return msg
-        return cls._from_parsed(loads(data, "msg"), strict, notes=notes, stacklevel=3)
+        return cls._from_parsed(loads(data, "msg"), strict, checked=True, notes=notes, stacklevel=3)
 
     @classmethod
     def _from_json_value(cls: type[M], data: Any, restore: bool = True) -> M | None:
@@ -503,7 +503,9 @@ class Msg(_msg_mod.Msg):
                 data = legacy.message(data, found)
                 if found and strict:
                     legacy.refuse(found, "msg")
-                msg = (decoding.structure_open if has_unknown_keys(data, "msg", strict) else decoding.structure)(data)
+                # (checked above, unless a legacy key's arguments text was read into a new value)
+                unknown = has_unknown_keys(data, "msg", strict, checked=not found)
+                msg = (decoding.structure_open if unknown else decoding.structure)(data)
         except IntegerBeyond as exc:
             raise beyond_error(data, exc, "msg") from None
         if not isinstance(msg, cls):

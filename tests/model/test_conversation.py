@@ -90,3 +90,27 @@ def test_encode_messages_says_which_message_is_nested_too_deep(depth: int) -> No
     with pytest.raises(SizeLimitError) as info:
         encode_messages([UserMessage("a"), AssistantMessage("b"), deep, UserMessage("c")])
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/2", "max-depth")]
+
+
+def test_a_conversation_the_fast_path_does_not_take_holds_its_text_about_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A conversation the decode fast path does not take (a str past a quarter of ``limits.max_bytes``, an unknown
+    key) was written whole with orjson to learn whether ``[conversation]`` was too deep to write, holding a UTF-8
+    copy of every long string: a message of escaped emoji peaked (tracemalloc) at 5 times its text. That depth is
+    now found by a walk, which copies nothing (the same depth refused: the depth tests above), and the peak is
+    about twice the text."""
+    import tracemalloc
+
+    import agentmsg
+
+    text = '"' + "\\ud83d\\ude00\\n\\u0000" * 50_000 + '"'
+    data = '[{"id":"m1","role":"USER","content":[{"type":"text","text":' + text + '}],"metadata":{},"later":1}]'
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", 2 * len(data))  # (within it, but not a quarter of it)
+    decode_messages(data)  # (the first call builds the validators)
+    tracemalloc.start()
+    try:
+        (got,) = decode_messages(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got.text_content == "😀\n\x00" * 50_000 and got.unknown_keys == {"later": 1}
+    assert peak < 3 * len(data), f"{peak / len(data):.2f} bytes held per byte of JSON"

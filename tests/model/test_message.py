@@ -1048,3 +1048,31 @@ def test_the_python_writer_holds_a_long_text_once(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ValidationError) as found:
         msg.to_json_bytes()
     assert (found.value.problems[0].pointer, found.value.problems[0].rule) == ("/content/2/text", "lone-surrogate")
+
+
+@pytest.mark.parametrize("unknown_key", [False, True], ids=["known-keys", "unknown-key"])
+@pytest.mark.parametrize("reader", ["Msg.from_json", "block_from_json"])
+def test_text_the_fast_path_does_not_take_is_checked_once(
+    reader: str, unknown_key: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text the decode fast path does not take (a str of more than a quarter of ``limits.max_bytes`` characters:
+    past 64 Mi characters by default) was checked for what cannot be written back twice: by the parser, then
+    again before the schema (a round trip through orjson, with a UTF-8 copy of every long string). A message of
+    escaped emoji peaked (tracemalloc) at 7 times its text; 256 MB of it at 1.75 GB, where 64 MB took 0.12 GB.
+    Now about twice its text, as the fast path, whatever its keys."""
+    import tracemalloc
+
+    text = '"' + "\\ud83d\\ude00\\n\\u0000" * 50_000 + '"'
+    block = '{"type":"text","text":' + text + (',"later":1}' if unknown_key else "}")
+    data = block if reader == "block_from_json" else '{"id":"m1","role":"USER","content":[' + block + '],"metadata":{}}'
+    read: Callable[[str], Any] = agentmsg.block_from_json if reader == "block_from_json" else Msg.from_json
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", 2 * len(data))  # (within it, but not a quarter of it)
+    read(data)  # (the first call builds the validators)
+    tracemalloc.start()
+    try:
+        got = read(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (got.text if reader == "block_from_json" else got.text_content) == "😀\n\x00" * 50_000
+    assert peak < 3 * len(data), f"{peak / len(data):.2f} bytes held per byte of JSON"

@@ -680,12 +680,14 @@ def check_depth(instance: Any, kind: str | None = None) -> None:
     check_json_value(instance, kind)
 
 
-def has_unknown_keys(instance: Any, kind: str, strict: bool = False) -> bool:
+def has_unknown_keys(instance: Any, kind: str, strict: bool = False, *, checked: bool = False) -> bool:
     """Validate parsed JSON for a reader: False when it is valid and has no unknown keys, True when it is valid
     with unknown keys (to be kept); raises :class:`ValidationError` when it is invalid (``strict``: when it
-    has unknown keys too)."""
+    has unknown keys too). ``checked``: the caller has made sure ``instance`` is JSON that can be written back
+    (:func:`check_json_value`, whose second pass over a long text held several copies of it)."""
     uri = schema_uri(kind)
-    check_json_value(instance, kind)
+    if not checked:
+        check_json_value(instance, kind)
     try:
         if _validator(uri, True).is_valid(instance):
             return False
