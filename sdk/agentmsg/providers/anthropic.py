@@ -37,6 +37,7 @@ from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, OwnTools, Spec, TokenProfile
+from agentmsg.providers.spec import own_tool_name
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -133,8 +134,7 @@ def _own_tool(tool: Mapping[str, Any]) -> str | None:
     kind = tool.get("type")
     if not isinstance(kind, str) or not (_OWN_TYPE.fullmatch(kind) or kind in _OWN_UNDATED):
         return None
-    name = tool.get("name")
-    return name if isinstance(name, str) and name else kind
+    return own_tool_name(tool, kind)
 
 
 #: The Messages API version every request names (the ``anthropic-version`` header)

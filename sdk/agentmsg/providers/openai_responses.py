@@ -48,6 +48,7 @@ from agentmsg.providers._response.payload import as_list, as_object, safe_int, u
 from agentmsg.providers._response.reader import PayloadReader, value_at
 from agentmsg.providers.base import Entry, OwnTools, Spec
 from agentmsg.providers.openai import TOKENS as CHAT_TOKENS
+from agentmsg.providers.spec import own_tool_name
 
 __all__ = [
     "ITEM_ID",
@@ -154,8 +155,7 @@ def _own_tool(tool: Mapping[str, Any]) -> str | None:
     kind = tool.get("type")
     if not isinstance(kind, str) or kind not in _OWN_TYPES:
         return None
-    name = tool.get("name")
-    return name if isinstance(name, str) and name else kind
+    return own_tool_name(tool, kind)
 
 
 def _mcp_choice(choice: Mapping[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ import attrs
 
 from agentmsg.providers._request.fields import Handling
 
-__all__ = ["Auth", "CacheMarkers", "CountEndpoint", "OwnTools", "Spec", "StreamFlag", "TokenProfile"]
+__all__ = ["Auth", "CacheMarkers", "CountEndpoint", "OwnTools", "Spec", "StreamFlag", "TokenProfile", "own_tool_name"]
 
 #: How the API key is sent: ``Authorization: Bearer <key>``, or the key as the value of that header
 Auth = Literal["bearer", "x-api-key", "x-goog-api-key"]
@@ -92,9 +92,9 @@ class OwnTools:
     given, in its place, and every other provider refuses it (``providers/_request/tools.py``, rule ``enum``,
     naming the tool and whose it is: the spec's ``title``).
 
-    ``recognize``: the tool's name (its ``name``, else its type or key) when a tool definition is one of them, else
-    None; it is asked of a definition that is neither a function tool (``type`` absent with a ``name``, or
-    ``function``) nor an OpenAI custom tool, and of no other. ``by_type``: a ``tool_choice`` names one of them by its
+    ``recognize``: the tool's name (its ``name``, else its type or key: :func:`own_tool_name`) when a tool
+    definition is one of them, else None; it is asked of a definition that is neither a function tool (``type``
+    absent with a ``name``, or ``function``) nor an OpenAI custom tool, and of no other. ``by_type``: a ``tool_choice`` names one of them by its
     type (``{"type": T}``, read as naming the tool ``recognize`` gives for ``{"type": T}``). ``forced``: the types
     of them that its ``tool_choice`` can force by type (each other one named is refused); without ``by_type`` its
     formatter says how a choice naming one is sent (by name, or refused). ``choice``: a ``tool_choice`` object of
@@ -108,6 +108,13 @@ class OwnTools:
     forced: frozenset[str] = frozenset()
     choice: Callable[[Mapping[str, Any]], str | None] | None = None
     chooses: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
+
+
+def own_tool_name(tool: Mapping[str, Any], kind: str) -> str:
+    """The name of a provider's own tool of type ``kind``, as its ``recognize`` gives it: its ``name`` (a non-empty
+    string), else its type."""
+    name = tool.get("name")
+    return name if isinstance(name, str) and name else kind
 
 
 @attrs.frozen(kw_only=True)
