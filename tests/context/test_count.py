@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import attrs
+import orjson
 import pytest
 
 from agentmsg import (
@@ -1698,3 +1699,23 @@ def test_tools_the_formatter_refuses_are_refused_by_the_count_as_it_refuses_them
         count_tokens(msgs, provider=provider, tools=tools)
     assert counted.value.problems == formatted.value.problems
     assert str(counted.value) == str(formatted.value)
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-2.0-flash", "gemini-1.5-pro"])
+def test_a_gemini_own_tool_counts_as_its_json_whatever_the_models_tool_scale(model: str) -> None:
+    """Gemini 1.x and 2.0 count function declarations at about a third of their JSON (``tools_scale`` 0.3, measured
+    on declarations); its own tools (``{"google_search": {}}``, rendered as Gemini sees fit) were scaled so too,
+    where every other provider's own tool counts as its JSON's estimate (error 1.0): on gemini-2.0-flash an own tool
+    counted less than a function declaration of the same JSON size. Now an own tool counts as its JSON, and its
+    per-tool framing, on every model: at least as much as a function tool of the same size."""
+    msgs = [UserMessage("q")]
+    fn = {"name": "timeRangeFilter", "parameters": {"startTime": "2024-01-01T00:00:00Z", "endTime": "2025-01-01"}}
+    own = {"googleSearch": {"timeRangeFilter": {"startTime": "2024-01-01T00:00:00Z", "endTime": "2025-01-01T0Z"}}}
+    assert len(orjson.dumps(own)) == len(orjson.dumps(fn))
+    counted = count_tokens(msgs, provider="gemini", model=model, tools=[own])
+    assert counted.tools >= count_tokens(msgs, provider="gemini", model=model, tools=[fn]).tools
+    tokens = get("gemini").spec.tokens
+    assert tokens is not None
+    profile = tokens.for_model(model)
+    latest = count_tokens(msgs, provider="gemini", model="gemini-2.5-flash", tools=[own])
+    assert counted.tools - profile.per_tool == latest.tools - tokens.per_tool

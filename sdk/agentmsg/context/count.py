@@ -480,9 +480,10 @@ def _tool_defs(t: _Tally, tools: list[ToolDef]) -> int:
         return 0
     p = t.profile
     n = p.tools_base
+    own = 0
     for tool in tools:
         if tool.native is not None:  # (a provider's own tool, sent as given: its JSON, an estimate)
-            n += t.unsure_tokens(t.words(_dumps(tool.native[1])) + p.per_tool, _NATIVE_TOOL_ERROR)
+            own += t.words(_dumps(tool.native[1])) + p.per_tool
         elif p.tool_style == "typescript":
             n += t.words(_typescript(tool)) + p.per_tool
         else:
@@ -490,9 +491,9 @@ def _tool_defs(t: _Tally, tools: list[ToolDef]) -> int:
             if tool.description:
                 shown["description"] = tool.description
             n += t.words(_dumps(shown)) + p.per_tool
-    if p.tools_scale != 1.0:
+    if p.tools_scale != 1.0:  # (measured on function declarations: an own tool's rendering is unknown, not scaled)
         n = math.ceil(n * p.tools_scale)
-    return t.unsure_tokens(n, p.tools_error)
+    return t.unsure_tokens(n, p.tools_error) + (t.unsure_tokens(own, _NATIVE_TOOL_ERROR) if own else 0)
 
 
 def _typescript(tool: ToolDef) -> str:
