@@ -152,7 +152,11 @@ SPEC: Final = Spec(
     signature_chain=True,
     # cache_control on the last tool too; a 5m or 1h ttl, and no 1h breakpoint after a 5m one (prompt-caching docs)
     cache_markers=CacheMarkers(tools=True, lifetimes=True, lifetimes_in_order=True, blocks=True),
-    own_tools=OwnTools(recognize=_own_tool),  # (a tool_choice forces one by name, as a function tool)
+    own_tools=OwnTools(  # (a tool_choice forces one by name, as a function tool)
+        recognize=_own_tool,
+        types="a server or client tool's dated type (web_search_20250305, bash_20250124, ...), "
+        + " or ".join(sorted(_OWN_UNDATED)),
+    ),
     client_class="AnthropicClient",
     fields=FIELDS,
     # no offline tokenizer for Claude 3+: o200k scaled (measured); a tool-use system prompt of 346 tokens (tool_choice

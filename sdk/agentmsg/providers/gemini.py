@@ -175,7 +175,9 @@ SPEC: Final = Spec(
     default_model="gemini-2.5-flash",
     families=("gemini", "google"),
     user_first=True,
-    own_tools=OwnTools(recognize=_own_tool),  # (a tool_choice cannot force one: gemini_tool_config)
+    own_tools=OwnTools(  # (a tool_choice cannot force one: gemini_tool_config)
+        recognize=_own_tool, types='none by type (they are given by their key: {"google_search": {}})'
+    ),
     client_class="GeminiClient",
     fields=FIELDS,
     # no offline tokenizer (google-genai's LocalTokenizer downloads its model): o200k, within 50%; 258 per image

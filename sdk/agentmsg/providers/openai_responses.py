@@ -190,6 +190,7 @@ SPEC: Final = Spec(
     # a built-in tool is forced by its type, those tool_choice_types_param.py takes
     own_tools=OwnTools(
         recognize=_own_tool,
+        types=", ".join(sorted(_OWN_TYPES)),
         by_type=True,
         choice=_mcp_choice,
         chooses=_mcp_chooses,

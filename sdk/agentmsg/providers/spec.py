@@ -94,7 +94,8 @@ class OwnTools:
 
     ``recognize``: the tool's name (its ``name``, else its type or key: :func:`own_tool_name`) when a tool
     definition is one of them, else None; it is asked of a definition that is neither a function tool (``type``
-    absent with a ``name``, or ``function``) nor an OpenAI custom tool, and of no other. ``by_type``: a ``tool_choice`` names one of them by its
+    absent with a ``name``, or ``function``) nor an OpenAI custom tool, and of no other. ``types``: how a refusal of
+    a tool ``type`` no provider has (rule ``enum``) names the types of these tools. ``by_type``: a ``tool_choice`` names one of them by its
     type (``{"type": T}``, read as naming the tool ``recognize`` gives for ``{"type": T}``). ``forced``: the types
     of them that its ``tool_choice`` can force by type (each other one named is refused); without ``by_type`` its
     formatter says how a choice naming one is sent (by name, or refused). ``choice``: a ``tool_choice`` object of
@@ -104,6 +105,7 @@ class OwnTools:
     ``enum``) where none is and by every other provider."""
 
     recognize: Callable[[Mapping[str, Any]], str | None]
+    types: str = ""
     by_type: bool = False
     forced: frozenset[str] = frozenset()
     choice: Callable[[Mapping[str, Any]], str | None] | None = None

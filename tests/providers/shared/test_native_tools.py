@@ -256,3 +256,74 @@ def test_a_tool_choice_naming_a_function_forces_it_beside_an_own_tool_of_that_na
     if by_type is not None:
         request = get(name).format_request(MSGS, tools=[own, fn], tool_choice=by_type)
         assert orjson.loads(request.body_bytes())["tool_choice"] == by_type
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tool_type_no_provider_has_is_refused_naming_the_types_it_takes(name: str) -> None:
+    """A definition whose ``type`` is neither a function tool's nor any provider's own (a newer tool's version,
+    mistyped; not a string at all) was sent as a function of its name, its type said ``tool-key-dropped``: a tool
+    the application never defined, the one meant gone. Every provider, and the token count, now refuses it at its
+    type (rule ``enum``), naming the types the provider takes; a function tool whose type is null is sent so."""
+    expected = {"anthropic": "web_search_20250305", "openai-responses": "web_search", "gemini": "google_search"}
+    for tool in (
+        {"type": "computer_use_9999", "name": "x"},
+        {"type": 7, "name": "x", "parameters": {"type": "object"}},
+        {"type": ["function"], "name": "x"},
+    ):
+        for call in (
+            lambda t: get(name).format_request(MSGS, model="m", tools=t),
+            lambda t: count_tokens(MSGS, provider=name, tools=t),
+        ):
+            with pytest.raises(ValidationError) as info:
+                call([FN, tool])
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tools/1/type", "enum")]
+            message = info.value.problems[0].message
+            assert repr(tool["type"]) in message and "'function'" in message
+            assert expected.get(name, "'function'") in message
+            assert ("'custom'" in message) == get(name).spec.custom_tools
+    sent = get(name).format_request(MSGS, model="m", tools=[{**FN, "type": None}])
+    assert [(d.pointer, d.rule) for d in sent.diagnostics] == [("/tools/0/type", "tool-key-dropped")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tool_definition_that_cannot_be_read_is_refused_at_its_pointer(name: str) -> None:
+    """A Mapping whose ``[]`` raises or whose keys lie (one it has not) escaped normalize_tools and the own-tool
+    recognizers as that raw exception (a RuntimeError, a KeyError), and one whose ``get`` raised did too. Now a
+    definition that is no dict is read once, as its dict: one that cannot be read is refused (ValidationError,
+    rule json-value, naming the tool's pointer and the error) by every provider and the token count, and a
+    ``get`` that raises is never called."""
+    import collections.abc
+
+    class Lying(collections.abc.Mapping[str, Any]):
+        def __init__(self, data: dict[str, Any], how: str) -> None:
+            self.data, self.how = data, how
+
+        def __getitem__(self, key: str) -> Any:
+            if self.how == "getitem":
+                raise RuntimeError("no reading today")
+            return self.data[key]
+
+        def __iter__(self) -> Any:
+            return iter([*self.data, "ghost"] if self.how == "keys" else self.data)
+
+        def __len__(self) -> int:
+            return len(self.data)
+
+        def get(self, key: str, default: Any = None) -> Any:
+            if self.how == "get":
+                raise RuntimeError("no get today")
+            return self.data.get(key, default)
+
+    own = {"type": "web_search_20250305", "name": "web_search"}
+    for how, words in (("getitem", "no reading today"), ("keys", "ghost")):
+        for tool in (Lying(FN, how), Lying(own, how), {**FN, "parameters": Lying(FN["parameters"], how)}):
+            for call in (
+                lambda t: get(name).format_request(MSGS, model="m", tools=t),
+                lambda t: count_tokens(MSGS, provider=name, tools=t),
+            ):
+                with pytest.raises(ValidationError) as info:
+                    call([FN | {"name": "g"}, tool])
+                assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tools/1", "json-value")]
+                assert words in info.value.problems[0].message
+    sent = get(name).format_request(MSGS, model="m", tools=[Lying(FN, "get")]).body_bytes()
+    assert b'"weather"' in sent and b'"city"' in sent

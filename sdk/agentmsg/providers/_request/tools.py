@@ -18,8 +18,9 @@ A provider's own tool (a server or built-in tool, given as that provider has it:
 it, in the provider's module) goes to that provider as given, in its place (Gemini: an entry of its own beside the
 ``functionDeclarations`` one), and every other refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``,
 :func:`refuse_native`): a function of its name would be another tool, which the application never defined.
-:func:`check_tools` makes these refusals, and that of two tools of one name, for the formatters and the token
-count alike.
+:func:`check_tools` makes these refusals, that of two tools of one name and that of a ``type`` no tool has
+(:func:`refuse_other_types`), for the formatters and the token count alike. A definition that is a mapping but no
+dict is read once, as its dict; one that cannot be read is refused (rule ``json-value``, at its pointer).
 
 ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` (``"any"`` is the same), or one tool:
 ``{"name": X}``, ``{"type": "function", "function": {"name": X}}``, ``{"type": "tool", "name": X}`` or
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
-from agentmsg._codec.jsontext import deeper_than, depth_error, nonfinite_at
+from agentmsg._codec.jsontext import deeper_than, depth_error, nonfinite_at, safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
@@ -56,6 +57,7 @@ __all__ = [
     "normalize_tools",
     "refuse_duplicate_names",
     "refuse_native",
+    "refuse_other_types",
     "say_dropped_keys",
 ]
 
@@ -80,6 +82,9 @@ class ToolDef(NamedTuple):
     #: a provider's own tool (its spec's ``own_tools`` recognizes it): that provider's registry name and its definition
     #: as given (less a ``_cache_control`` marker), sent as it is; None for a function or custom tool
     native: tuple[str, dict[str, Any]] | None = None
+    #: the definition's ``type`` when it is none a tool has (not ``function``, ``custom``, nor any provider's own
+    #: tool's): :func:`check_tools` refuses it (rule ``enum``); None for every other definition
+    other_type: Any = None
 
 
 @attrs.frozen
@@ -145,55 +150,73 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         raise ValidationError.single("/tools", "type", "tools must be a list of tool definitions")
     out = []
     for i, tool in enumerate(tools):
-        pointer = at = f"/tools/{i}"
-        if type(tool) is not dict and not isinstance(tool, Mapping):
-            raise ValidationError.single(pointer, "type", "a tool definition must be an object")
-        room = limits.max_depth - TOOL_ROOM
-        if deeper_than(whole := tool if type(tool) is dict else dict(tool), room, finite=True):
-            # (NaN or an infinity: orjson would write null, another definition; else the body could not be written)
-            if (at_nan := nonfinite_at(whole, room)) is not None:
-                raise ValidationError.single(
-                    pointer + at_nan, "json-value", "NaN or an infinity is not a JSON number: no JSON body carries it"
-                )
-            raise depth_error(None, pointer)
-        spec = tool
-        kind = tool.get("type")
-        if kind == "function" and isinstance(tool.get("function"), Mapping):
-            spec = tool["function"]
-            pointer += "/function"
-        elif kind == "custom" and not _client_tool(tool):
-            out.append(_custom_tool(tool, pointer))
-            continue
-        elif "name" not in tool and ("functionDeclarations" in tool or "function_declarations" in tool):
+        try:
+            out.append(_tool_def(tool, i))
+        except ValidationError:
+            raise
+        except Exception as exc:  # (a mapping whose get, [] or keys raises, or whose keys lie: no JSON object)
             raise ValidationError.single(
-                pointer,
-                "type",
-                "Gemini's tools wrapper ({functionDeclarations: [...]}) is not a tool definition: give each "
-                "declaration in it as a tool ({name, description, parameters}); the Gemini formatter wraps them",
-            )
-        # (a provider's own tool, as the registry's specs recognize one; a plain function tool, with a name and no
-        # type, is none: the registry is not asked)
-        elif kind != "function" and (kind is not None or "name" not in tool) and (native := _native(tool)) is not None:
-            cache = _cache_mark(tool, tool, i) if MARKER in tool else None
-            definition = {k: v for k, v in tool.items() if k != MARKER}
-            out.append(ToolDef(native[1], None, {}, None, pointer, cache=cache, native=(native[0], definition)))
-            continue
-        name, description = _named(spec, pointer)
-        params = spec.get("parameters", spec.get("input_schema"))
-        if params is None:
-            params = dict(_EMPTY_PARAMS)
-        if type(params) is not dict and not isinstance(params, Mapping):
-            raise ValidationError.single(pointer + "/parameters", "type", "parameters must be a JSON Schema object")
-        strict = spec.get("strict")
-        if strict is not None and not isinstance(strict, bool):
-            raise ValidationError.single(pointer + "/strict", "type", "strict must be a boolean")
-        # (_cache_mark only for a tool with a marker key: its pointer's text and the call cost ~1% of a format call)
-        cache = _cache_mark(tool, spec, i) if MARKER in tool or (spec is not tool and MARKER in spec) else None
-        dropped = _dropped(tool, spec, at, pointer)
-        if cache is None and spec is tool and "cache_control" in tool and (cache := _anthropic_mark(tool, at)):
-            dropped = tuple(d for d in dropped if d[0] != cache[0])  # (read as the marker: not dropped)
-        out.append(ToolDef(name, description, dict(params), strict, pointer, cache=cache, dropped=dropped))
+                f"/tools/{i}",
+                "json-value",
+                f"the tool definition could not be read as a JSON object: {safe_repr(exc)}",
+            ) from exc
     return out
+
+
+def _tool_def(tool: Any, i: int) -> ToolDef:
+    """The :class:`ToolDef` of definition ``tool`` (``/tools/i``), checked. (A mapping that is no dict is read as
+    its dict, once: a recognizer or a check never calls its methods again.)"""
+    pointer = at = f"/tools/{i}"
+    if type(tool) is not dict:
+        if not isinstance(tool, Mapping):
+            raise ValidationError.single(pointer, "type", "a tool definition must be an object")
+        tool = dict(tool)
+    room = limits.max_depth - TOOL_ROOM
+    if deeper_than(tool, room, finite=True):
+        # (NaN or an infinity: orjson would write null, another definition; else the body could not be written)
+        if (at_nan := nonfinite_at(tool, room)) is not None:
+            raise ValidationError.single(
+                pointer + at_nan, "json-value", "NaN or an infinity is not a JSON number: no JSON body carries it"
+            )
+        raise depth_error(None, pointer)
+    spec = tool
+    kind = tool.get("type")
+    if kind == "function" and isinstance(tool.get("function"), Mapping):
+        spec = tool["function"]
+        pointer += "/function"
+    elif kind == "custom" and not _client_tool(tool):
+        return _custom_tool(tool, pointer)
+    elif "name" not in tool and ("functionDeclarations" in tool or "function_declarations" in tool):
+        raise ValidationError.single(
+            pointer,
+            "type",
+            "Gemini's tools wrapper ({functionDeclarations: [...]}) is not a tool definition: give each "
+            "declaration in it as a tool ({name, description, parameters}); the Gemini formatter wraps them",
+        )
+    # (a provider's own tool, as the registry's specs recognize one; a plain function tool, with a name and no
+    # type, is none: the registry is not asked)
+    elif kind != "function" and (kind is not None or "name" not in tool) and (native := _native(tool)) is not None:
+        cache = _cache_mark(tool, tool, i) if MARKER in tool else None
+        definition = {k: v for k, v in tool.items() if k != MARKER}
+        return ToolDef(native[1], None, {}, None, pointer, cache=cache, native=(native[0], definition))
+    name, description = _named(spec, pointer)
+    params = spec.get("parameters", spec.get("input_schema"))
+    if params is None:
+        params = dict(_EMPTY_PARAMS)
+    if type(params) is not dict and not isinstance(params, Mapping):
+        raise ValidationError.single(pointer + "/parameters", "type", "parameters must be a JSON Schema object")
+    strict = spec.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise ValidationError.single(pointer + "/strict", "type", "strict must be a boolean")
+    # (_cache_mark only for a tool with a marker key: its pointer's text and the call cost ~1% of a format call)
+    cache = _cache_mark(tool, spec, i) if MARKER in tool or (spec is not tool and MARKER in spec) else None
+    dropped = _dropped(tool, spec, at, pointer)
+    if cache is None and spec is tool and "cache_control" in tool and (cache := _anthropic_mark(tool, at)):
+        dropped = tuple(d for d in dropped if d[0] != cache[0])  # (read as the marker: not dropped)
+    # (a type that is neither a function tool's nor any provider's own: check_tools refuses it, naming the types)
+    other = kind if kind is not None and kind not in _TYPED else None
+    # (every field by position: keywords make the named tuple's __new__ cost ~1% of a format call)
+    return ToolDef(name, description, dict(params), strict, pointer, None, cache, dropped, None, other)
 
 
 def _dropped(tool: Mapping[str, Any], spec: Mapping[str, Any], at: str, pointer: str) -> tuple[tuple[str, str], ...]:
@@ -231,10 +254,29 @@ def check_tools(tools: list[ToolDef], spec: Spec) -> None:
     (``custom_tools``, :func:`refuse_custom`), another provider's own tool (:func:`refuse_native`; its spec's
     ``own_tools`` are its own). The one check of them: the formatters' (``run_format``) and the token count's, which
     counts the request the formatter would send."""
+    refuse_other_types(tools, spec)
     refuse_duplicate_names(tools)
     if not spec.custom_tools:
         refuse_custom(tools, spec.name)
     refuse_native(tools, spec.name, spec.name if spec.own_tools is not None else None)
+
+
+def refuse_other_types(tools: list[ToolDef], spec: Spec) -> None:
+    """Refuse a definition whose ``type`` no tool has (rule ``enum``: ``computer_use_9999``, ``7``), naming the
+    types ``spec``'s provider takes: sent as a function of its name, it would be another tool than the one meant (a
+    provider's own tool of a newer version, mistyped), whose definition the provider never sees."""
+    for t in tools:
+        if t.other_type is not None:
+            own = spec.own_tools
+            types = "'function'" + (" or 'custom' (free-text input)" if spec.custom_tools else "")
+            if own is not None and own.types:
+                types += f"; {spec.title}'s own tools: {own.types}"
+            raise ValidationError.single(
+                t.pointer + "/type",
+                "enum",
+                f"tool type {safe_repr(t.other_type)} is none {spec.name} has (nor any provider agentmsg knows): "
+                f"expected {types}",
+            )
 
 
 def refuse_duplicate_names(tools: list[ToolDef]) -> None:
