@@ -21,7 +21,7 @@ import enum
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -127,9 +127,11 @@ class TooDeep(orjson.JSONDecodeError):
 
 
 def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
-    """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle). With
-    ``finite``, also whether it holds a float that is NaN or infinite (orjson writes it as ``null``), in the same
-    walk: :func:`nonfinite_at` then tells which it is."""
+    """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle). A
+    mapping that is no dict (a ``MappingProxyType``, an ``OrderedDict``) counts as an object and a sequence that is
+    no list (a tuple) as an array, as the request writer writes them. With ``finite``, also whether it holds a float
+    that is NaN or infinite (orjson writes it as ``null``), in the same walk: :func:`nonfinite_at` then tells which
+    it is."""
     if type(value) is not dict and type(value) is not list:
         return False
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -145,23 +147,50 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
                     push((child, depth + 1))
                 elif depth + 1 >= max_depth:
                     return True
-            elif t is float and finite and child - child != 0.0:  # (NaN and the infinities: x - x is NaN)
+            elif t is str:
+                pass
+            elif t is float:
+                if finite and child - child != 0.0:  # (NaN and the infinities: x - x is NaN)
+                    return True
+            elif t is int or t is bool or child is None:
+                pass
+            elif (inner := _container(child)) is not None:
+                if inner:
+                    push((inner, depth + 1))
+                elif depth + 1 >= max_depth:
+                    return True
+            elif finite and isinstance(child, float) and child - child != 0.0:  # (a float subclass: numpy's)
                 return True
     return False
 
 
+def _container(value: Any) -> dict[Any, Any] | list[Any] | tuple[Any, ...] | None:
+    """A mapping as a dict, a sequence that is no string as a list (a tuple as it is), as the request writer
+    writes them; None for anything else."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return list(value)
+    return None
+
+
 def nonfinite_at(value: Any, max_depth: int) -> str | None:
-    """The pointer of a float in ``value``'s lists and dicts that is NaN or infinite, down to ``max_depth`` levels
-    (as :func:`deeper_than` walks them); None if there is none."""
+    """The pointer of a float in ``value`` that is NaN or infinite, down to ``max_depth`` levels of its mappings
+    and sequences (as :func:`deeper_than` walks them); None if there is none."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
-        if type(node) is float and not math.isfinite(node):
+        if isinstance(node, float) and not math.isfinite(node):
             return pointer_of(path)
-        if len(path) <= max_depth and type(node) is dict:
-            stack.extend((child, (*path, str(key))) for key, child in node.items())
-        elif len(path) <= max_depth and type(node) is list:
-            stack.extend((child, (*path, i)) for i, child in enumerate(node))
+        if len(path) > max_depth or isinstance(node, str):
+            continue
+        inner = node if type(node) is dict or type(node) is list else _container(node)
+        if type(inner) is dict:
+            stack.extend((child, (*path, str(key))) for key, child in reversed(inner.items()))
+        elif inner is not None:
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
     return None
 
 

@@ -1769,6 +1769,45 @@ def test_a_tool_definition_holding_nan_or_an_infinity_is_refused_at_its_pointer(
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_nan_in_a_tuple_or_a_mapping_of_a_tool_definition_is_refused_at_its_pointer(name: str) -> None:
+    """The request writer writes a tuple as an array and a mapping that is no dict (a ``MappingProxyType``, an
+    ``OrderedDict``) as an object, but the walk that refuses NaN in a tool definition looked into dicts and lists
+    only: a NaN or an infinity inside one went out as ``null``. Now it is refused (rule json-value) at its pointer
+    there too, by format_request and count_tokens alike; a finite tuple or mapping is sent as given."""
+    import types
+
+    from agentmsg.context import count_tokens
+
+    msgs = [agentmsg.UserMessage("q")]
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"name": "f", "parameters": {"properties": {"a": {"enum": (1.0, float("nan"))}}}}, "/properties/a/enum/1"),
+        (
+            {"name": "f", "parameters": types.MappingProxyType({"properties": {"a": {"maximum": float("inf")}}})},
+            "/properties/a/maximum",
+        ),
+        (
+            {"name": "f", "parameters": {"properties": collections.OrderedDict(a={"enum": [(2, -float("inf"))]})}},
+            "/properties/a/enum/0/1",
+        ),
+    ]
+    for tool, pointer in cases:
+        for call in (
+            lambda t: get(name).format_request(msgs, model="m", tools=t),
+            lambda t: count_tokens(msgs, provider=name, tools=t),
+        ):
+            with pytest.raises(ValidationError) as info:
+                call([tool])
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [
+                ("/tools/0/parameters" + pointer, "json-value")
+            ]
+    fine = {
+        "name": "g",
+        "parameters": types.MappingProxyType({"type": "object", "properties": {"a": {"maximum": 1.5}}}),
+    }
+    assert b'"maximum":1.5' in get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_two_tools_of_one_name_are_refused_at_the_second(name: str) -> None:
     """Every provider refuses a request whose tools share a name (a 400 after the round trip: Anthropic's "tool names
     must be unique", Gemini's duplicate function declaration), and a call naming it could mean either; the formatter
