@@ -1151,9 +1151,10 @@ class Reader(PayloadReader):
                 _stop_not_kept(b, i, ch)
                 ended = True
         # What a chunk says beside its choices comes on the first chunk (Azure's prompt filter results, with no
-        # choices), on the last ones (moderation, with no choices), or on every chunk (Perplexity's citations):
-        # looked for there, not on every text fragment
-        if ended and not _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
+        # choices), on the last ones (moderation, with no choices), or on every chunk (Perplexity's citations); the
+        # SDK's chunk type has it on any chunk, beside a choice's text too: looked for on every chunk read here (said
+        # once per reply), as a whole response's is
+        if not _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
             _not_kept_response(b, obj)
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)

@@ -617,6 +617,25 @@ def test_azure_content_filter_results_are_said_as_not_kept() -> None:
     ]
 
 
+@pytest.mark.parametrize("key", ["moderation", "citations", "search_results", "prompt_filter_results"])
+def test_what_a_chunk_says_beside_its_choices_is_said_on_any_chunk(key: str) -> None:
+    # ChatCompletionChunk's moderation (Perplexity's citations...) on a chunk that carries a choice's text and does
+    # not end it was dropped unsaid, while the same field in a whole response was said: the stream and the whole
+    # reply disagreed
+    value = [{"flagged": True}] if key != "citations" else ["https://a.example"]
+    first = {**chunk({"content": "Hi"}), key: value}
+    body = {
+        "id": "chatcmpl-x",
+        "model": "gpt-x",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}],
+        key: value,
+    }
+    for events in (list(openai.parse_stream(sse(first, chunk({}, finish="stop")))), openai.response_events(body)):
+        assert reduce_ok(events).text_content == "Hi"
+        notes = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.not-kept"]
+        assert len(notes) == 1 and f"({key})" in notes[0]
+
+
 def test_openai_compatible_stop_that_ended_the_reply_is_said_as_not_kept() -> None:
     # vLLM's stop_reason (the stop string or token id) and SGLang's matched_stop were dropped unsaid; Anthropic's
     # stop_sequence is said; null (the model ended it) says nothing
