@@ -800,11 +800,20 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
 
 
 def _error(b: StreamBuilder, err: Any) -> None:
-    """An error object (``{code, message, type?, param?}``), or an ``error`` event's fields."""
+    """An error object (``{code, message, type?, param?, misalignment?}``), or an ``error`` event's fields."""
     if not isinstance(err, dict):
         b.error(str(err) if err else "the provider reported an error", kind="provider_error")
         return
     code = err.get("code")
+    misalignment = err.get("misalignment")
+    if any(misalignment.values()) if isinstance(misalignment, dict) else misalignment:
+        # (a misalignment_policy_violation's review: its public explanation, classification, the target that
+        # continues it; the error event holds scalars: said, with its value, before the error ends the reply)
+        b.not_kept(
+            "misalignment",
+            f"the error's misalignment review (misalignment: {_shown(misalignment, 400)}) is not kept (the message"
+            " has no place for it)",
+        )
     b.error(
         str(err.get("message") or err),
         kind=str(err.get("type") or "provider_error"),
@@ -908,6 +917,11 @@ REPLY_FIELDS: Final = (
         "status `incomplete`: metadata `agentmsg_finish_reason` (`max_output_tokens`)",
     ),
     ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`); the reply ends INTERRUPTED"),
+    ReplyField(
+        "error.misalignment",
+        NOT_KEPT,
+        "a misalignment_policy_violation's review (explanation, classification, review target): its value in the note",
+    ),
     ReplyField(
         "output[] message .content[] output_text", KEPT, "a text block (structured output: `_structured_output`)"
     ),

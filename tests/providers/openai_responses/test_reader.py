@@ -140,6 +140,28 @@ def test_a_whole_failed_response_and_an_error_envelope() -> None:
     assert (err["type"], err["code"]) == ("invalid_request_error", "invalid_api_key")
 
 
+def test_a_failed_responses_misalignment_review_is_said() -> None:
+    # ResponseError.misalignment (a misalignment_policy_violation's public explanation, its classification and the
+    # target that continues the review) was dropped unsaid: the error event holds the code and message alone
+    misalignment = {
+        "detailed_explanation": "the call would send data elsewhere",
+        "error_type": "potentially_unintended_data_transfer",
+        "review_target": "rt_1",
+    }
+    error = {"code": "misalignment_policy_violation", "message": "blocked", "misalignment": misalignment}
+    failed = {**RESP, "status": "failed", "error": error}
+    stream = _sse(_created(), {"type": "response.failed", "response": failed})
+    for events in (P.response_events(failed), list(P.parse_stream(stream))):
+        (msg,) = reduce_events(events)
+        err = msg.to_dict()["metadata"]["agentmsg_errors"][0]
+        assert (err["code"], err["message"]) == ("misalignment_policy_violation", "blocked")
+        notes = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.not-kept"]
+        assert len(notes) == 1 and "rt_1" in notes[0] and "the call would send data elsewhere" in notes[0]
+    # an error without one says nothing more
+    plain = {**RESP, "status": "failed", "error": {"code": "server_error", "message": "boom", "misalignment": None}}
+    assert not [e for e in P.response_events(plain) if e.get("name") == "agentmsg.not-kept"]
+
+
 def test_a_function_call_given_only_in_its_done_item() -> None:
     call = {"type": "function_call", "id": "fc_1", "call_id": "call_9", "name": "f", "arguments": '{"a":1}'}
     events = list(

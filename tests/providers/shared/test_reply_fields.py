@@ -409,6 +409,15 @@ PROBES["openai_responses"] = {
         put("error", {"code": "server_error", "message": "probe-error"}, "probe-error"),
         put("output", [], None),
     ),
+    "error.misalignment": both(
+        put("status", "failed", None),
+        put(
+            "error",
+            {"code": "misalignment_policy_violation", "message": "m", "misalignment": {"review_target": "probe-rt"}},
+            "probe-rt",
+        ),
+        put("output", [], None),
+    ),
     "output[] message .content[] output_text": put(_TEXT + ".text", "probe-text", "probe-text"),
     "output[] message .content[] output_text (think_tags)": put(_TEXT + ".text", THOUGHT, THINKING),
     "output[] message .content[] output_text .annotations": put(
