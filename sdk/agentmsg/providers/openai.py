@@ -934,6 +934,7 @@ def _provider_error(b: StreamBuilder, err: Any) -> None:
             str(err.get("message") or err),
             kind=str(err.get("type") or "provider_error"),
             code=err.get("code"),  # (a number no event holds as its text, another type left out: b.error says)
+            param=err.get("param"),  # (the request parameter at fault: a scalar as it came, as code is)
         )
     else:
         b.error(str(err))

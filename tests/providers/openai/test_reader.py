@@ -636,6 +636,15 @@ def test_what_a_chunk_says_beside_its_choices_is_said_on_any_chunk(key: str) -> 
         assert len(notes) == 1 and f"({key})" in notes[0]
 
 
+def test_a_chat_completions_errors_param_is_kept() -> None:
+    # OpenAI's error object is {message, type, param, code}: the reader kept all but param (the request parameter
+    # at fault), dropped unsaid; the Responses reader keeps it
+    err = {"message": "bad", "type": "invalid_request_error", "param": "messages[0].content", "code": "x"}
+    for events in (list(openai.parse_stream(sse({"error": err}))), openai.response_events({"error": err})):
+        (value,) = [e["value"] for e in events if e.get("name") == "agentmsg.error"]
+        assert (value["message"], value["code"], value["param"]) == ("bad", "x", "messages[0].content")
+
+
 def test_openai_compatible_stop_that_ended_the_reply_is_said_as_not_kept() -> None:
     # vLLM's stop_reason (the stop string or token id) and SGLang's matched_stop were dropped unsaid; Anthropic's
     # stop_sequence is said; null (the model ended it) says nothing
