@@ -1119,6 +1119,12 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
         if isinstance(err, str):
             b.error(err, kind="provider_error")
         else:
+            details = err.get("details")
+            if details:  # (google.rpc details: RetryInfo's retryDelay, QuotaFailure...; the error event holds scalars)
+                b.not_kept(
+                    "error-details",
+                    f"the error's details are not kept (the message has no place for them): {b.json_text(details)[:500]}",
+                )
             b.error(
                 str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code")
             )
@@ -1257,6 +1263,9 @@ REPLY_FIELDS: Final = (
     ),
     ReplyField("candidates[].tokenCount", NOT_READ, "a candidate's own count (the usage's are usageMetadata's)"),
     ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`); INTERRUPTED"),
+    ReplyField(
+        "error.details", NOT_KEPT, "google.rpc details (RetryInfo's `retryDelay`, ...): their value in the note"
+    ),
 )
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------

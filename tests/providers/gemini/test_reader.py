@@ -196,6 +196,20 @@ def test_gemini_streamed_calls_keep_what_the_model_sent() -> None:
     assert [p.rule for p in parser.problems] == ["incomplete"]
 
 
+def test_gemini_an_errors_details_are_said() -> None:
+    # A Google API error is {code, message, status, details}: its details (google.rpc RetryInfo's retryDelay,
+    # QuotaFailure's violations...) were dropped unsaid, in a stream's error payload and a whole error reply alike
+    details = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "31s"}]
+    err = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED", "details": details}}
+    for events in (list(gemini.parse_stream(sse(err, done=False))), gemini.response_events(err)):
+        (value,) = [e["value"] for e in events if e.get("name") == "agentmsg.error"]
+        assert (value["type"], value["code"], value["message"]) == ("RESOURCE_EXHAUSTED", 429, "quota")
+        notes = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.not-kept"]
+        assert len(notes) == 1 and "retryDelay" in notes[0] and "31s" in notes[0]
+    plain = {"error": {"code": 500, "message": "boom", "status": "INTERNAL", "details": []}}
+    assert not [e for e in gemini.response_events(plain) if e.get("name") == "agentmsg.not-kept"]
+
+
 def test_gemini_code_parts_usage_signature_parts_and_an_error_beside_candidates() -> None:
     """Text after a part the provider ran itself (executableCode) is a block of its own, as after a call (it
     was glued to the text before); the tool-use prompt counts as input (totalTokenCount counts it); a part

@@ -328,6 +328,11 @@ PROBES: dict[str, dict[str, Probe]] = {
         ),
         "candidates[].tokenCount": put("candidates.0.tokenCount", 4799, "4799"),
         "error": put("error", {"code": 503, "message": "probe-error", "status": "UNAVAILABLE"}, "probe-error"),
+        "error.details": put(
+            "error",
+            {"code": 429, "message": "m", "status": "RESOURCE_EXHAUSTED", "details": [{"retryDelay": "probe-retry"}]},
+            "probe-retry",
+        ),
     },
     "dashscope": {
         "request_id|requestId": put("request_id", "req-probe", "req-probe"),
