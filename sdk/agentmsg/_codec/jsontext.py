@@ -276,9 +276,8 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
         undecodable = not_utf8(bytes(data))
         if undecodable is not None:
             return Problem("", undecodable[0], f"not valid JSON: {undecodable[1]}")
-    try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError as other:
+    other = _orjson_refusal(data, exc)
+    if other is not None:
         if "surrogates not allowed" in str(other):  # a str holding one (bytes that are not UTF-8 were told above)
             syntax = syntax_error(data)
             if syntax is not None:  # a syntax error too: that is said
@@ -288,11 +287,69 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
         if rule == "lone-surrogate":
             words = f"a lone UTF-16 surrogate escape ({words})"
         return Problem("", rule, f"not valid JSON: {words}")
-    except Exception:
-        pass
     if isinstance(exc, UnicodeError):
         return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
     return Problem("", "json", f"not valid JSON: {exc}")
+
+
+#: the shortest prefix :func:`_orjson_refusal` has orjson read (it then doubles); how far (in characters) before the
+#: prefix's end orjson's error, and the number or literal it points at, must end to be the whole text's error too
+_FIRST_PREFIX, _CUT_MARGIN = 1 << 16, 64
+#: orjson's errors that a prefix's end may cause (or, for the memory it gives its parser, the prefix's length)
+_CUT_KINDS = (
+    "unexpected end of data",
+    "input data is empty",
+    "Input is a zero-length",
+    "failed to allocate memory",
+    "depth limit",
+    "recursion limit",
+)
+_MSGSPEC_BYTE = re.compile(r"\(byte (\d+)\)")
+#: the characters a number or a literal is made of (orjson points at its start: "number is infinity ...")
+_TOKEN = re.compile(r"[0-9A-Za-z+\-.]*")
+
+
+def _orjson_refusal(data: JsonInput, exc: Exception) -> orjson.JSONDecodeError | None:
+    """orjson's error for JSON text ``data`` (None when orjson reads it), read from the shortest prefix that
+    shows it: orjson reserves about 13 bytes of memory per byte of its input wherever the error is, so a 128 MB
+    text with an error at its start cost 1.4 GB to word it. The first prefix is 64 KiB or twice the byte where
+    msgspec stopped (``exc``), then twice as long each time, the last the whole text. A prefix's error is taken
+    when the prefix's end cannot have made it: not an error of running out of text (nor of memory, nor of depth,
+    which orjson checks once the text is read), and at least ``_CUT_MARGIN`` characters before that end with the
+    number or literal it points at; then orjson reads the whole text the same way up to it and stops there with
+    the same words and position (the error's doc is the prefix, but its words are those of the text before the
+    position). Bytes are cut at a UTF-8 character's start, a str at a character. A str holding a lone surrogate
+    (orjson refuses it before reading: "surrogates not allowed") is read whole."""
+    found = _MSGSPEC_BYTE.search(str(exc))
+    size = max(_FIRST_PREFIX, 2 * int(found.group(1))) if found else _FIRST_PREFIX
+    whole = len(data) if isinstance(data, str) else memoryview(data).nbytes
+    if isinstance(data, str) and has_lone_surrogate(data):
+        size = whole
+    view = data if isinstance(data, str) else memoryview(data).cast("B")
+    while True:
+        cut = min(size, whole)
+        if cut < whole and not isinstance(view, str):
+            while cut > 0 and 0x80 <= view[cut] < 0xC0:  # (inside a UTF-8 sequence: cut before it)
+                cut -= 1
+        try:
+            _orjson_loads(view[:cut] if cut < whole else data)
+        except orjson.JSONDecodeError as error:
+            if cut == whole:
+                return error
+            doc, pos = error.doc, error.pos
+            if (
+                not str(error).startswith(_CUT_KINDS)
+                and (match := _TOKEN.match(doc, pos)) is not None
+                and max(pos, match.end()) + _CUT_MARGIN <= len(doc)
+            ):
+                return error
+        except Exception:
+            if cut == whole:
+                return None
+        else:
+            if cut == whole:
+                return None
+        size *= 2
 
 
 #: how many bytes :func:`not_utf8` decodes at a time
