@@ -15,8 +15,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import orjson
-
 from agentmsg._codec.jsontext import json_type, loads
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
@@ -626,22 +624,11 @@ _ENDING_NOT_KEPT = (
 )
 
 
-def _shown(value: Any, limit: int | None = 200) -> str:
-    """``value`` as JSON text in a note, cut after ``limit`` characters. One nested deeper than orjson writes (a
-    payload's depth is what orjson reads) is named by its type: the note never costs the payload it is in (a
-    message_delta's stop reason and usage, an error's message)."""
-    try:
-        text = orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        return f"a JSON {json_type(value)} nested too deep to show"
-    return text if limit is None or len(text) <= limit else text[:limit] + "..."
-
-
 def _ending_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
     for key, what in _ENDING_NOT_KEPT:
         value = holder.get(key)
         if value:
-            shown = _shown(value)
+            shown = b.shown(value)
             b.not_kept(key, f"{what} ({key}: {shown}) is not kept (the message has no place for it)")
 
 
@@ -660,7 +647,7 @@ def _request_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
     for key, what in _REQUEST_NOT_KEPT:
         value = holder.get(key)
         if any(value.values()) if isinstance(value, dict) else value:  # (an object of nulls or empties: nothing)
-            shown = _shown(value)
+            shown = b.shown(value)
             b.not_kept(key, f"{what} ({key}: {shown}) is not kept (the message has no place for it)")
 
 
@@ -671,7 +658,7 @@ def _call_not_kept(b: StreamBuilder, block: Mapping[str, Any]) -> None:
     caller = block.get("caller")
     kind = caller.get("type") if isinstance(caller, dict) else caller
     if caller and kind != "direct":
-        shown = _shown(caller)
+        shown = b.shown(caller)
         b.not_kept(
             f"caller/{str(kind)[:40]}",
             f"the caller of a tool call ({shown}: code the provider runs calls the tool) is not kept (the message has"
@@ -689,7 +676,7 @@ def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
         if raw is None and isinstance(message, str) and message:  # a proxy's {code, message} after event: error
             b.error(message, kind="provider_error", code=obj.get("code"))
             return
-        shown = raw if isinstance(raw, str) and raw else _shown(obj, None)
+        shown = raw if isinstance(raw, str) and raw else b.shown(obj, None)
         b.error(shown, kind="provider_error")
         return
     err = as_object(raw)

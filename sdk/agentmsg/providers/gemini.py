@@ -1123,7 +1123,7 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
             if details:  # (google.rpc details: RetryInfo's retryDelay, QuotaFailure...; the error event holds scalars)
                 b.not_kept(
                     "error-details",
-                    f"the error's details are not kept (the message has no place for them): {b.json_text(details)[:500]}",
+                    f"the error's details are not kept (the message has no place for them): {b.shown(details, 500)}",
                 )
             b.error(
                 str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code")

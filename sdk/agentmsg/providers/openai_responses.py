@@ -27,9 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
-import orjson
 
-from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
@@ -811,7 +809,7 @@ def _error(b: StreamBuilder, err: Any) -> None:
         # continues it; the error event holds scalars: said, with its value, before the error ends the reply)
         b.not_kept(
             "misalignment",
-            f"the error's misalignment review (misalignment: {_shown(misalignment, 400)}) is not kept (the message"
+            f"the error's misalignment review (misalignment: {b.shown(misalignment, 400)}) is not kept (the message"
             " has no place for it)",
         )
     b.error(
@@ -834,20 +832,11 @@ _RESPONSE_NOT_KEPT: Final = (
 _RESPONSE_NOT_KEPT_KEYS: Final = frozenset(key for key, _ in _RESPONSE_NOT_KEPT)
 
 
-def _shown(value: Any, limit: int = 200) -> str:
-    """``value`` as JSON text in a note, cut after ``limit`` characters (one nested too deep is named by its type)."""
-    try:
-        text = orjson.dumps(value).decode()
-    except (orjson.JSONEncodeError, TypeError):
-        return f"a JSON {json_type(value)} nested too deep to show"
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _response_not_kept(b: StreamBuilder, r: Mapping[str, Any]) -> None:
     for key, what in _RESPONSE_NOT_KEPT:
         value = r.get(key)
         if any(value.values()) if isinstance(value, dict) else value:  # (an object of nulls or empties: nothing)
-            b.not_kept(key, f"{what} ({key}: {_shown(value)}) are not kept (the message has no place for them)")
+            b.not_kept(key, f"{what} ({key}: {b.shown(value)}) are not kept (the message has no place for them)")
 
 
 def _call_not_kept(b: StreamBuilder, item: Mapping[str, Any]) -> None:
@@ -858,7 +847,7 @@ def _call_not_kept(b: StreamBuilder, item: Mapping[str, Any]) -> None:
     if namespace:
         b.not_kept(
             "namespace",
-            f"a function call's namespace ({_shown(namespace, 80)}) is not kept: the tool_use block names the"
+            f"a function call's namespace ({b.shown(namespace, 80)}) is not kept: the tool_use block names the"
             " function alone",
         )
     caller = item.get("caller")
@@ -866,7 +855,7 @@ def _call_not_kept(b: StreamBuilder, item: Mapping[str, Any]) -> None:
     if caller and kind != "direct":
         b.not_kept(
             f"caller/{str(kind)[:40]}",
-            f"the caller of a function call ({_shown(caller)}: code the provider runs calls the tool) is not kept"
+            f"the caller of a function call ({b.shown(caller)}: code the provider runs calls the tool) is not kept"
             " (the message has no place for it)",
         )
 

@@ -1228,6 +1228,19 @@ class StreamBuilder:
             # cannot hold them), never the payload lost for them
             return json_text_of(value)
 
+    def shown(self, value: Any, limit: int | None = 200) -> str:
+        """``value`` as JSON text in a note (or an error's message), cut after ``limit`` characters (``...`` says
+        the cut). One nested deeper than orjson writes (a payload's depth is what orjson reads) is named by its
+        type: the note never costs the payload it is in; an integer beyond 64 bits has its digits as the payload
+        wrote them (:meth:`json_text`)."""
+        try:
+            text = orjson.dumps(value).decode()
+        except (orjson.JSONEncodeError, TypeError):
+            return f"a JSON {json_type(value)} nested too deep to show"
+        if self.payload is not None and overflowed(value):
+            text = self.json_text(value)
+        return text if limit is None or len(text) <= limit else text[:limit] + "..."
+
     def _exact_node(self, payload: str | bytes, value: Any) -> Any:
         """The node of the payload, decoded exactly (integers as read), that orjson read as ``value``: the next
         such in document order (the payload's calls are read in that order, so the walk goes on from the last
