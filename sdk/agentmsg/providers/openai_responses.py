@@ -892,7 +892,7 @@ REPLY_FIELDS: Final = (
     ReplyField("object|created_at|completed_at|service_tier|billing|access_programs|image", NOT_READ, _SERVING),
     ReplyField(
         "instructions|tools|tool_choice|text|reasoning|store|temperature|top_p|max_output_tokens|truncation"
-        "|parallel_tool_calls|metadata|previous_response_id|user|prompt|prompt_cache_key|prompt_cache_retention"
+        "|parallel_tool_calls|metadata|previous_response_id|user|prompt|prompt_cache_key|prompt_cache_retention|prompt_cache_options"
         "|safety_identifier|background|conversation|max_tool_calls|top_logprobs",
         NOT_READ,
         _ECHO,

@@ -400,7 +400,7 @@ PROBES["openai_responses"] = {
         "billing", {"payer": "probe-payer"}, "probe-payer"
     ),
     "instructions|tools|tool_choice|text|reasoning|store|temperature|top_p|max_output_tokens|truncation"
-    "|parallel_tool_calls|metadata|previous_response_id|user|prompt|prompt_cache_key|prompt_cache_retention"
+    "|parallel_tool_calls|metadata|previous_response_id|user|prompt|prompt_cache_key|prompt_cache_retention|prompt_cache_options"
     "|safety_identifier|background|conversation|max_tool_calls|top_logprobs": put(
         "instructions", "probe-instructions", "probe-instr"
     ),
@@ -605,3 +605,20 @@ def test_dashscope_text_format_reads_think_tags_as_its_messages_do() -> None:
         ("text", "probe-answer"),
     ]
     assert [b.type for b in get("dashscope").parse_response(json.dumps(reply)).content] == ["text"]
+
+
+def test_every_field_of_the_openai_sdks_response_has_a_row() -> None:
+    """Each field of the openai SDK's Response (openai.types.responses.Response) is in the Responses reader's table:
+    a field the API adds (prompt_cache_options, an echo of the request) gets a row saying what becomes of it."""
+    import re
+
+    from openai.types.responses import Response
+
+    from agentmsg.providers import openai_responses
+
+    table = {
+        re.split(r"[ .\[]", spelling.strip())[0]
+        for row in openai_responses.REPLY_FIELDS
+        for spelling in row.path.split("|")
+    }
+    assert sorted(set(Response.model_fields) - table) == []
