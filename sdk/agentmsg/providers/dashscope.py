@@ -471,6 +471,17 @@ _ROUTED_CHOICE_KEYS = frozenset(("message", "finish_reason", "index"))
 _PLAIN_MESSAGE = frozenset(("content", "reasoning_content", "role"))
 
 
+def _status_not_kept(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
+    """A reply's ``code`` and ``message`` beside its output (the SDK prints them empty on success; a failure's,
+    with no output, is the error): a non-empty one is the provider's word on a reply that came, said with its
+    value, not dropped."""
+    shown = ", ".join(f"{key}: {b.shown(obj[key])}" for key in ("code", "message") if obj.get(key))
+    b.not_kept(
+        "code|message",
+        f"what DashScope says beside the reply's output ({shown}) is not kept (the message has no place for it)",
+    )
+
+
 def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
     if isinstance(reason, str) and reason and reason != "null":
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
@@ -524,6 +535,11 @@ REPLY_FIELDS: Final = (
         "the other token details: the usage has no field for them",
     ),
     ReplyField("code|message", MAPPED, "an error reply: an error event (metadata `agentmsg_errors`); INTERRUPTED"),
+    ReplyField(
+        "code|message (beside an output)",
+        NOT_KEPT,
+        "a reply's code and message beside its output (empty on success): said with their value",
+    ),
 )
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
@@ -753,6 +769,8 @@ class Reader(PayloadReader):
             return
         if b.response_id is None or (b.model is None and "model" in obj):  # (the native API names no model)
             b.identify(obj.get("request_id") or obj.get("requestId"), obj.get("model"))
+        if obj.get("message") or obj.get("code"):
+            _status_not_kept(b, obj)
         u = obj.get("usage")
         if u is not None:
             b.usage_later(_usage, u, "input_tokens")  # with every chunk: converted once, the last

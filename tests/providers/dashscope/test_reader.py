@@ -564,3 +564,28 @@ def test_a_cumulative_text_that_starts_afresh_after_a_tool_call_is_new_text_told
     # the same text streamed incrementally (each chunk new text) is still read so when not told
     inc = _native_sse([_ds("Let me check"), _ds("", tool_calls=[call]), _ds("It is"), _ds(" sunny.", "stop")])
     assert reduce_ok(list(dashscope.parse_stream(inc))).text_content == "Let me checkIt is sunny."
+
+
+def test_dashscope_a_message_beside_a_replys_output_is_said() -> None:
+    """A reply with its output and a non-empty top-level message (and code): DashScope's word on a reply that came
+    (its SDK prints both empty on success) was dropped unsaid, whole and streamed; it is said, with its value, once
+    per reply, and the reply is kept. Empty ones say nothing."""
+    warning = "Input data may contain inappropriate content."
+    usage = {"input_tokens": 3, "output_tokens": 2}
+    for extra, shown in (
+        ({"code": "", "message": warning}, f'(message: "{warning}")'),
+        ({"code": "DataInspectionFailed", "message": warning}, f'(code: "DataInspectionFailed", message: "{warning}")'),
+    ):
+        body = {**_ds("Hello", "stop"), "usage": usage, **extra}
+        # streamed: incremental chunks read on the quick path, then the one that carries the message
+        chunks = [_ds("He"), _ds("ll"), {**_ds("o", "stop"), "usage": usage, **extra}]
+        stream = b"".join(b"data:" + orjson.dumps(c) + b"\n\n" for c in chunks)
+        for events in (dashscope.response_events(body), list(dashscope.parse_stream(stream, incremental=True))):
+            assert reduce_ok(events).text_content == "Hello"
+            notes = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.not-kept"]
+            assert notes == [
+                f"what DashScope says beside the reply's output {shown} is not kept (the message has no place for it)"
+            ]
+            assert said(events) == []
+    quiet = dashscope.response_events({**_ds("Hello", "stop"), "code": "", "message": ""})
+    assert [e for e in quiet if e["type"] == "CUSTOM"] == []

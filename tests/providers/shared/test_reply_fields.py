@@ -388,6 +388,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "code|message": both(
             put("code", "InternalError", None), put("message", "probe-error", "probe-error"), put("output", None, None)
         ),
+        "code|message (beside an output)": put("message", "probe-status", "probe-status"),
     },
 }
 
