@@ -278,3 +278,20 @@ def test_a_tools_file_of_messages_is_a_usage_error(
         assert main([*command, "--provider", "openai", "--tools", str(messages), str(conversation)]) == 2
         err = capsys.readouterr().err
         assert "/tools/0 is a message (it has role and content), not a tool definition" in err, (command, err)
+
+
+def test_a_tools_file_over_max_bytes_is_said_of_the_tools_file(
+    conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --tools file over --max-bytes was said of the messages file (``conv.json: larger than the limit ...``,
+    exit 1), which is well under the limit: now it is a usage error (exit 2) naming the tools file, as a tools
+    file nested too deeply is, in format, count and trim alike."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": f"t{i}", "parameters": {"type": "object"}} for i in range(100)]))
+    limit = str(conversation.stat().st_size + 10)  # (the messages file is under it, the tools file over)
+    for command in (["format"], ["count"], ["trim", "--budget", "1000"]):
+        argv = [*command, "--provider", "openai", "--tools", str(tools), "--max-bytes", limit, str(conversation)]
+        assert main(argv) == 2, command
+        err = capsys.readouterr().err
+        assert "tools.json: larger than the limit of" in err and "[max-bytes]" in err, (command, err)
+        assert "conv.json" not in err, (command, err)

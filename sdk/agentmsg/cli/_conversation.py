@@ -27,7 +27,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.cli._machine import Diagnostics
 from agentmsg.conversation import decode_messages
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, SizeLimitError, ValidationError
 
 
 def problem_line(p: Any, kind: str | None) -> bytes:
@@ -130,10 +130,10 @@ def say_request(diag: Diagnostics, provider: str, messages: Sequence[Msg], model
 
 
 def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics) -> tuple[bytes, Any] | None:
-    """The conversation file's bytes and the ``--tools`` file's JSON (None without one); None when an input is over
-    ``limits.max_bytes``, empty (:func:`~agentmsg.cli._io.empty_input`) or the tools file's JSON is not an array (``null`` included: said to ``diag``, rule
-    ``type`` at ``/tools``, as the formatters say it). A tools file that is not JSON, or that holds a message, is a usage
-    error."""
+    """The conversation file's bytes and the ``--tools`` file's JSON (None without one); None when the conversation file is
+    over ``limits.max_bytes``, empty (:func:`~agentmsg.cli._io.empty_input`) or the tools file's JSON is not an array (``null`` included: said to ``diag``, rule
+    ``type`` at ``/tools``, as the formatters say it). A tools file that is not JSON, is over ``limits.max_bytes``, or
+    holds a message, is a usage error naming it."""
     stdin_once((name, path), ("--tools", tools_path))
     tools = None
     try:
@@ -141,7 +141,11 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
         if (empty := empty_input(data)) is not None:
             raise ValidationError([empty])
         if tools_path:
-            raw = read_bytes(tools_path).removeprefix(BOM)
+            try:
+                raw = read_bytes(tools_path).removeprefix(BOM)
+            except SizeLimitError as exc:  # (of the tools file, not said by diag: diag names the conversation file)
+                p = exc.problems[0]
+                raise UsageError(f"{shown_path(tools_path)}: {p.message} [{p.rule}]") from None
             try:
                 # a leading BOM skipped, as by every reader of JSON text (the one BOM policy: docs/wire-format.md)
                 tools = orjson.loads(raw)
