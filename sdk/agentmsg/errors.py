@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -34,6 +35,19 @@ def bounded(text: str) -> str:
     if len(text) <= MESSAGE_MAX:
         return text
     return f"{text[:_HEAD]}...({len(text) - _HEAD - _TAIL:,} characters left out)...{text[-_TAIL:]}"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlong = 40
+
+
+def short_repr(value: object, limit: int = 80) -> str:
+    """A value given, quoted in a message: its repr cut in depth (6 levels), items and length (``...`` for what is
+    left out), at most ``limit`` characters, in time and memory bounded whatever the value (``{value!r}`` of a value
+    nested deeper than Python's stack raised RecursionError, and of a long one copied it whole)."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def listed(problems: Sequence[Problem], sep: str, what: str) -> str:

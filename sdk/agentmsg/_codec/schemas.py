@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import reprlib
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
@@ -29,7 +28,7 @@ import orjson
 
 from agentmsg._codec.jsontext import _STRICT, check_json_value
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, unknown_choice
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, short_repr, unknown_choice
 
 #: source.schema.json's pattern of base64 data (``Base64Source.data``), for readers that check it where their input
 #: holds it, so that a problem points there
@@ -483,16 +482,6 @@ def _annotations_for(location: str, keyword: str) -> tuple[str, str | None]:
     return keyword, None
 
 
-_repr = reprlib.Repr()
-_repr.maxstring = _repr.maxother = 80
-_repr.maxlong = 40
-
-
-def _short_repr(value: Any, limit: int = 80) -> str:
-    text = _repr.repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 @cache
 def _union_at(location: str) -> tuple[dict[str, str] | None, str | None]:
     """The union (``anyOf``/``oneOf``) at the absolute keyword ``location``, read once per schema location:
@@ -629,7 +618,7 @@ def _problem(path: tuple[str | int, ...], err: Any) -> Problem:
     location = str(err.absolute_keyword_location or "")
     keyword = str(err.schema_path[-1]) if len(err.schema_path) else "schema"
     rule, sentence = _annotations_for(location, keyword)
-    message = str(err.message) if sentence is None else f"{sentence}, got {_short_repr(err.instance)}"
+    message = str(err.message) if sentence is None else f"{sentence}, got {short_repr(err.instance)}"
     return Problem(pointer_of(path), rule, message, location or None)
 
 

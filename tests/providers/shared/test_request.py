@@ -2065,3 +2065,26 @@ def test_a_key_neither_a_string_nor_an_int_is_refused_where_it_is(name: str) -> 
         "/params/metadata" not in {p.pointer for p in request.diagnostics}
     )
     assert (b'"type":"string","7":1' in body) is (name != "gemini")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_refused_tool_choice_or_option_is_quoted_bounded(name: str) -> None:
+    """A tool_choice or an option refused quoted the value whole (``{value!r}``): one nested deeper than Python's
+    stack raised a bare RecursionError instead of the ValidationError, and a long one was copied whole into the
+    message. Now the value is quoted in a bounded repr (its depth and length cut, ``...``), rule kept."""
+    deep: list[Any] = [1]
+    for _ in range(5000):
+        deep = [deep]
+    long = {"type": "nope", "x": "y" * 1_000_000}
+    msgs = [UserMessage("hi")]
+    for kwargs, pointer, rule in (
+        ({"tool_choice": {"type": "function", "function": {"name": deep}}}, "/tool_choice", "type"),
+        ({"tool_choice": long}, "/tool_choice", "type"),
+        ({"options": {"reasoning": deep}}, "/options/reasoning", "enum"),
+        ({"options": {"reasoning": "y" * 1_000_000}}, "/options/reasoning", "enum"),
+    ):
+        with pytest.raises(ValidationError) as info:
+            get(name).format_request(msgs, **kwargs)
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == (pointer, rule)
+        assert len(problem.message) < 300, problem.message[:400]

@@ -35,7 +35,15 @@ from agentmsg.blocks import (
     ToolUseBlock,
     VideoBlock,
 )
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, WrongTypeError, pointer_of, wrong_type
+from agentmsg.errors import (
+    Problem,
+    SizeLimitError,
+    ValidationError,
+    WrongTypeError,
+    pointer_of,
+    short_repr,
+    wrong_type,
+)
 from agentmsg.message import Msg, MsgRole, member_blocks, member_roles
 from agentmsg.providers._request.media import MediaPolicy, MediaSession, data_url_mime, scheme_of
 
@@ -294,7 +302,9 @@ def _one_of(*choices: str) -> Callable[[Any, attrs.Attribute[str], Any], None]:
     def check(instance: Any, attribute: attrs.Attribute[str], value: Any) -> None:
         if value not in choices or not isinstance(value, str):
             raise ValidationError.single(
-                f"/{attribute.name}", "enum", f"{attribute.name} is one of {', '.join(choices)}, not {value!r}"
+                f"/{attribute.name}",
+                "enum",
+                f"{attribute.name} is one of {', '.join(choices)}, not {short_repr(value)}",
             )
 
     return check

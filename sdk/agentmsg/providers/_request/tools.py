@@ -39,7 +39,7 @@ import attrs
 
 from agentmsg._codec.jsontext import deeper_than, depth_error, nonfinite_at, safe_repr
 from agentmsg._codec.limits import limits
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, short_repr
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
@@ -451,7 +451,7 @@ def normalize_tool_choice(choice: Any) -> ToolChoice | None:
             own.by_type and own.recognize({"type": kind}) is not None for _, own in _own_tools()
         ):
             return ToolChoice("tool", kind, by_type=True)
-    raise ValidationError.single("/tool_choice", "type", f"tool_choice not understood: {choice!r}")
+    raise ValidationError.single("/tool_choice", "type", f"tool_choice not understood: {short_repr(choice)}")
 
 
 # ---- per provider ---------------------------------------------------------------------------------
