@@ -46,7 +46,12 @@ def short_repr(value: object, limit: int = 80) -> str:
     """A value given, quoted in a message: its repr cut in depth (6 levels), items and length (``...`` for what is
     left out), at most ``limit`` characters, in time and memory bounded whatever the value (``{value!r}`` of a value
     nested deeper than Python's stack raised RecursionError, and of a long one copied it whole)."""
-    text = _REPR.repr(value)
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an int past the interpreter's digit limit, which repr refuses (reprlib cuts after it)
+        text = (
+            f"an integer of {value.bit_length()} bits" if isinstance(value, int) else "a value holding such an integer"
+        )
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -171,7 +176,7 @@ def require_count(value: object, name: str, least: int, said: str, kind: str | N
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise wrong_type(f"/{name}", said, value, kind)
     if value < least:
-        raise ValidationError.single(f"/{name}", "minimum", f"{said}, not {value!r}", kind)
+        raise ValidationError.single(f"/{name}", "minimum", f"{said}, not {short_repr(value)}", kind)
     return int(value)
 
 
@@ -186,14 +191,18 @@ def require_seconds(
     Returns the seconds as a float."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise wrong_type(f"/{name}", said, value, kind)
-    if math.isnan(value):  # (a float: "not float" would not say what was wrong with it)
+    if isinstance(value, float) and math.isnan(value):  # ("not float" would not say what was wrong with it)
         raise WrongTypeError([Problem(f"/{name}", "type", f"{said}, not nan")], kind)
     if value < 0 if zero else value <= 0:
         rule = "minimum" if zero else "exclusiveMinimum"
-        raise ValidationError.single(f"/{name}", rule, f"{said}, not {value!r}", kind)
-    if not infinite and value == math.inf:
-        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {value!r}", kind)
-    return float(value)
+        raise ValidationError.single(f"/{name}", rule, f"{said}, not {short_repr(value)}", kind)
+    try:
+        seconds = float(value)
+    except OverflowError:  # (an int past a float's range: more seconds than a float holds)
+        seconds = math.inf
+    if not infinite and seconds == math.inf:
+        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {short_repr(value)}", kind)
+    return seconds
 
 
 def unknown_choice(

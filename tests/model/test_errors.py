@@ -125,3 +125,31 @@ def test_an_argument_of_the_wrong_type_is_a_validation_error_and_still_a_type_er
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "type")]
     again = pickle.loads(pickle.dumps(info.value))
     assert type(again) is WrongTypeError and again.problems == info.value.problems
+
+
+def test_a_count_or_seconds_past_any_float_or_printable_int_is_the_sdks_error() -> None:
+    """An int past the interpreter's digit limit (4300) or a float's range given as a count or seconds raised a
+    bare ValueError ("Exceeds the limit ... for integer string conversion", its repr in the message) or
+    OverflowError (``math.isnan``, ``float()``): trim(budget=-10**5000), a client's timeout=10**400. Now it is the
+    SDK's ValidationError (rule minimum or maximum), quoted bounded; a huge count or seconds where infinity is
+    taken is taken."""
+    from agentmsg import Msg, context
+    from agentmsg.errors import ValidationError, require_count, require_seconds, short_repr
+
+    huge = 10**5000
+    msgs = [Msg.from_dict({"id": "u", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}})]
+    for call, rule in (
+        (lambda: context.trim(msgs, budget=-huge, provider="openai"), "minimum"),
+        (lambda: require_count(-huge, "n", 1, "n is a count"), "minimum"),
+        (lambda: require_seconds(-huge, "t", "t is seconds", infinite=True), "exclusiveMinimum"),
+        (lambda: require_seconds(huge, "t", "t is seconds", infinite=False), "maximum"),
+    ):
+        try:
+            call()
+        except ValidationError as exc:
+            assert exc.problems[0].rule == rule and len(str(exc)) < 400, str(exc)[:400]
+        else:
+            raise AssertionError("accepted")
+    assert require_seconds(huge, "t", "t is seconds", infinite=True) == float("inf")
+    assert require_count(huge, "n", 1, "n is a count") == huge
+    assert "integer" in short_repr(-huge) and len(short_repr([[-huge]])) <= 80
