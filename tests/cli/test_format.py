@@ -295,3 +295,15 @@ def test_a_tools_file_over_max_bytes_is_said_of_the_tools_file(
         err = capsys.readouterr().err
         assert "tools.json: larger than the limit of" in err and "[max-bytes]" in err, (command, err)
         assert "conv.json" not in err, (command, err)
+
+
+def test_a_param_integer_past_64_bits_is_a_usage_error(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--param max_tokens=10**30`` was sent as ``1e+30`` (orjson reads such an integer as a float) and one of more
+    than 4300 digits as a JSON string (it fell to the bare-string case), exit 0, without a word: a silent rewrite.
+    Now an integer past the 64-bit range JSON is written in is a usage error (exit 2) naming the rule."""
+    for value in ("1" + "0" * 30, "-1" + "0" * 20, "1" + "0" * 5000, '{"a": [1' + "0" * 30 + "]}"):
+        assert main(["format", "--provider", "openai", "--param", f"max_tokens={value}", str(conversation)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and "[integer-range]" in err and len(err) < 2000, err[:300]
+    assert main(["format", "--provider", "openai", "--param", "max_tokens=100", str(conversation)]) == 0
+    assert json.loads(capsys.readouterr().out)["max_completion_tokens"] == 100

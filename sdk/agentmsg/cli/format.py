@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from agentmsg._codec.jsontext import loads
 from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_formatted
 from agentmsg.cli._io import (
     EXIT_INVALID,
@@ -39,6 +40,12 @@ def _param(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {text!r}")
+    try:
+        return key, loads(value, "--param")
+    except ValidationError as exc:  # (an integer past 64 bits: orjson read it as a float, or failed: a bare string)
+        problem = exc.problems[0]
+        if problem.rule == "integer-range":
+            raise argparse.ArgumentTypeError(f"{key}: {problem.message} [{problem.rule}]") from None
     try:
         return key, orjson.loads(value)
     except orjson.JSONDecodeError:
