@@ -127,11 +127,12 @@ class TooDeep(orjson.JSONDecodeError):
 
 
 def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
-    """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle). A
+    """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle): parsed
+    JSON, whose walk looks at nothing else (the readers' and the conversation's, at the cost it had before mappings
+    and tuples were walked). With ``finite``, ``value`` as the request writer writes it (a tool definition): a
     mapping that is no dict (a ``MappingProxyType``, an ``OrderedDict``) counts as an object and a sequence that is
-    no list (a tuple) as an array, as the request writer writes them. With ``finite``, also whether it holds a float
-    that is NaN or infinite (orjson writes it as ``null``), in the same walk: :func:`nonfinite_at` then tells which
-    it is."""
+    no list (a tuple) as an array, and the walk also says whether it holds a float that is NaN or infinite (orjson
+    writes it as ``null``): :func:`nonfinite_at` then tells which it is."""
     if type(value) is not dict and type(value) is not list:
         return False
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -147,10 +148,10 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
                     push((child, depth + 1))
                 elif depth + 1 >= max_depth:
                     return True
-            elif t is str:
-                pass
+            elif not finite or t is str:
+                pass  # (parsed JSON holds no other container: its scalars cost one test)
             elif t is float:
-                if finite and child - child != 0.0:  # (NaN and the infinities: x - x is NaN)
+                if child - child != 0.0:  # (NaN and the infinities: x - x is NaN)
                     return True
             elif t is int or t is bool or child is None:
                 pass
@@ -159,7 +160,7 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
                     push((inner, depth + 1))
                 elif depth + 1 >= max_depth:
                     return True
-            elif finite and isinstance(child, float) and child - child != 0.0:  # (a float subclass: numpy's)
+            elif isinstance(child, float) and child - child != 0.0:  # (a float subclass: numpy's)
                 return True
     return False
 
