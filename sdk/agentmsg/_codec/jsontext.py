@@ -132,7 +132,7 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
     and tuples were walked). With ``finite``, ``value`` as the request writer writes it (a tool definition): a
     mapping that is no dict (a ``MappingProxyType``, an ``OrderedDict``) counts as an object and a sequence that is
     no list (a tuple) as an array, and the walk also says whether it holds a float that is NaN or infinite (orjson
-    writes it as ``null``): :func:`nonfinite_at` then tells which it is."""
+    writes it as ``null``) or bytes (which the writer refuses): :func:`nonfinite_at` then tells which it is."""
     if type(value) is not dict and type(value) is not list:
         return False
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -160,8 +160,8 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
                     push((inner, depth + 1))
                 elif depth + 1 >= max_depth:
                     return True
-            elif isinstance(child, float) and child - child != 0.0:  # (a float subclass: numpy's)
-                return True
+            elif isinstance(child, (bytes, bytearray)) or (isinstance(child, float) and child - child != 0.0):
+                return True  # (a float subclass, numpy's; bytes, which the writer refuses: nonfinite_at says)
     return False
 
 
@@ -177,14 +177,15 @@ def _container(value: Any) -> dict[Any, Any] | list[Any] | tuple[Any, ...] | Non
     return None
 
 
-def nonfinite_at(value: Any, max_depth: int) -> str | None:
-    """The pointer of a float in ``value`` that is NaN or infinite, down to ``max_depth`` levels of its mappings
+def nonfinite_at(value: Any, max_depth: int) -> tuple[str, Any] | None:
+    """The pointer and value of the first float in ``value`` that is NaN or infinite, or bytes (``bytes``,
+    ``bytearray``: no JSON value, which the request writer refuses), down to ``max_depth`` levels of its mappings
     and sequences (as :func:`deeper_than` walks them); None if there is none."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
-            return pointer_of(path)
+        if isinstance(node, (bytes, bytearray)) or (isinstance(node, float) and not math.isfinite(node)):
+            return pointer_of(path), node
         if len(path) > max_depth or isinstance(node, str):
             continue
         inner = node if type(node) is dict or type(node) is list else _container(node)

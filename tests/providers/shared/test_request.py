@@ -1808,6 +1808,32 @@ def test_nan_in_a_tuple_or_a_mapping_of_a_tool_definition_is_refused_at_its_poin
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_bytes_in_a_tool_definition_are_refused_when_formatted_at_their_pointer(name: str) -> None:
+    """Bytes in a tool definition passed format_request's check, and the request writer refused them only when
+    the body was written (body_bytes, at the pointer in the body); count_tokens counted them on some providers and
+    refused them on Gemini at a pointer without its /tools/N. Now format_request and count_tokens alike refuse
+    them (rule json-value) at their pointer in the tools; a memoryview, which the writer writes as an array of
+    its bytes, is sent so."""
+    from agentmsg.context import count_tokens
+
+    msgs = [agentmsg.UserMessage("q")]
+    for raw in (b"ab", bytearray(b"ab")):
+        tool = {"name": "f", "parameters": {"properties": {"a": {"enum": ["x", raw], "default": "x"}}}}
+        for call in (
+            lambda t: get(name).format_request(msgs, model="m", tools=t),
+            lambda t: count_tokens(msgs, provider=name, tools=t),
+        ):
+            with pytest.raises(agentmsg.ValidationError) as info:
+                call([tool])
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [
+                ("/tools/0/parameters/properties/a/enum/1", "json-value")
+            ]
+            assert type(raw).__name__ in info.value.problems[0].message
+    fine = {"name": "g", "parameters": {"properties": {"a": {"type": "array", "default": memoryview(b"ab")}}}}
+    assert b'"default":[97,98]' in get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_two_tools_of_one_name_are_refused_at_the_second(name: str) -> None:
     """Every provider refuses a request whose tools share a name (a 400 after the round trip: Anthropic's "tool names
     must be unique", Gemini's duplicate function declaration), and a call naming it could mean either; the formatter

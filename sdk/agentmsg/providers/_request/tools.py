@@ -173,11 +173,16 @@ def _tool_def(tool: Any, i: int) -> ToolDef:
         tool = dict(tool)
     room = limits.max_depth - TOOL_ROOM
     if deeper_than(tool, room, finite=True):
-        # (NaN or an infinity: orjson would write null, another definition; else the body could not be written)
-        if (at_nan := nonfinite_at(tool, room)) is not None:
-            raise ValidationError.single(
-                pointer + at_nan, "json-value", "NaN or an infinity is not a JSON number: no JSON body carries it"
+        # (NaN or an infinity: orjson would write null, another definition; bytes: the body could not be written, as
+        # too deep a definition could not)
+        if (found := nonfinite_at(tool, room)) is not None:
+            at, bad = found
+            what = (
+                f"{type(bad).__name__} is no JSON value (give its text as a string)"
+                if isinstance(bad, (bytes, bytearray))
+                else "NaN or an infinity is not a JSON number"
             )
+            raise ValidationError.single(pointer + at, "json-value", f"{what}: no JSON body carries it")
         raise depth_error(None, pointer)
     spec = tool
     kind = tool.get("type")
