@@ -5,10 +5,13 @@ provider call that fails, in a :class:`~agentmsg.clients.ProviderError`."""
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import reprlib
 from collections.abc import Iterable, Sequence
+from itertools import islice
+from typing import Any
 
 import attrs
 
@@ -37,22 +40,92 @@ def bounded(text: str) -> str:
     return f"{text[:_HEAD]}...({len(text) - _HEAD - _TAIL:,} characters left out)...{text[-_TAIL:]}"
 
 
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 80
-_REPR.maxlong = 40
+#: integers of more bits are said by their size, not their digits (2**14000 has 4215: Python refuses a decimal
+#: form past 4300, and makes one in time quadratic in the digits)
+_DECIMAL_BITS = 14000
+
+
+class _Quoter(reprlib.Repr):
+    """reprlib's cut repr, each step bounded: dispatched on a value's type (not its class's name), a dict's items and
+    a set's members taken in their order (never all sorted), bytes cut as a string is, an integer past
+    :data:`_DECIMAL_BITS` said by its size and a longer one by its first digits, an exception by its type and its
+    cut arguments, and a value whose own ``__repr__`` raises named by its type."""
+
+    _PLAIN: tuple[type, ...] = (str, bytes, bytearray, int, list, tuple, dict, set, frozenset)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.maxstring = self.maxother = self.maxlong = limit
+
+    def repr1(self, x: Any, level: int) -> str:
+        kind: Any = type(x)
+        for plain in self._PLAIN:  # (a subclass with its base's repr too: a str subclass's repr copies it whole)
+            if isinstance(x, plain) and kind.__repr__ is plain.__repr__:
+                return str(getattr(self, f"repr_{plain.__name__}")(x, level))
+        if isinstance(x, BaseException) and kind.__repr__ is BaseException.__repr__:
+            args = [self.repr1(a, level - 1) for a in islice(x.args, self.maxtuple)]
+            return f"{kind.__name__}({', '.join(args)}{', ...' if len(x.args) > self.maxtuple else ''})"
+        return self.repr_instance(x, level)
+
+    repr_bytes = repr_bytearray = reprlib.Repr.repr_str  # (slices and a repr of the slice: bytes as a str)
+
+    def repr_int(self, x: int, level: int) -> str:
+        bits = x.bit_length()
+        if bits > _DECIMAL_BITS:
+            return f"{'-' if x < 0 else ''}2**{bits - 1} or more in size ({bits} bits)"
+        text = int.__repr__(x)
+        return text if len(text) <= self.maxlong else f"{text[:20]}...({len(text)} digits)"
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        said = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in islice(x.items(), self.maxdict)]
+        return "{" + ", ".join(said) + (", ..." if len(x) > self.maxdict else "") + "}"
+
+    def repr_set(self, x: set[Any], level: int) -> str:
+        return self._members(x, level, "{", "}") if x else "set()"
+
+    def repr_frozenset(self, x: frozenset[Any], level: int) -> str:
+        return self._members(x, level, "frozenset({", "})") if x else "frozenset()"
+
+    def _members(self, x: set[Any] | frozenset[Any], level: int, left: str, right: str) -> str:
+        if level <= 0:
+            return f"{left}...{right}"
+        said = [self.repr1(m, level - 1) for m in islice(x, self.maxset)]
+        return left + ", ".join(said) + (", ..." if len(x) > self.maxset else "") + right
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        try:
+            text = repr(x)  # (one of the caller's own objects: its repr is its own to bound)
+        except Exception:  # a broken __repr__, or one recursing past the stack
+            return f"<{type(x).__name__}>"
+        return text if len(text) <= self.maxother else text[: self.maxother - 3] + "..."
+
+
+@functools.lru_cache(maxsize=8)
+def _quoter(limit: int) -> _Quoter:
+    return _Quoter(limit)
 
 
 def short_repr(value: object, limit: int = 80) -> str:
-    """A value given, quoted in a message: its repr cut in depth (6 levels), items and length (``...`` for what is
-    left out), at most ``limit`` characters, in time and memory bounded whatever the value (``{value!r}`` of a value
-    nested deeper than Python's stack raised RecursionError, and of a long one copied it whole)."""
+    """A value given, quoted in a message (every message that quotes one uses this): its repr cut in depth (6
+    levels), items and length (``...`` for what is left out), at most ``limit`` characters, in time and memory
+    bounded whatever the value (``repr(value)`` copies a 100 MB string whole, sorts a dict's keys, raises on a
+    value nested past the stack or an int past 4300 digits) and never raising (a value whose ``__repr__`` raises
+    is named by its type: ``<Bad>``)."""
     try:
-        text = _REPR.repr(value)
-    except ValueError:  # an int past the interpreter's digit limit, which repr refuses (reprlib cuts after it)
-        text = (
-            f"an integer of {value.bit_length()} bits" if isinstance(value, int) else "a value holding such an integer"
-        )
+        text = _quoter(limit).repr(value)
+    except Exception:  # (a container whose iteration raises, or lies about its length)
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def with_article(word: str) -> str:
+    """``word`` after the article a message says before it, by its first letter: ``an openai``, ``an Anthropic``, ``a
+    Gemini``, ``a dashscope`` (a provider's registry name or its spec's title)."""
+    return f"{'an' if word and word[0].lower() in 'aeiou' else 'a'} {word}"
 
 
 def listed(problems: Sequence[Problem], sep: str, what: str) -> str:

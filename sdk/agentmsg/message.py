@@ -37,14 +37,14 @@ from agentmsg._codec.converter import (
     surely_writes,
     unstructure_hooks,
 )
-from agentmsg._codec.jsontext import JsonInput, check_json_value, json_value_copy, loads, safe_repr
+from agentmsg._codec.jsontext import JsonInput, check_json_value, json_value_copy, loads
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
 from agentmsg._codec.unknown import normalise_unknown_keys
 from agentmsg.blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping, lenient_warning
-from agentmsg.errors import Problem, ValidationError, wrong_type
+from agentmsg.errors import Problem, ValidationError, short_repr, wrong_type
 from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
@@ -704,15 +704,15 @@ class Msg(_msg_mod.Msg):
     def __repr__(self) -> str:
         # Never raises, whatever was set after construction (a role that is no MsgRole, content that is no list).
         role = self.role
-        shown_role = role.value if isinstance(role, MsgRole) else safe_repr(role)
+        shown_role = role.value if isinstance(role, MsgRole) else short_repr(role)
         content = self.content
         if type(content) is list:
             kinds = ", ".join(_tag_of(type(b)) if attrs.has(type(b)) else type(b).__name__ for b in content)
             shown = f"[{kinds}]"
         else:
-            shown = safe_repr(content)
+            shown = short_repr(content)
         return (
-            f"{type(self).__name__}(id={safe_repr(self.id, 200)}, name={safe_repr(self.name, 200)}, role={shown_role},"
+            f"{type(self).__name__}(id={short_repr(self.id, 200)}, name={short_repr(self.name, 200)}, role={shown_role},"
             f" content={shown})"
         )
 

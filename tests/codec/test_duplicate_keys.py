@@ -16,7 +16,7 @@ import pytest
 from agentmsg import ValidationError
 from agentmsg._codec import jsontext
 from agentmsg._codec.jsontext import duplicate_keys, loads
-from agentmsg.errors import Problem, pointer_of
+from agentmsg.errors import Problem, pointer_of, short_repr
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -307,7 +307,7 @@ def _reference(text: str) -> list[Problem]:
                 Problem(
                     pointer_of((*path, key)),
                     "duplicate-key",
-                    f"key {jsontext._short(key)} given {n} times in one object, its values differ: readers keep one"
+                    f"key {short_repr(key, 60)} given {n} times in one object, its values differ: readers keep one"
                     " (most, the last)",
                 )
                 for key, n in conflicts(node).items()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import pickle
+import tracemalloc
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,7 @@ from agentmsg import (
     reduce_stream,
     validate,
 )
-from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, WrongTypeError, bounded
+from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, WrongTypeError, bounded, short_repr
 from agentmsg.events import sniff_format
 from agentmsg.providers import get as get_provider
 from agentmsg.ui import get as ui_get
@@ -134,7 +136,7 @@ def test_a_count_or_seconds_past_any_float_or_printable_int_is_the_sdks_error() 
     SDK's ValidationError (rule minimum or maximum), quoted bounded; a huge count or seconds where infinity is
     taken is taken."""
     from agentmsg import Msg, context
-    from agentmsg.errors import ValidationError, require_count, require_seconds, short_repr
+    from agentmsg.errors import ValidationError, require_count, require_seconds
 
     huge = 10**5000
     msgs = [Msg.from_dict({"id": "u", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}})]
@@ -152,4 +154,87 @@ def test_a_count_or_seconds_past_any_float_or_printable_int_is_the_sdks_error() 
             raise AssertionError("accepted")
     assert require_seconds(huge, "t", "t is seconds", infinite=True) == float("inf")
     assert require_count(huge, "n", 1, "n is a count") == huge
-    assert "integer" in short_repr(-huge) and len(short_repr([[-huge]])) <= 80
+    assert short_repr(-huge) == "-2**16609 or more in size (16610 bits)" and len(short_repr([[-huge]])) <= 80
+
+
+class _BrokenRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _peak_of(call: Callable[[], object]) -> tuple[int, object]:
+    """The traced memory's peak while ``call`` runs, and what it gave."""
+    tracemalloc.start()
+    try:
+        out = call()
+        return tracemalloc.get_traced_memory()[1], out
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: "x" * 100_000_000,
+        lambda: b"y" * 100_000_000,
+        lambda: list(range(1_000_000)),
+        lambda: dict.fromkeys(range(1_000_000)),
+        lambda: set(range(1_000_000)),
+        lambda: _nested(100_000),
+        lambda: _BrokenRepr(),
+        lambda: [ValueError("z" * 100_000_000)],
+        lambda: 10**5000,
+    ],
+    ids=[
+        "str-100MB",
+        "bytes-100MB",
+        "list-1e6",
+        "dict-1e6",
+        "set-1e6",
+        "nested-1e5",
+        "raising-repr",
+        "exception",
+        "int",
+    ],
+)
+def test_a_quoted_value_costs_bounded_memory_whatever_it_is(make: Callable[[], object]) -> None:
+    """Three helpers quoted a value in a message: jsontext's safe_repr took ``repr(value)`` whole before cutting it
+    (a 100 MB string copied whole: 100,000,180 bytes at its peak, a million-item list 9 MB), its _short raised
+    on a value nested past the stack or with a raising ``__repr__``, and short_repr sorted a dict's keys (8 MB)
+    and copied bytes whole (reprlib has no cut for them). One helper quotes every value now, in memory bounded
+    whatever the value, never raising: a Message's repr with a 100 MB id as well."""
+    value = make()
+    peak, text = _peak_of(lambda: short_repr(value))
+    assert isinstance(text, str) and len(text) <= 80 and peak < 64_000, (peak, text)
+    if isinstance(value, _BrokenRepr):
+        assert text == "<_BrokenRepr>"
+    msg = UserMessage("hi")
+    msg.id = value  # type: ignore[assignment]
+    peak, text = _peak_of(lambda: repr(msg))
+    assert isinstance(text, str) and text.startswith("UserMessage(id=") and peak < 64_000, (peak, text)
+
+
+def test_a_provider_is_named_with_its_article_by_one_rule() -> None:
+    """Three places chose "a" or "an" before a provider's name or title, each by its own test of the first letter
+    (tools.py's of an uppercase vowel, the CLI's and the client's of a lowercase one): one function says it now,
+    the same words for every registered provider."""
+    from agentmsg.errors import with_article
+    from agentmsg.providers import get, providers
+
+    for entry in providers():
+        for word in (entry.spec.name, get(entry.spec.name).spec.title):
+            assert with_article(word) == ("an " if word[0].lower() in "aeiou" else "a ") + word
+    assert [with_article(w) for w in ("openai", "Anthropic", "gemini", "DashScope", "")] == [
+        "an openai",
+        "an Anthropic",
+        "a gemini",
+        "a DashScope",
+        "a ",
+    ]

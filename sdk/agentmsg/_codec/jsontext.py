@@ -28,7 +28,7 @@ import msgspec
 import orjson
 
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, short_repr
 
 __all__ = [
     "INT_MAX",
@@ -51,7 +51,6 @@ __all__ = [
     "loads_bounded",
     "nonfinite_at",
     "parse_fast",
-    "safe_repr",
     "unreadable",
     "utf8_size",
     "writable",
@@ -684,7 +683,7 @@ def duplicate_keys(data: JsonInput, value: Any) -> list[Problem]:
                     Problem(
                         pointer_of((*path, key)),
                         "duplicate-key",
-                        f"key {_short(key)} given {n} times in one object, its values differ: readers keep one"
+                        f"key {short_repr(key, 60)} given {n} times in one object, its values differ: readers keep one"
                         " (most, the last)",
                     )
                     for key, n in node.repeated.items()
@@ -752,14 +751,17 @@ def _scalar_problem(value: Any) -> tuple[str, str] | None:
     kind = type(value)
     if kind is str:
         if has_lone_surrogate(value):
-            return "lone-surrogate", f"string {_short(value)} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
+            return (
+                "lone-surrogate",
+                f"string {short_repr(value, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
+            )
         return None
     if kind is int:
         if INT_MIN <= value <= INT_MAX:
             return None
         return (
             "integer-range",
-            f"integer {_short(value)} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in",
+            f"integer {short_repr(value, 60)} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in",
         )
     if kind is float:
         if math.isfinite(value):
@@ -791,32 +793,6 @@ def _model_hint(value: Any) -> str:
     return ""
 
 
-def safe_repr(value: Any, limit: int = 80) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for messages about bad input: never raises (a value nested too
-    deep for ``repr``, or whose ``repr`` fails, is named by its type)."""
-    try:
-        text = repr(value)
-    except Exception:  # RecursionError, or a broken __repr__
-        return f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[:limit]
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    if isinstance(value, int) and value.bit_length() > _DECIMAL_BITS:
-        # (no decimal form: Python refuses one past 4300 digits, and it takes time quadratic in the digits)
-        return f"{'-' if value < 0 else ''}2**{value.bit_length() - 1} or more in size ({value.bit_length()} bits)"
-    text = (
-        repr(value)
-        if not isinstance(value, int) or abs(value) < 10**limit
-        else f"{str(value)[:20]}...({len(str(value))} digits)"
-    )
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-#: integers of more bits are said without their decimal digits (2**14000 has 4215: Python's limit is 4300)
-_DECIMAL_BITS = 14000
-
-
 def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...], str, str] | None:
     """(path, rule, message) of the first problem, depth first; None when ``instance`` is JSON."""
     stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(instance, 0, ())]
@@ -829,7 +805,7 @@ def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...]
             if kind is dict:
                 for key, child in node.items():
                     if type(key) is not str:
-                        return path, "json-value", f"object key {_short(key)} is not a string"
+                        return path, "json-value", f"object key {short_repr(key, 60)} is not a string"
                     bad = _scalar_problem(key)
                     if bad is not None:
                         return path, bad[0], "object key: " + bad[1]
@@ -988,7 +964,9 @@ def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
             if isinstance(node, dict):
                 node = dict(node)
                 # (a key that is no string is refused at the dict's own pointer: its text is only a placeholder)
-                stack.extend((node, k, depth + 1, inner, (*path, k if type(k) is str else _short(k))) for k in node)
+                stack.extend(
+                    (node, k, depth + 1, inner, (*path, k if type(k) is str else short_repr(k, 60))) for k in node
+                )
             else:
                 node = list(node)
                 stack.extend((node, i, depth + 1, inner, (*path, i)) for i in range(len(node)))

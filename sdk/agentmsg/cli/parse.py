@@ -62,7 +62,7 @@ from agentmsg.cli._io import (
     whole_number,
     write_json_line,
 )
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, with_article
 from agentmsg.events import Reducer
 from agentmsg.providers import Provider, StreamFlag, decode_body, get, is_sse_body, providers, without_http_heads
 
@@ -76,7 +76,7 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
         first = next(chunks, b"")
         found = binary(first)
         if found is not None:  # read no further (/dev/zero would never end)
-            raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} stream: {found}")
+            raise UsageError(f"{shown_path(args.file)}: not {with_article(args.provider)} stream: {found}")
         return _stream_events(args, itertools.chain([first], chunks))
     read = read_bytes_or_chunks(args.file, is_sse_body)  # an SSE file's chunks as they are read: held whole, a
     if not isinstance(read, bytes):  # 32 MiB body cost its size again while it was parsed
@@ -118,7 +118,7 @@ def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dic
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
         hint = _hint(data, args.provider, stream=False, body=body)
         why = f"{exc.problems[0].message} [{exc.problems[0].rule}]" if isinstance(exc, ValidationError) else str(exc)
-        said = f"{shown_path(args.file)}: not {_a(args.provider)} response: {clip(why)}"
+        said = f"{shown_path(args.file)}: not {with_article(args.provider)} response: {clip(why)}"
         raise UsageError(said + (f" ({hint})" if hint else "")) from None
     yield events
 
@@ -191,7 +191,7 @@ def _hint(data: bytes, provider: str, *, stream: bool, body: Any = _NOT_JSON) ->
     if others:
         what = "stream" if stream or lines else "response"
         more = "" if stream or not lines else " with --stream"
-        return f"it reads as {_a(others[0])} {what}: try --provider {'/'.join(others)}{more}"
+        return f"it reads as {with_article(others[0])} {what}: try --provider {'/'.join(others)}{more}"
     return None
 
 
@@ -231,10 +231,6 @@ def _stream_options(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"{name} is for --provider {' or '.join(names)}, not {args.provider}")
         options[own.option] = own.value
     return options
-
-
-def _a(provider: str) -> str:
-    return f"{'an' if provider[:1] in 'aeiou' else 'a'} {provider}"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -286,7 +282,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if alien:  # no payload of the provider's at all: not its stream (exit 2, as for a body that is no response)
         hint = _hint(args.head.bytes, args.provider, stream=True)
         sys.stderr.write(
-            f"agentmsg: {said_path(args.file)}: not {_a(args.provider)} stream{f' ({hint})' if hint else ''}\n"
+            f"agentmsg: {said_path(args.file)}: not {with_article(args.provider)} stream{f' ({hint})' if hint else ''}\n"
         )
         return EXIT_USAGE
     if args.events:

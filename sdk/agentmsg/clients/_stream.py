@@ -12,6 +12,7 @@ import httpx
 
 from agentmsg import GenerateReason, Msg, Problem, Reducer
 from agentmsg.clients._errors import BrokenStreamError, ReplyTooLargeError, reason, request_id
+from agentmsg.errors import with_article
 from agentmsg.message import METADATA_GENERATE_REASON
 from agentmsg.providers import FormattedRequest
 
@@ -412,9 +413,7 @@ class StreamState:
                 content_type = self._headers.get("content-type") if self._headers is not None else None
                 shown = f"content-type {content_type}" if content_type else "no content-type"
                 what = f"it starts {self._body_head!r}" if self._body_head else "it was empty"
-                provider = self.client.provider
-                article = "an" if provider[:1] in "aeiou" else "a"
-                self.error += f" (the body is not {article} {provider} stream: {shown}, {what})"
+                self.error += f" (the body is not {with_article(self.client.provider)} stream: {shown}, {what})"
         if self.error is not None:
             self.error = self.client._redactor()(self.error)
 

@@ -20,11 +20,11 @@ from typing import Any
 import orjson
 
 from agentmsg._codec import legacy
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, safe_repr
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN
 from agentmsg._codec.schemas import schema_documents, validate
 from agentmsg._codec.timestamps import java_form_of_instant
 from agentmsg._native import speedups as _speedups
-from agentmsg.errors import Problem, ValidationError, pointer_of
+from agentmsg.errors import Problem, ValidationError, pointer_of, short_repr
 from agentmsg.events._build import close_reply
 from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
@@ -150,7 +150,7 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
     block or call."""
     handler = HANDLERS.get(kind) if type(kind) is str else None
     if handler is None:
-        st.problem(i, "/type", "enum", f"unknown event type {safe_repr(kind)}: event skipped")
+        st.problem(i, "/type", "enum", f"unknown event type {short_repr(kind)}: event skipped")
         return
     if kind in legacy.LEGACY_EVENT_TYPES:
         # The seed documents' shapes (a MODEL_CALL_END's own inputTokens, a DATA_BLOCK_DELTA's data, ...): read in

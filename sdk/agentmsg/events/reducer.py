@@ -47,10 +47,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from agentmsg._codec import legacy
-from agentmsg._codec.jsontext import safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate, validate_parsed
-from agentmsg.errors import Problem, ValidationError, WrongTypeError, require_count
+from agentmsg.errors import Problem, ValidationError, WrongTypeError, require_count, short_repr
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
@@ -192,7 +191,7 @@ class Reducer:
                 return
         elif event_id is not None:
             st.problem(
-                index, "/id", "type", f"event id {safe_repr(event_id)} is not a string: not checked for duplicates"
+                index, "/id", "type", f"event id {short_repr(event_id)} is not a string: not checked for duplicates"
             )
         apply(st, e, index)
 
@@ -383,12 +382,12 @@ def _still_open(reply: Reply) -> list[str]:
     results (the first ``_MAX_NAMED`` named, the rest counted)."""
     named: list[tuple[int, str]] = []
     for key, b in reply.by_block.items():
-        named.append((b.origin, f"{b.kind} block {safe_repr(key, 40)}"))
+        named.append((b.origin, f"{b.kind} block {short_repr(key, 40)}"))
     for key in reply.calls:
         call = reply.by_call[key]
-        named.append((call.origin, f"tool call {safe_repr(key, 40)} ({safe_repr(call.name or '', 40)})"))
+        named.append((call.origin, f"tool call {short_repr(key, 40)} ({short_repr(call.name or '', 40)})"))
     for key, t in reply.by_result.items():
-        named.append((t.origin, f"tool result {safe_repr(key, 40)} ({safe_repr(t.name or '', 40)})"))
+        named.append((t.origin, f"tool result {short_repr(key, 40)} ({short_repr(t.name or '', 40)})"))
     named.sort(key=lambda item: item[0])
     parts = [text for _, text in named[:_MAX_NAMED]]
     if len(named) > _MAX_NAMED:

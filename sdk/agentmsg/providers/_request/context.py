@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from agentmsg._codec.converter import dumps_json, surely_writes
-from agentmsg._codec.jsontext import has_lone_surrogate, safe_repr
+from agentmsg._codec.jsontext import has_lone_surrogate
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import (
     BLOCK_CLASSES,
@@ -804,7 +804,7 @@ def _unwritable(value: Any) -> tuple[str, str] | None:
         if isinstance(node, Mapping):
             for key, child in node.items():
                 if not isinstance(key, (str, int)) or isinstance(key, bool):
-                    return pointer_of((*path, str(key))), f"object key {safe_repr(key)} is neither a string nor an int"
+                    return pointer_of((*path, str(key))), f"object key {short_repr(key)} is neither a string nor an int"
                 stack.append((child, (*path, str(key))))
         elif isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray)):
             stack.extend((child, (*path, i)) for i, child in enumerate(node))
@@ -1176,7 +1176,7 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
         raise ValidationError.single(
             "/model",
             "lone-surrogate",
-            f"model {safe_repr(model, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
+            f"model {short_repr(model, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
         )
     max_depth = limits.max_depth
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(v, ("params", k)) for k, v in params.items()]
@@ -1198,7 +1198,7 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
                         raise ValidationError.single(
                             pointer_of(path),
                             "json-value",
-                            f"object key {safe_repr(key)} is neither an int nor a string that UTF-8 can write: no"
+                            f"object key {short_repr(key)} is neither an int nor a string that UTF-8 can write: no"
                             " JSON body carries it",
                         )
                     stack.append((child, (*path, key)))
@@ -1212,7 +1212,7 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
             raise ValidationError.single(
                 pointer_of(path),
                 "lone-surrogate",
-                f"string {safe_repr(node, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
+                f"string {short_repr(node, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
             )
 
 

@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
-from agentmsg._codec.jsontext import deeper_than, depth_error, nonfinite_at, safe_repr
+from agentmsg._codec.jsontext import deeper_than, depth_error, nonfinite_at
 from agentmsg._codec.limits import limits
-from agentmsg.errors import ValidationError, short_repr
+from agentmsg.errors import ValidationError, short_repr, with_article
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
@@ -138,8 +138,7 @@ def _whose(provider: str) -> str:
     """How a refusal names a provider's own tool: ``an Anthropic``, ``a Gemini`` (its spec's title)."""
     from agentmsg.providers import get
 
-    title = get(provider).spec.title
-    return f"{'an' if title[:1] in 'AEIOU' else 'a'} {title}"
+    return with_article(get(provider).spec.title)
 
 
 def normalize_tools(tools: Any) -> list[ToolDef]:
@@ -158,7 +157,7 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
             raise ValidationError.single(
                 f"/tools/{i}",
                 "json-value",
-                f"the tool definition could not be read as a JSON object: {safe_repr(exc)}",
+                f"the tool definition could not be read as a JSON object: {short_repr(exc)}",
             ) from exc
     return out
 
@@ -279,7 +278,7 @@ def refuse_other_types(tools: list[ToolDef], spec: Spec) -> None:
             raise ValidationError.single(
                 t.pointer + "/type",
                 "enum",
-                f"tool type {safe_repr(t.other_type)} is none {spec.name} has (nor any provider agentmsg knows): "
+                f"tool type {short_repr(t.other_type)} is none {spec.name} has (nor any provider agentmsg knows): "
                 f"expected {types}",
             )
 
