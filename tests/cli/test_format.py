@@ -307,3 +307,26 @@ def test_a_param_integer_past_64_bits_is_a_usage_error(conversation: Path, capsy
         assert out == "" and "[integer-range]" in err and len(err) < 2000, err[:300]
     assert main(["format", "--provider", "openai", "--param", "max_tokens=100", str(conversation)]) == 0
     assert json.loads(capsys.readouterr().out)["max_completion_tokens"] == 100
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[1e999]", '{"a": NaN}', "[1,", "1e999", "-Infinity", " [1,", '"open', "[" + "1," * 3000],
+    ids=["inf", "nan", "cut", "bare-inf", "minus", "blank", "open-string", "long"],
+)
+def test_a_param_that_begins_as_json_but_is_not_is_a_usage_error(
+    conversation: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """``--param x=[1e999]`` (or ``x={"a": NaN}``, ``x=[1,``) was sent as the string ``"[1e999]"``, exit 0, without a
+    word: the bare-string case (``--param user=alice``) took a mistyped JSON value. A value that begins as JSON does
+    but is not JSON is now a usage error naming the key and the JSON error, the value quoted bounded."""
+    assert main(["format", "--provider", "openai", "--param", f"x={value}", str(conversation)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "--param: x: not JSON: " in err and "[json]" in err and len(err) < 2000, err[-600:]
+
+
+def test_a_param_bare_word_is_still_a_string(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--param", "user=alice", "--param", "stop=NaN", "--param", 'metadata={"a": "[1,"}']
+    assert main(["format", "--provider", "openai", *argv, str(conversation)]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert (body["user"], body["stop"], body["metadata"]) == ("alice", "NaN", {"a": "[1,"})

@@ -32,7 +32,7 @@ from agentmsg.cli._io import (
     limit_options,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, short_repr
 from agentmsg.providers import RULES, FormatOptions, MediaPolicy, get
 
 
@@ -63,8 +63,18 @@ def _param(text: str) -> tuple[str, Any]:
         pass
     try:
         return key, orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return key, value  # a bare string
+    except orjson.JSONDecodeError as exc:
+        if value.lstrip(" \t\n\r")[:1] in _JSON_START:  # JSON, mistyped, would be sent as a string: say so
+            raise argparse.ArgumentTypeError(
+                f"{key}: not JSON: {short_repr(value)}: {exc} [json]; a string that begins so is given quoted, "
+                f"as JSON: {key}='\"...\"'"
+            ) from None
+        return key, value  # a bare string (--param user=alice)
+
+
+#: What a --param value that is JSON begins with but a bare string most likely does not: such a value that is not
+#: JSON (``[1,``, ``{"a": NaN}``, ``1e999``) is a typo, not a string to send
+_JSON_START = frozenset('[{"-0123456789')
 
 
 #: format_request's own arguments, which the command gives from its options: not taken as a --param
@@ -197,7 +207,14 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--allow-download", action="store_true", help="download media URLs a provider needs as bytes")
     p.add_argument("--allow-private", action="store_true", help="let downloads reach private/loopback addresses")
-    p.add_argument("--param", metavar="KEY=JSON", action="append", type=_param, help="a generation parameter")
+    p.add_argument(
+        "--param",
+        metavar="KEY=JSON",
+        action="append",
+        type=_param,
+        help="a generation parameter, its value JSON; a value that is not JSON is sent as a string (user=alice), "
+        'unless it begins as JSON does ([, {, ", a digit or -): then it is a usage error',
+    )
     p.add_argument("--envelope", action="store_true", help="print model, path, headers and body")
     p.add_argument(
         "messages",
