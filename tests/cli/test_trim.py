@@ -199,3 +199,28 @@ def test_the_formatters_diagnostics_of_the_trimmed_conversation_are_said(tmp_pat
     else:
         assert "thinking-dropped" in r.stderr and "tool-key-dropped" in r.stderr
         assert "<failure" not in r.stderr and "::error" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--budget", "1" * 5000, "--budget is out of range: must be at least 0, got '11111"),
+        ("--keep-last", "-" + "9" * 5000, "--keep-last is out of range: must be at least 1, got '-9999"),
+        ("--keep-last", "-" + "9" * 4000, "--keep-last is out of range: must be at least 1, got -9999"),
+        ("--budget", "x" * 5000, "--budget must be a whole number, got 'xxxx"),
+    ],
+    ids=["5000-digits", "minus-5000-digits", "minus-4000-digits", "5000-letters"],
+)
+def test_a_count_past_the_digit_limit_is_out_of_range_quoted_bounded(
+    conversation: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, said: str
+) -> None:
+    """``--budget`` of 5000 digits said "must be a whole number" (it is one: int() refuses more than 4300 digits)
+    and echoed all 5000 characters, as did a number of 4000 digits out of range. Now it is out of range, the value
+    quoted bounded (``short_repr``)."""
+    argv = ["trim", "--budget", "400", "--provider", "openai", str(conversation)]
+    argv[argv.index("--budget") : argv.index("--budget") + 2] = [option, value]
+    if option != "--budget":
+        argv += ["--budget", "400"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err) < 2000, err[-600:]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, TextIO, TypeVar, overload
 
 from agentmsg import limits
-from agentmsg.errors import Problem, SizeLimitError
+from agentmsg.errors import Problem, SizeLimitError, short_repr
 
 T = TypeVar("T")
 
@@ -300,17 +300,27 @@ def think_tags_options(p: Any) -> None:
     )
 
 
+#: What int() reads as an integer (a sign, digits with single underscores between, blanks around)
+_INTEGER = re.compile(r"\s*[+-]?\d+(?:_\d+)*\s*")
+
+
 def whole_number(name: str, maximum: int | None = None, minimum: int = 1) -> Any:
     """An argparse type: a whole number from ``minimum`` (1) to ``maximum``; anything else is a usage error."""
+
+    bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+            if _INTEGER.fullmatch(text):  # (past the interpreter's digit limit for int(): a whole number still)
+                digits = sum(c.isdigit() for c in text)
+                raise argparse.ArgumentTypeError(
+                    f"{name} is out of range: must be {bound}, got {short_repr(text)} ({digits:,} digits)"
+                ) from None
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {short_repr(text)}") from None
         if value < minimum or (maximum is not None and value > maximum):
-            bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
+            raise argparse.ArgumentTypeError(f"{name} is out of range: must be {bound}, got {short_repr(value)}")
         return value
 
     return parse
