@@ -285,7 +285,7 @@ def test_a_tools_file_over_max_bytes_is_said_of_the_tools_file(
 ) -> None:
     """A --tools file over --max-bytes was said of the messages file (``conv.json: larger than the limit ...``,
     exit 1), which is well under the limit: now it is a usage error (exit 2) naming the tools file, as a tools
-    file nested too deeply is, in format, count and trim alike."""
+    file nested too deeply is, in format, count and trim alike; their exit-status help says so (it did not)."""
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([{"name": f"t{i}", "parameters": {"type": "object"}} for i in range(100)]))
     limit = str(conversation.stat().st_size + 10)  # (the messages file is under it, the tools file over)
@@ -295,6 +295,8 @@ def test_a_tools_file_over_max_bytes_is_said_of_the_tools_file(
         err = capsys.readouterr().err
         assert "tools.json: larger than the limit of" in err and "[max-bytes]" in err, (command, err)
         assert "conv.json" not in err, (command, err)
+        assert main([command[0], "--help"]) == 0
+        assert "--tools: not JSON, over --max-bytes, or it holds a message" in capsys.readouterr().out, command
 
 
 def test_a_param_integer_past_64_bits_is_a_usage_error(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:

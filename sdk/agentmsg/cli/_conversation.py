@@ -37,6 +37,10 @@ def problem_line(p: Any, kind: str | None) -> bytes:
     return orjson.dumps(row) + b"\n"
 
 
+#: What makes a ``--tools`` file a usage error (exit 2), as the exit-status help of format, count and trim says it
+#: (:func:`read_inputs`)
+TOOLS_USAGE_ERRORS = "--tools: not JSON, over --max-bytes, or it holds a message"
+
 #: the rules of a document that could not be read as one JSON value: JSON Lines, maybe (each line then read alone)
 _UNREADABLE = ("json", "utf-8", "lone-surrogate")
 

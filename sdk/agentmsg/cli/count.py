@@ -22,7 +22,14 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_request
+from agentmsg.cli._conversation import (
+    TOOLS_USAGE_ERRORS,
+    conversation_hint,
+    read_conversation,
+    read_inputs,
+    run_command,
+    say_request,
+)
 from agentmsg.cli._install import package_command
 from agentmsg.cli._io import (
     EXIT_INVALID,
@@ -79,7 +86,7 @@ def add_parser(sub: Any) -> None:
         **exit_status(
             "0  the count is printed (the formatter's diagnostics and legacy-key notes on stderr do not count)",
             "1  the input is invalid or beyond the limits: the problems on stderr, no count",
-            "2  usage error, or a file that cannot be read (--tools: not JSON, or it holds a message)",
+            f"2  usage error, or a file that cannot be read ({TOOLS_USAGE_ERRORS})",
         ),
     )
     p.add_argument("--provider", required=True, choices=ProviderNames(), help="the provider counted for")

@@ -22,7 +22,14 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_formatted
+from agentmsg.cli._conversation import (
+    TOOLS_USAGE_ERRORS,
+    conversation_hint,
+    read_conversation,
+    read_inputs,
+    run_command,
+    say_formatted,
+)
 from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
@@ -185,7 +192,7 @@ def add_parser(sub: Any) -> None:
             "0  the body is printed (diagnostics and legacy-key notes on stderr, one JSON line each, do not count)",
             "1  the input is invalid or beyond the limits, media is refused, or --strict met a lossy or",
             "   error diagnostic: the problems on stderr as JSON lines, no body",
-            "2  usage error, or a file that cannot be read (--tools: not JSON, or it holds a message)",
+            f"2  usage error, or a file that cannot be read ({TOOLS_USAGE_ERRORS})",
         ),
     )
     p.add_argument("--provider", required=True, choices=ProviderNames(), help="target provider")

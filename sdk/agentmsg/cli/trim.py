@@ -18,7 +18,14 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command, say_request
+from agentmsg.cli._conversation import (
+    TOOLS_USAGE_ERRORS,
+    conversation_hint,
+    read_conversation,
+    read_inputs,
+    run_command,
+    say_request,
+)
 from agentmsg.cli._io import (
     BOM,
     EXIT_INVALID,
@@ -99,7 +106,7 @@ def add_parser(sub: Any) -> None:
             "0  the trimmed conversation is written (each removal and the formatter's diagnostics on stderr do not count)",
             "1  the input is invalid, or the budget cannot be met (the system prompt and the latest turn alone",
             "   exceed it): the problem on stderr, nothing written",
-            "2  usage error, or a file that cannot be read or written (--tools: not JSON, or it holds a message)",
+            f"2  usage error, or a file that cannot be read or written ({TOOLS_USAGE_ERRORS})",
         ),
     )
     p.add_argument("--budget", required=True, type=whole_number("--budget", minimum=0), metavar="N", help="tokens")
