@@ -641,11 +641,14 @@ class SSEDecoder:
                 pos = self._skip_idle(chunk, pos)
                 if pos >= n:
                     break
-                # a line that may start an event: read alone (it may leave nothing pending: skip on after it)
-                end = _line_end(chunk, pos)
-                self._read_lines(chunk[pos:end], out)
-                pos = end
-                continue
+                if not chunk.startswith(b"id", pos):
+                    # a line that may start an event: read alone (it may leave nothing pending: skip on after it)
+                    end = _line_end(chunk, pos)
+                    self._read_lines(chunk[pos:end], out)
+                    pos = end
+                    continue
+                # an id line leaves nothing pending: it and the lines after it up to the blank line or the next data
+                # line are read at once, as inside an event (a million id lines were read one call each: 4 s)
             if blank <= pos and blank != -1:  # (not looked for, or passed: from here on)
                 blank = _blank_end(chunk, pos)
             end = n if blank < 0 else blank
