@@ -1673,7 +1673,7 @@ REFUSED_TOOLS: dict[str, list[dict[str, Any]]] = {
 }
 #: the providers that take each of them
 TAKEN_BY: dict[str, set[str]] = {
-    "custom": {"openai"},
+    "custom": {"openai", "openai-responses"},
     "anthropic-own": {"anthropic"},
     "gemini-own": {"gemini"},
     "responses-own": {"openai-responses"},

@@ -33,7 +33,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
-from agentmsg.providers._request.chat import ChatWalk, refusal_at
+from agentmsg.providers._request.chat import ChatWalk, custom_input, refusal_at
 from agentmsg.providers._request.common import WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
@@ -185,6 +185,7 @@ SPEC: Final = Spec(
     default_model="gpt-5",
     families=("openai-responses",),
     fields=FIELDS,
+    custom_tools=True,  # (free-text input, GPT-5: custom_tool_param.py)
     # a built-in tool is forced by its type, those tool_choice_types_param.py takes
     own_tools=OwnTools(
         recognize=_own_tool,
@@ -376,19 +377,37 @@ def format_request(
 def _tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     """Function tools, flat (``{type, name, description, parameters, strict}``). ``strict`` is always sent: a tool
     that does not say is sent ``strict: false``, as Chat Completions takes it (the Responses API would make it
-    strict). The API's own tools (``web_search``, ``file_search``, ``mcp``...) go as given, in their place."""
+    strict). A custom tool (free-text input) is flat too (``{type: custom, name, description, format}``). The API's
+    own tools (``web_search``, ``file_search``, ``mcp``...) go as given, in their place."""
     out = []
     for t in tools:
         if t.native is not None:
             out.append(t.native[1])
             continue
-        tool: dict[str, Any] = {"type": "function", "name": ctx.tool_name(t.name, t.pointer + "/name")}
+        kind = "function" if t.custom is None else "custom"
+        tool: dict[str, Any] = {"type": kind, "name": ctx.tool_name(t.name, t.pointer + "/name")}
         if t.description is not None:
             tool["description"] = t.description
+        if t.custom is not None:
+            if t.custom:
+                tool["format"] = _custom_format(t.custom)
+            out.append(tool)
+            continue
         tool["parameters"] = t.parameters
         tool["strict"] = bool(t.strict)
         out.append(tool)
     return out
+
+
+def _custom_format(fmt: dict[str, Any]) -> dict[str, Any]:
+    """A custom tool's ``format`` as this API spells it: a grammar flat (``{type: grammar, syntax, definition}``,
+    ``custom_tool_input_format.py``), where Chat Completions nests it (``{type: grammar, grammar: {syntax,
+    definition}}``): one given so is flattened, the same grammar (as a function tool's definition is); any other
+    format goes as given."""
+    grammar = fmt.get("grammar")
+    if fmt.get("type") != "grammar" or not isinstance(grammar, Mapping) or not grammar.keys().isdisjoint(fmt):
+        return fmt
+    return {**{k: v for k, v in fmt.items() if k != "grammar"}, **grammar}
 
 
 def _tool_choice(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> Any:
@@ -406,7 +425,8 @@ def _tool_choice(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> Any:
             )
         return {"type": kind}
     if choice.mode == "tool":
-        return {"type": "function", "name": ctx.tool_name(choice.name or "", "/tool_choice")}
+        kind = "custom" if choice.custom else "function"
+        return {"type": kind, "name": ctx.tool_name(choice.name or "", "/tool_choice")}
     return choice.mode
 
 
@@ -433,6 +453,8 @@ class _Walk(ChatWalk):
         #: id() of an assistant message item whose text ends with a refusal (refusal_at) -> (the text before it,
         #: the refusal): a refusal part where the item goes back as the output message of its id (provider_part)
         self.refusals_in: dict[int, tuple[str, str]] = {}
+        #: the call ids of the custom tool calls sent (custom_tool_call items): their results are custom_tool_call_output
+        self.custom_ids: set[str] = set()
 
     # ---- parts ----
 
@@ -581,11 +603,16 @@ class _Walk(ChatWalk):
                 flush()
                 cid = b.id
                 tool = ctx.tool_name_cache.get(b.name) or ctx.tool_name(b.name, f"/{i}/content/{j}/name")
-                if b.content is None:
-                    arguments = F.json_text(b.input)
+                if b.metadata and b.metadata.get("toolType") == "custom":
+                    # an OpenAI custom tool's call (free-text input): back as one, its result as its output
+                    items.append({"type": "custom_tool_call", "call_id": cid, "name": tool, "input": custom_input(b)})
+                    self.custom_ids.add(cid)
                 else:
-                    arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
-                items.append({"type": "function_call", "call_id": cid, "name": tool, "arguments": arguments})
+                    if b.content is None:
+                        arguments = F.json_text(b.input)
+                    else:
+                        arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
+                    items.append({"type": "function_call", "call_id": cid, "name": tool, "arguments": arguments})
                 open_calls[cid] = (cid, tool, b.name, i, j)
                 if b.metadata and b.metadata.get("thoughtSignature"):
                     ctx.report(
@@ -618,11 +645,12 @@ class _Walk(ChatWalk):
         return looked
 
     def between(self, msg: Msg, i: int) -> bool:
-        """The text goes before the run of ``function_call`` items the request ends with: into the assistant message
-        item right before them (joined by ``\\n``, as the texts of one message), or as one of its own."""
+        """The text goes before the run of ``function_call`` (and ``custom_tool_call``) items the request ends with: into
+        the assistant message item right before them (joined by ``\\n``, as the texts of one message), or as one of its
+        own."""
         out = self.out
         k = len(out)
-        while k and out[k - 1].get("type") == "function_call":
+        while k and out[k - 1].get("type") in _CALL_ITEMS:
             k -= 1
         if k == len(out):
             return False
@@ -746,10 +774,15 @@ class _Walk(ChatWalk):
                     ctx.report(f"{pointer}/output/{k}", "block-dropped", f"{o.type} block inside a tool result")
             value = parts
         call_id = call[0] if call is not None else b.id
-        self.out.append({"type": "function_call_output", "call_id": call_id, "output": value})
+        self._output(call_id, value)
 
     def repair(self, sent: str, tool: str) -> None:
-        self.out.append({"type": "function_call_output", "call_id": sent, "output": F.REPAIR_TEXT})
+        self._output(sent, F.REPAIR_TEXT)
+
+    def _output(self, call_id: str, value: Any) -> None:
+        """A call's result item: ``custom_tool_call_output`` for a custom tool's call, else ``function_call_output``."""
+        kind = "custom_tool_call_output" if call_id in self.custom_ids else "function_call_output"
+        self.out.append({"type": kind, "call_id": call_id, "output": value})
 
     def result(self) -> list[dict[str, Any]]:
         if not self.stored:
@@ -767,6 +800,16 @@ class _Walk(ChatWalk):
             f"reasoning item {str(item['id'])[:80]!r} has no encrypted_content: without store it cannot be replayed",
         )
         return True
+
+
+#: the input (and output) items of an assistant's calls (a function's; a custom tool's, of free-text input)
+_CALL_ITEMS: Final = ("function_call", "custom_tool_call")
+#: of each call item: the field of its call's text (JSON arguments; a custom tool's free-text input), and how a
+#: problem names the call
+_CALL_INPUT: Final[Mapping[str, tuple[str, str]]] = {
+    "function_call": ("arguments", "a function call"),
+    "custom_tool_call": ("input", "a custom tool call"),
+}
 
 
 def _blocks(msg: Msg) -> list[Any]:
@@ -990,6 +1033,7 @@ _QUIET = frozenset(
         "response.output_text.done",
         "response.refusal.done",
         "response.function_call_arguments.done",
+        "response.custom_tool_call_input.done",
         "response.reasoning_summary_part.added",
         "response.reasoning_summary_part.done",
         "response.reasoning_summary_text.done",
@@ -1007,6 +1051,7 @@ _DONE_TEXTS: Final[Mapping[str, str]] = {
     "response.output_text.done": "text",
     "response.refusal.done": "refusal",
     "response.function_call_arguments.done": "arguments",
+    "response.custom_tool_call_input.done": "input",
     "response.reasoning_summary_text.done": "text",
     "response.reasoning_text.done": "text",
 }
@@ -1081,6 +1126,13 @@ class Reader(PayloadReader):
                 self.b.tool_call(obj["output_index"], arguments=delta)
                 if delta and type(delta) is str and type(self) is Reader:
                     self._route(event, obj, delta, obj["output_index"], "call")
+            return
+        if kind == "response.custom_tool_call_input.delta":
+            st = self._at(obj, event)
+            if st is not None and st.kind == "custom_tool_call":  # (a custom tool's free-text input, as arguments)
+                st.streamed = True
+                delta = self.b.string(obj.get("delta"), "a custom tool call's input delta") or ""
+                self.b.tool_call(obj["output_index"], arguments=delta, custom=True)
             return
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             st = self._at(obj, event)
@@ -1223,7 +1275,13 @@ class Reader(PayloadReader):
             kind = obj.get("type", "")
             st = self._new(
                 index,
-                "function_call" if "function_call" in kind else "reasoning" if "reasoning" in kind else "message",
+                "function_call"
+                if "function_call" in kind
+                else "custom_tool_call"
+                if "custom_tool_call" in kind
+                else "reasoning"
+                if "reasoning" in kind
+                else "message",
                 obj.get("item_id"),
             )
         if index in self._waiting:
@@ -1306,6 +1364,9 @@ class Reader(PayloadReader):
         if kind == "response.function_call_arguments.done":
             if st.kind == "function_call":
                 b.tool_call(index, arguments=value)
+        elif kind == "response.custom_tool_call_input.done":
+            if st.kind == "custom_tool_call":
+                b.tool_call(index, arguments=value, custom=True)
         elif kind == "response.refusal.done":
             b.text(value, slot=f"m{index}/refusal")
             b.refused()
@@ -1352,14 +1413,16 @@ class Reader(PayloadReader):
         if index in self._waiting:
             self._waiting[index].append((event, obj, self.b.payload))
             return
-        if kind == "function_call":
+        if kind in _CALL_ITEMS:
             b = self.b
-            arguments = b.string(item.get("arguments"), "a function call's arguments") or None
+            field, what = _CALL_INPUT[kind]
+            arguments = b.string(item.get(field), f"{what}'s {field}") or None
             b.tool_call(
                 index,
-                call_id=b.string(item.get("call_id"), "a function call's call_id"),
+                call_id=b.string(item.get("call_id"), f"{what}'s call_id"),
                 name=item.get("name"),
                 arguments=arguments,
+                custom=kind == "custom_tool_call",
             )
             # (arguments given here begin the call's arguments, as deltas would: its done item is not read again)
             st.streamed = arguments is not None
@@ -1418,19 +1481,22 @@ class Reader(PayloadReader):
                 b.carrier({"providerBlock": kept}, slot=f"{slot}/item")
         elif kind == "reasoning":
             self._reasoning_done(index, st, item)
-        elif kind == "function_call":
+        elif kind in _CALL_ITEMS:  # (a custom tool's call: its free-text input is the call's text, as Chat's)
             _call_not_kept(b, item)
-            if st.kind != "function_call" or not b.open_call(index):
+            field, what = _CALL_INPUT[kind]
+            custom = kind == "custom_tool_call"
+            if st.kind != kind or not b.open_call(index):
                 b.tool_call(
                     index,
-                    call_id=b.string(item.get("call_id"), "a function call's call_id"),
+                    call_id=b.string(item.get("call_id"), f"{what}'s call_id"),
                     name=item.get("name"),
-                    arguments=None if st.streamed else b.string(item.get("arguments"), "a function call's arguments"),
+                    arguments=None if st.streamed else b.string(item.get(field), f"{what}'s {field}"),
+                    custom=custom,
                 )
             elif not st.streamed:
-                b.tool_call(index, arguments=b.string(item.get("arguments"), "a function call's arguments"))
+                b.tool_call(index, arguments=b.string(item.get(field), f"{what}'s {field}"), custom=custom)
             b.end_tool_call(index)
-            st.kind = "function_call"
+            st.kind = kind
         else:
             self._other(kind)
 

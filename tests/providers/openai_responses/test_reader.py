@@ -727,3 +727,73 @@ def test_a_refusal_of_a_message_without_a_phase_goes_back_as_its_refusal_part() 
         assert rules(sent) == []
     plain = {**message, "content": parts[:1]}
     assert [b.type for b in P.parse_response(_whole(plain)).content] == ["text"]
+
+
+def test_a_custom_tool_call_is_the_block_chat_completions_reader_makes() -> None:
+    """A custom tool's call (custom_tool_call item: call_id, name, its free-text input) was said as not kept and the
+    call lost, whole and streamed (response.custom_tool_call_input.delta / .done). Now it is the block Chat
+    Completions' reader makes of one: input {}, the text as its content, metadata toolType custom; sent back to
+    this API as a custom_tool_call, and to a provider without custom tools as Chat's reader's block is. The reply
+    is built by the openai package's models (Response; its stream accumulator gives the same item)."""
+    from openai.types.responses import Response
+
+    from agentmsg.providers import openai
+    from tests._support.providers import FIX
+    from tests.providers.openai_responses.sdk import final_response
+
+    chat = openai.parse_response((FIX / "openai/chat_completion_custom_tool_call.json").read_bytes())
+    want = chat.blocks("tool_use")[0]
+    item = {"type": "custom_tool_call", "id": "ctc_1", "call_id": want.id, "name": "math_exp", "input": "4 + 4"}
+    item = {**item, "status": "completed"}
+    whole = Response.model_validate(_whole(item, created_at=1, tool_choice="auto", tools=[], parallel_tool_calls=True))
+    whole_msg = P.parse_response(orjson.dumps(whole.model_dump(mode="json", exclude_none=True)))
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {**item, "input": "", "status": "in_progress"},
+    }
+    deltas = [
+        {"type": "response.custom_tool_call_input.delta", "output_index": 0, "item_id": "ctc_1", "delta": d}
+        for d in ("4 +", " 4")
+    ]
+    input_done = {
+        "type": "response.custom_tool_call_input.done",
+        "output_index": 0,
+        "item_id": "ctc_1",
+        "input": "4 + 4",
+    }
+    item_done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    completed = _done(output=[item])
+    streams = {
+        "deltas": [_created(), added, *deltas, input_done, item_done, completed],
+        "done event only": [_created(), added, input_done, item_done, completed],
+        "done item only": [_created(), added, item_done, completed],
+        "cut after the deltas": [_created(), added, *deltas],
+    }
+    for what, stream in streams.items():
+        events = list(P.parse_stream(_sse(*stream)))
+        said = [e["name"] for e in events if e["type"] == "CUSTOM"]
+        assert said == (["agentmsg.error"] if "cut" in what else []), what  # (a cut stream: its error alone)
+        msgs = reduce_events(events)
+        assert [(b.id, b.name, b.input, b.content, b.metadata) for b in msgs[0].blocks("tool_use")] == [
+            (want.id, "math_exp", {}, "4 + 4", {"toolType": "custom"})
+        ], what
+        if "cut" not in what:  # (the openai package reads the same item)
+            final = final_response(stream)
+            assert [(o.type, o.input) for o in final.output] == [("custom_tool_call", "4 + 4")], what
+    assert whole_msg.blocks("tool_use") == chat.blocks("tool_use")
+    # back to this API as the call it was, and to a provider without custom tools as Chat's reader's block goes
+    back = formatted("openai-responses", [UserMessage("Add four plus four."), whole_msg])
+    assert back.body["input"][1] == {
+        "type": "custom_tool_call",
+        "call_id": want.id,
+        "name": "math_exp",
+        "input": "4 + 4",
+    }
+    for provider in ("deepseek", "anthropic"):
+        via_chat = formatted(provider, [UserMessage("Add four plus four."), chat])
+        via_responses = formatted(provider, [UserMessage("Add four plus four."), whole_msg])
+        assert via_responses.body == via_chat.body, provider
+        assert rules(via_responses) == rules(via_chat), provider
+        # (a function call there: its text, no JSON, is said, tool-arguments-invalid)
+        assert ("/1/content/0", "tool-arguments-invalid") in rules(via_responses), provider

@@ -4,6 +4,8 @@ strict (tests/oracles), and what it says where it cannot carry something."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from agentmsg import (
@@ -308,3 +310,60 @@ def test_chat_completions_parameters_this_api_names_otherwise_or_not_at_all() ->
     dropped |= {"functions": [{"name": "f"}], "function_call": "auto"}
     request = formatted("openai-responses", msgs, **dropped)
     assert rules(request) == [(f"/params/{key}", "param-dropped") for key in dropped]
+
+
+def test_custom_tools_their_choice_calls_and_results_go_as_the_api_has_them() -> None:
+    """OpenAI's custom tools (free-text input) were refused ("openai-responses has no custom tools"), though the
+    Responses API takes them; and a custom tool's call read from Chat Completions went back as a function_call of
+    arguments '{}' (its input lost, said tool-arguments-invalid), its result as a function_call_output. Now: the
+    tools flat (a grammar as this API spells it), a custom tool_choice, a custom_tool_call item with the call's
+    input as it came, and its result a custom_tool_call_output; the openai package's params check the body."""
+    # the block Chat Completions' reader makes of a custom tool's call (tests/providers/openai_responses/test_reader.py
+    # reads the same one from this API's reply)
+    call = ToolUseBlock(id="call_Qpg", name="math_exp", input={}, content="4 + 4", metadata={"toolType": "custom"})
+    msg = AssistantMessage([call])
+    lark = {"syntax": "lark", "definition": "start: /[0-9+ ]+/"}
+    tools: list[dict[str, Any]] = [
+        {
+            "type": "custom",
+            "custom": {"name": "math_exp", "description": "Arithmetic", "format": {"type": "grammar", "grammar": lark}},
+        },
+        {"type": "custom", "name": "notes", "format": {"type": "text"}},  # (its keys beside the type)
+        {"type": "custom", "name": "regex", "format": {"type": "grammar", "syntax": "regex", "definition": "a+"}},
+        *TOOLS,
+    ]
+    convo = [
+        UserMessage("Add four plus four."),
+        msg,
+        ToolResultMessage(ToolResultBlock(id=call.id, name="math_exp", output="8", state="success")),
+        AssistantMessage([ToolUseBlock(id="call_2", name="notes", input={}, metadata={"toolType": "custom"})]),
+        ToolResultMessage(ToolResultBlock(id="call_2", name="notes", output="ok", state="success")),
+    ]
+    choice = {"type": "custom", "custom": {"name": "math_exp"}}
+    r = formatted("openai-responses", convo, model="gpt-5", tools=tools, tool_choice=choice)
+    assert rules(r) == []
+    assert r.body["tools"][:3] == [
+        {"type": "custom", "name": "math_exp", "description": "Arithmetic", "format": {"type": "grammar", **lark}},
+        {"type": "custom", "name": "notes", "format": {"type": "text"}},
+        {"type": "custom", "name": "regex", "format": {"type": "grammar", "syntax": "regex", "definition": "a+"}},
+    ]
+    assert r.body["tools"][3]["type"] == "function"
+    assert r.body["tool_choice"] == {"type": "custom", "name": "math_exp"}
+    assert r.body["input"][1:] == [
+        {"type": "custom_tool_call", "call_id": call.id, "name": "math_exp", "input": "4 + 4"},
+        {"type": "custom_tool_call_output", "call_id": call.id, "output": "8"},
+        {"type": "custom_tool_call", "call_id": "call_2", "name": "notes", "input": ""},  # (a call of no text)
+        {"type": "custom_tool_call_output", "call_id": "call_2", "output": "ok"},
+    ]
+    # {"type": "custom", "name": X} forces it too; a function tool is still forced as one
+    r = formatted("openai-responses", convo[:1], tools=tools, tool_choice={"type": "custom", "name": "notes"})
+    assert r.body["tool_choice"] == {"type": "custom", "name": "notes"}
+
+
+def test_an_unanswered_custom_call_is_repaired_with_a_custom_output() -> None:
+    """With repair, a custom tool's call that no result answers gets one of its kind (a function_call_output for a
+    custom_tool_call is an item the API cannot match to its call)."""
+    call = ToolUseBlock(id="call_9", name="notes", input={}, content="jot", metadata={"toolType": "custom"})
+    convo = [UserMessage("q"), AssistantMessage([call]), UserMessage("next")]
+    r = formatted("openai-responses", convo, options={"repair": True})
+    assert [item.get("type") for item in r.body["input"]] == [None, "custom_tool_call", "custom_tool_call_output", None]

@@ -296,8 +296,7 @@ class ChatWalk(Walk):
                 meta = b.metadata
                 if meta and self.custom_calls and meta.get("toolType") == "custom":
                     # an OpenAI custom tool's call: its free-text input (content) back as it came
-                    text = b.content if b.content is not None else F.json_text(b.input) if b.input else ""
-                    calls.append({"id": sent, "type": "custom", "custom": {"name": tool, "input": text}})
+                    calls.append({"id": sent, "type": "custom", "custom": {"name": tool, "input": custom_input(b)}})
                 else:
                     if b.content is None:
                         try:
@@ -565,6 +564,15 @@ _NO_SIGNATURE = "{} has no field for a reasoning signature"
 
 #: message metadata: the model declined (the reducer sets it from MODEL_CALL_END ``metadata.refusal``)
 REFUSAL = "agentmsg_refusal"
+
+
+def custom_input(b: ToolUseBlock) -> str:
+    """The free-text input of an OpenAI custom tool's call (metadata ``toolType: "custom"``), as the provider takes it
+    back (Chat Completions' ``custom.input``, a Responses ``custom_tool_call``'s ``input``): the call's raw text
+    (``content``) as it came; for a call of no text, the JSON of its input (nothing when that is empty)."""
+    if b.content is not None:
+        return b.content
+    return F.json_text(b.input) if b.input else ""
 
 
 def refusal_at(msg: Msg) -> int:
