@@ -1406,8 +1406,12 @@ class Reader(PayloadReader):
         st = self._items.get(index)
         if st is None:
             st = self._new(index, kind, item.get("id"))
-        elif index not in self._waiting:
+        elif index not in self._waiting and (st.done or st.kind != kind):
+            # (a new item at an index whose item is done, or of another kind than its early events said; an item of
+            # the kind they said keeps what they gave, and its done item does not give its text a second time)
             st = self._items[index] = _Item(kind, item.get("id"))
+        elif st.id is None and isinstance(item.get("id"), str):
+            st.id = item["id"]
         if st.id is not None:
             self._by_id[st.id] = index
         if index in self._waiting:
@@ -1425,7 +1429,7 @@ class Reader(PayloadReader):
                 custom=kind == "custom_tool_call",
             )
             # (arguments given here begin the call's arguments, as deltas would: its done item is not read again)
-            st.streamed = arguments is not None
+            st.streamed = st.streamed or arguments is not None
         elif kind not in ("message", "reasoning"):
             self._other(kind)
 

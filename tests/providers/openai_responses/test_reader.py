@@ -797,3 +797,49 @@ def test_a_custom_tool_call_is_the_block_chat_completions_reader_makes() -> None
         assert rules(via_responses) == rules(via_chat), provider
         # (a function call there: its text, no JSON, is said, tool-arguments-invalid)
         assert ("/1/content/0", "tool-arguments-invalid") in rules(via_responses), provider
+
+
+_EARLY_ITEMS: dict[str, tuple[dict[str, Any], str, str, str]] = {
+    # the item, its text's delta event, its .done event and the field that holds its text there
+    "message": (
+        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "4 + 4", "annotations": []}]},
+        "response.output_text.delta", "response.output_text.done", "text",
+    ),
+    "function_call": (
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add", "arguments": '{"a":4}',
+         "status": "completed"},
+        "response.function_call_arguments.delta", "response.function_call_arguments.done", "arguments",
+    ),
+    "custom_tool_call": (
+        {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "math_exp", "input": "4 + 4",
+         "status": "completed"},
+        "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done", "input",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("first", ["delta", "done"])
+@pytest.mark.parametrize("kind", list(_EARLY_ITEMS))
+def test_an_items_text_that_comes_before_its_added_event_is_read_once(kind: str, first: str) -> None:
+    """Found by the custom-call fuzzer: an item's delta (or its text's .done event) before its output_item.added (a
+    proxy's order) opened the item, and the added event then made it anew, as if nothing had streamed: the done
+    item's text was read again, "4 + 4" became "4 + 44 + 4" (a function call's arguments no JSON, said; a custom
+    tool's input and a message's text doubled unsaid). Now the item keeps what its events gave: the message is the
+    whole response's."""
+    item, delta_type, done_type, field = _EARLY_ITEMS[kind]
+    text = item["content"][0]["text"] if kind == "message" else item[field]
+    at = {"output_index": 0, "item_id": item["id"], **({"content_index": 0} if kind == "message" else {})}
+    delta = {"type": delta_type, **at, "delta": text}
+    done = {"type": done_type, **at, field: text}
+    empty = {**item, "content": []} if kind == "message" else {**item, field: ""}
+    added = {"type": "response.output_item.added", "output_index": 0, "item": {**empty, "status": "in_progress"}}
+    early = [delta, added, done] if first == "delta" else [done, added]
+    events = list(
+        P.parse_stream(
+            _sse(_created(), *early, {"type": "response.output_item.done", "output_index": 0, "item": item}, _done())
+        )
+    )
+    assert _said(events) == []
+    whole = P.parse_response(orjson.dumps(_whole(item)))
+    assert reduce_ok(events).content == whole.content
