@@ -910,7 +910,7 @@ _TOOL_ITEMS = "tools the provider ran itself, and items the message has no place
 class _Item:
     """What the reader knows of one output item (by ``output_index``) while it streams."""
 
-    __slots__ = ("annotated", "by_done", "done", "empty", "id", "kind", "slots", "streamed")
+    __slots__ = ("annotated", "by_done", "done", "empty", "id", "kind", "named", "slots", "streamed")
 
     def __init__(self, kind: Any, item_id: Any) -> None:
         self.kind = kind
@@ -921,6 +921,7 @@ class _Item:
         self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
         self.done = False
         self.annotated = False  # annotation events came for it (its done item's annotations are not read again)
+        self.named = False  # a call: its output_item.added gave its call_id and name (its done item's are not read)
 
 
 # ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
@@ -1430,6 +1431,7 @@ class Reader(PayloadReader):
             )
             # (arguments given here begin the call's arguments, as deltas would: its done item is not read again)
             st.streamed = st.streamed or arguments is not None
+            st.named = True
         elif kind not in ("message", "reasoning"):
             self._other(kind)
 
@@ -1497,8 +1499,15 @@ class Reader(PayloadReader):
                     arguments=None if st.streamed else b.string(item.get(field), f"{what}'s {field}"),
                     custom=custom,
                 )
-            elif not st.streamed:
-                b.tool_call(index, arguments=b.string(item.get(field), f"{what}'s {field}"), custom=custom)
+            else:
+                # (a call its deltas opened, no output_item.added before them: its id and name are the done item's)
+                b.tool_call(
+                    index,
+                    call_id=None if st.named else b.string(item.get("call_id"), f"{what}'s call_id"),
+                    name=None if st.named else item.get("name"),
+                    arguments=None if st.streamed else b.string(item.get(field), f"{what}'s {field}"),
+                    custom=custom,
+                )
             b.end_tool_call(index)
             st.kind = kind
         else:

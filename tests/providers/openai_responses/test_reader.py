@@ -843,3 +843,25 @@ def test_an_items_text_that_comes_before_its_added_event_is_read_once(kind: str,
     assert _said(events) == []
     whole = P.parse_response(orjson.dumps(_whole(item)))
     assert reduce_ok(events).content == whole.content
+
+
+@pytest.mark.parametrize("first", ["delta", "done"])
+@pytest.mark.parametrize("kind", ["function_call", "custom_tool_call"])
+def test_a_call_its_deltas_open_takes_its_id_and_name_from_its_done_item(kind: str, first: str) -> None:
+    """Found by the custom-call fuzzer: a call whose deltas (or .done event) came with no output_item.added (a
+    proxy's) was opened by them, and its done item gave only its text: the call got a minted id and an empty name
+    (said "ended without a name") though the done item names both. Now the done item gives them, as the whole
+    response does; a call its added event named keeps that event's."""
+    item, delta_type, done_type, field = _EARLY_ITEMS[kind]
+    at = {"output_index": 0, "item_id": item["id"]}
+    early = (
+        {"type": delta_type, **at, "delta": item[field]}
+        if first == "delta"
+        else {"type": done_type, **at, field: item[field]}
+    )
+    item_done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    events = list(P.parse_stream(_sse(_created(), early, item_done, _done())))
+    assert _said(events) == []
+    whole = P.parse_response(orjson.dumps(_whole(item)))
+    assert reduce_ok(events).content == whole.content
+    assert [(b.id, b.name) for b in whole.blocks("tool_use")] == [("call_1", item["name"])]
