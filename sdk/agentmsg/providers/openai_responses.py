@@ -389,25 +389,14 @@ def _tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
         if t.description is not None:
             tool["description"] = t.description
         if t.custom is not None:
-            if t.custom:
-                tool["format"] = _custom_format(t.custom)
+            if t.custom:  # (flat, as this API has it: tools.py took either spelling)
+                tool["format"] = dict(t.custom)
             out.append(tool)
             continue
         tool["parameters"] = t.parameters
         tool["strict"] = bool(t.strict)
         out.append(tool)
     return out
-
-
-def _custom_format(fmt: dict[str, Any]) -> dict[str, Any]:
-    """A custom tool's ``format`` as this API spells it: a grammar flat (``{type: grammar, syntax, definition}``,
-    ``custom_tool_input_format.py``), where Chat Completions nests it (``{type: grammar, grammar: {syntax,
-    definition}}``): one given so is flattened, the same grammar (as a function tool's definition is); any other
-    format goes as given."""
-    grammar = fmt.get("grammar")
-    if fmt.get("type") != "grammar" or not isinstance(grammar, Mapping) or not grammar.keys().isdisjoint(fmt):
-        return fmt
-    return {**{k: v for k, v in fmt.items() if k != "grammar"}, **grammar}
 
 
 def _tool_choice(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> Any:

@@ -367,3 +367,51 @@ def test_an_unanswered_custom_call_is_repaired_with_a_custom_output() -> None:
     convo = [UserMessage("q"), AssistantMessage([call]), UserMessage("next")]
     r = formatted("openai-responses", convo, options={"repair": True})
     assert [item.get("type") for item in r.body["input"]] == [None, "custom_tool_call", "custom_tool_call_output", None]
+
+
+_LARK = {"syntax": "lark", "definition": "start: /[0-9+ ]+/"}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "pointer", "rule"),
+    [
+        ({"type": "grammar", "grammar": "start: x"}, "/tools/0/format/grammar", "type"),
+        ({"type": "grammar"}, "/tools/0/format/syntax", "required"),
+        ({"type": "grammar", "syntax": "ebnf", "definition": "x"}, "/tools/0/format/syntax", "enum"),
+        ({"type": "grammar", "syntax": "regex", "definition": None}, "/tools/0/format/definition", "required"),
+        (
+            {"type": "grammar", "grammar": {"syntax": "lark", "definition": 5}},
+            "/tools/0/format/grammar/definition",
+            "type",
+        ),
+        ({"type": "grammar", "grammar": _LARK, "syntax": "lark"}, "/tools/0/format/syntax", "conflict"),
+        ({"type": "json"}, "/tools/0/format/type", "enum"),
+        ({"syntax": "lark", "definition": "x"}, "/tools/0/format/type", "enum"),
+    ],
+)
+@pytest.mark.parametrize("provider", ["openai-responses", "openai"])
+def test_a_custom_tools_format_neither_api_takes_is_refused_at_its_pointer(
+    provider: str, fmt: dict[str, Any], pointer: str, rule: str
+) -> None:
+    """Found by the custom-tool request fuzzer: a custom tool's format went as given, whatever it was, and a grammar
+    that is no object, of no syntax or definition, or a format of another type made a body the openai package's
+    params refuse (the API with it). Now the format is checked where the tool is read, each problem at its pointer."""
+    with pytest.raises(ValidationError) as info:
+        get(provider).format_request([UserMessage("q")], tools=[{"type": "custom", "name": "math", "format": fmt}])
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+
+
+def test_a_custom_tools_grammar_goes_as_each_api_spells_it() -> None:
+    """A grammar given flat (as the Responses API has it) went to Chat Completions flat, and a text format's unknown
+    key to both: bodies the openai package's params refuse. Now each API has the grammar as it spells it (Chat's
+    nested in ``grammar``, the Responses API's flat), from either spelling, and a key of neither is said dropped."""
+    flat = {"type": "grammar", **_LARK}
+    nested = {"type": "grammar", "grammar": _LARK}
+    for given in (flat, nested):
+        tools = [{"type": "custom", "name": "math", "format": given}]
+        assert formatted("openai-responses", [UserMessage("q")], tools=tools).body["tools"][0]["format"] == flat
+        assert formatted("openai", [UserMessage("q")], tools=tools).body["tools"][0]["custom"]["format"] == nested
+    text = [{"type": "custom", "custom": {"name": "notes", "format": {"type": "text", "note": 1}}}]
+    for provider in ("openai-responses", "openai"):
+        r = formatted(provider, [UserMessage("q")], tools=text)
+        assert rules(r) == [("/tools/0/custom/format/note", "tool-key-dropped")], provider

@@ -71,7 +71,8 @@ class ToolDef(NamedTuple):
     parameters: dict[str, Any]
     strict: bool | None
     pointer: str
-    #: An OpenAI custom tool's ``format`` (``{}`` when it gives none); None for a function tool
+    #: An OpenAI custom tool's ``format``, checked, a grammar flat (``{}`` when it gives none: _custom_format); None
+    #: for a function tool
     custom: dict[str, Any] | None = None
     #: the tool's prompt-cache marker (its ``_cache_control`` key: the tools up to this one are a breakpoint) and
     #: that key's pointer, or None
@@ -112,6 +113,10 @@ _WRAPPER_KEYS: Final = frozenset({"type", "function", MARKER})
 _CUSTOM_KEYS: Final = frozenset({"name", "description", "format"})
 _CUSTOM_FLAT_KEYS: Final = _CUSTOM_KEYS | {"type"}
 _CUSTOM_WRAPPER_KEYS: Final = frozenset({"type", "custom"})
+#: the keys of a custom tool's format: of a text one; of a grammar (beside its type, or in its ``grammar`` object)
+_TEXT_FORMAT_KEYS: Final = frozenset({"type"})
+_GRAMMAR_KEYS: Final = frozenset({"syntax", "definition"})
+_GRAMMAR_SYNTAXES: Final = ("lark", "regex")
 _WHY: Final = "no provider field maps it (or a key given beside it takes its place)"
 
 
@@ -356,14 +361,62 @@ def _custom_tool(tool: Mapping[str, Any], pointer: str) -> ToolDef:
         if not isinstance(spec, Mapping):
             raise ValidationError.single(pointer, "type", "a custom tool's definition must be an object")
     name, description = _named(spec, pointer)
-    fmt = spec.get("format")
-    if fmt is not None and not isinstance(fmt, Mapping):
-        raise ValidationError.single(pointer + "/format", "type", "a custom tool's format must be an object")
     # (a custom tool takes no cache marker: its _cache_control is dropped as any other key)
     dropped = _unknown(tool, at, _CUSTOM_FLAT_KEYS if spec is tool else _CUSTOM_WRAPPER_KEYS)
     if spec is not tool:
         dropped += _unknown(spec, pointer, _CUSTOM_KEYS)
-    return ToolDef(name, description, {}, None, pointer, dict(fmt) if fmt is not None else {}, dropped=tuple(dropped))
+    fmt = _custom_format(spec.get("format"), pointer + "/format", dropped)
+    return ToolDef(name, description, {}, None, pointer, fmt, dropped=tuple(dropped))
+
+
+def _custom_format(fmt: Any, pointer: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
+    """A custom tool's ``format``, checked and in one spelling: ``{}`` (none: free text), ``{type: text}``, or a grammar
+    flat (``{type: grammar, syntax, definition}``, as the Responses API has it; Chat Completions nests the last two in
+    ``grammar``, and either is taken). Each formatter writes it as its API spells it: one given as it came went to the
+    other API as neither takes it (a nested grammar to Chat's, a flat one to the Responses API, or a format of another
+    type), a body the API refuses. Keys beside those are dropped and said (``dropped``), as a definition's are."""
+    if fmt is None:
+        return {}
+    if not isinstance(fmt, Mapping):
+        raise ValidationError.single(pointer, "type", "a custom tool's format must be an object")
+    if not fmt:
+        return {}
+    kind = fmt.get("type")
+    if kind == "text":
+        dropped += _unknown(fmt, pointer, _TEXT_FORMAT_KEYS)
+        return {"type": "text"}
+    if kind != "grammar":
+        raise ValidationError.single(
+            pointer + "/type", "enum", f"a custom tool's format type is 'text' or 'grammar', not {short_repr(kind)}"
+        )
+    grammar, at = fmt, pointer
+    if "grammar" in fmt:  # (Chat Completions' spelling)
+        grammar, at = fmt["grammar"], pointer + "/grammar"
+        if not isinstance(grammar, Mapping):
+            raise ValidationError.single(at, "type", "a custom tool's grammar must be an object (syntax, definition)")
+        both = _GRAMMAR_KEYS.intersection(fmt)
+        if both:
+            raise ValidationError.single(
+                f"{pointer}/{min(both)}", "conflict", f"a custom tool's grammar {min(both)} beside its grammar object"
+            )
+        dropped += _unknown(fmt, pointer, frozenset({"type", "grammar"}))
+        dropped += _unknown(grammar, at, _GRAMMAR_KEYS)
+    else:
+        dropped += _unknown(fmt, pointer, _GRAMMAR_KEYS | {"type"})
+    syntax, definition = grammar.get("syntax"), grammar.get("definition")
+    if syntax not in _GRAMMAR_SYNTAXES:
+        rule = "required" if syntax is None else "enum"
+        raise ValidationError.single(
+            at + "/syntax", rule, f"a custom tool's grammar syntax is 'lark' or 'regex', not {short_repr(syntax)}"
+        )
+    if not isinstance(definition, str):
+        rule = "required" if definition is None else "type"
+        raise ValidationError.single(
+            at + "/definition",
+            rule,
+            f"a custom tool's grammar definition must be a string, not {short_repr(definition)}",
+        )
+    return {"type": "grammar", "syntax": syntax, "definition": definition}
 
 
 def refuse_custom(tools: list[ToolDef], provider: str) -> None:
@@ -475,8 +528,10 @@ def openai_tools(tools: list[ToolDef], ctx: Context, *, strict_field: bool = Tru
     for t in tools:
         if t.custom is not None:
             decl = _declaration(t, ctx)
-            if t.custom:
-                decl["format"] = t.custom
+            if t.custom.get("type") == "grammar":  # (Chat Completions nests a grammar: custom_tool_param.py)
+                decl["format"] = {"type": "grammar", "grammar": {k: t.custom[k] for k in ("syntax", "definition")}}
+            elif t.custom:
+                decl["format"] = dict(t.custom)
             out.append({"type": "custom", "custom": decl})
             continue
         fn = _declaration(t, ctx)
