@@ -11,12 +11,14 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import SSEDecoder, encode_sse, reduce_stream
 from agentmsg._wire import sse as _sse
 from agentmsg._wire.sse import JSONDataDecoder, SSEEvent
-from tests._support.budget import SEED, rounds
+from tests._support.budget import SEED, examples, rounds
 from tests._support.events import EVENTS
 
 
@@ -823,3 +825,74 @@ def test_a_run_of_id_lines_is_read_at_once_and_alike_in_c_and_python(
                 assert decode([body[i : i + 1000] for i in range(0, len(body), 1000)]) == got[scanner], scanner
         assert got["Python"] == decode([body[i : i + 1] for i in range(len(body))]), body[:20]
         assert got.get("C", got["Python"]) == got["Python"], body[:20]
+
+
+# ---- field lines between events, fuzzed (the id-run read of 2d239867) --------------------------------------
+
+_FIELD_LINES = [
+    b"id: 1", b"id:2", b"id: ", b"id", b"id: a\x00b", b"id: \xc3\xa9", b"idx: 1", b"id : 3", b"ID: 4",
+    b"event: x", b"event:", b"event", b"retry: 150", b"retry: x", b"retry:", b": comment", b":", b"",
+    b"data: a", b"data:", b"data", b'data: {"k": 1}', b"data: \xff", b"field: ignored", b'{"raw": 1}',
+]  # fmt: skip
+_EOLS = [b"\n", b"\r\n", b"\r"]
+_DECODERS = ["SSEDecoder", "JSONDataDecoder", "provider", "events"]
+
+
+def _decoder_class(name: str) -> Any:
+    from agentmsg._wire.framing import _ProviderSSE
+    from agentmsg.events.stream import _EventSSE
+
+    return {"SSEDecoder": SSEDecoder, "JSONDataDecoder": JSONDataDecoder, "provider": _ProviderSSE}.get(name, _EventSSE)
+
+
+@st.composite
+def _field_bodies(draw: st.DrawFn) -> bytes:
+    """A body of random field lines (ids, event names, retries, data, comments, unknown fields, runs of each), each
+    ended by LF, CR or CRLF (one for the body, or one per line)."""
+    eol = draw(st.sampled_from([*_EOLS, None]))
+    lines = draw(
+        st.lists(st.sampled_from(_FIELD_LINES) | st.sampled_from(_FIELD_LINES).map(lambda x: x * 2), max_size=40)
+    )
+    runs = draw(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 60)), max_size=2))
+    for at, n in runs:  # (a run of one line: the id run 2d239867 reads at once)
+        lines[at:at] = [lines[at % len(lines)] if lines else b"id: 5"] * n
+    return b"".join(line + (eol or draw(st.sampled_from(_EOLS))) for line in lines) + draw(
+        st.sampled_from([b"", b"\n", b"\r\n\r\n", b"data: end\n\n"])
+    )
+
+
+def _decoded(cls: Any, pieces: list[bytes], fast: bool) -> list[Any]:
+    saved = _sse._scan, _sse._idle
+    if not fast:
+        _sse._scan, _sse._idle = None, None
+    try:
+        d = cls()
+        events = [e for p in pieces for e in d.feed(p)]
+        last_id = d.last_event_id
+        events += d.close()
+    finally:
+        _sse._scan, _sse._idle = saved
+    data = [e.data.decode("utf-8", "replace") if isinstance(e.data, bytes) else e.data for e in events]
+    kept = [(e.event, e.id, e.retry, e.problem and e.problem.rule) for e in events]
+    return [*zip(data, kept, strict=True), last_id, d.last_event_id]
+
+
+@pytest.mark.fuzz
+@pytest.mark.differential
+@pytest.mark.parametrize("decoder", _DECODERS)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=_field_bodies(), cuts=st.lists(st.integers(0, 10_000), max_size=8))
+def test_field_lines_between_events_decode_alike_however_fed_in_c_and_python(
+    decoder: str, body: bytes, cuts: list[int]
+) -> None:
+    """Random field lines (runs of ids, event names, retries, data and comments; LF, CR and CRLF, one per body or
+    per line), fed whole, at random cuts and byte by byte, with the C scanner and without: the same events (data,
+    name, id, retry, problem) and the same last event id, before close and after, for each of the four decoders."""
+    cls = _decoder_class(decoder)
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    want = _decoded(cls, [body], fast=False)
+    assert _decoded(cls, [body[i : i + 1] for i in range(len(body))], fast=False) == want, body
+    for fast in (False, True) if _sse._scan is not None else (False,):
+        assert _decoded(cls, [body], fast) == want, (fast, body)
+        assert _decoded(cls, pieces, fast) == want, (fast, body, pieces)
