@@ -2114,3 +2114,33 @@ def test_a_refused_tool_choice_or_option_is_quoted_bounded(name: str) -> None:
         (problem,) = info.value.problems
         assert (problem.pointer, problem.rule) == (pointer, rule)
         assert len(problem.message) < 300, problem.message[:400]
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+def test_a_tool_choice_naming_a_tool_as_the_other_kind_is_sent_as_its_kind(provider: str) -> None:
+    """A function tool_choice naming an OpenAI custom tool went out as a function choice (the API matches it against
+    its function tools: none has that name), and a custom choice naming a function tool was forced by name with its
+    kind dropped, both without a word. The choice is now sent as the kind of the tool it names, said
+    tool-choice-changed at /tool_choice; a choice of the tool's own kind says nothing."""
+    fn = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    custom = {"type": "custom", "custom": {"name": "sql", "format": {"type": "text"}}}
+    msgs = [UserMessage("hi")]
+    entry = get(provider)
+
+    def rules_of(r: Any) -> list[tuple[str, str]]:
+        return [(d.pointer, d.rule) for d in r.diagnostics if d.pointer == "/tool_choice"]
+
+    as_custom = entry.format_request(msgs, tools=[fn], tool_choice={"type": "custom", "custom": {"name": "f"}})
+    assert rules_of(as_custom) == [("/tool_choice", "tool-choice-changed")], provider
+    assert as_custom.body == entry.format_request(msgs, tools=[fn], tool_choice={"type": "function", "name": "f"}).body
+    assert rules_of(entry.format_request(msgs, tools=[fn], tool_choice={"type": "function", "name": "f"})) == []
+    if not entry.spec.custom_tools:
+        return
+    as_function = formatted(provider, msgs, tools=[fn, custom], tool_choice={"type": "function", "name": "sql"})
+    assert rules_of(as_function) == [("/tool_choice", "tool-choice-changed")]
+    forced = as_function.body["tool_choice"]
+    assert forced["type"] == "custom" and "function" not in forced and "sql" in json.dumps(forced), forced
+    assert (
+        as_function.body
+        == formatted(provider, msgs, tools=[fn, custom], tool_choice={"type": "custom", "custom": {"name": "sql"}}).body
+    )

@@ -117,6 +117,8 @@ def run_format(
         tool_name_ok=tool_name_ok,
     )
     say_dropped_keys(ctx, tool_defs)
+    if choice is not None and choice.mode == "tool" and choice.own is None and not choice.by_type:
+        choice = _choice_of_its_kind(ctx, choice, tool_defs)
     ctx.structured = structured
     ctx.cache_marks = message_marks(ctx, msgs)
     table = spec.fields if spec.fields is not None else COMMON
@@ -140,6 +142,22 @@ def run_format(
         stream=stream,
         parser_options=draft.parser_options,
     )
+
+
+def _choice_of_its_kind(ctx: Context, choice: ToolChoice, tool_defs: list[ToolDef]) -> ToolChoice:
+    """A tool choice naming a tool as the other kind (a function choice naming an OpenAI custom tool, a custom choice
+    naming a function tool), which the API would refuse or the provider would force by name alone: sent as the kind
+    the tool is, said ``tool-choice-changed``."""
+    named = next((t for t in tool_defs if t.name == choice.name and t.native is None), None)
+    if named is None or (named.custom is not None) == choice.custom:
+        return choice
+    kind, given = ("custom", "function") if named.custom is not None else ("function", "custom")
+    ctx.report(
+        "/tool_choice",
+        "tool-choice-changed",
+        f"tool_choice names {choice.name!r:.80} as a {given} tool; it is a {kind} tool: sent as a {kind} choice",
+    )
+    return attrs.evolve(choice, custom=named.custom is not None)
 
 
 def _cache_said(ctx: Context, table: Any, tool_defs: list[ToolDef], title: str) -> None:
