@@ -264,7 +264,9 @@ def require_seconds(
     Returns the seconds as a float."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise wrong_type(f"/{name}", said, value, kind)
-    if isinstance(value, float) and math.isnan(value):  # ("not float" would not say what was wrong with it)
+    # ("not float" would not say what was wrong with it; NaN alone differs from itself: a real that is no float, as
+    # numpy.float32 is, is NaN too, and an int past a float's range is compared, never converted)
+    if value != value:
         raise WrongTypeError([Problem(f"/{name}", "type", f"{said}, not nan")], kind)
     if value < 0 if zero else value <= 0:
         rule = "minimum" if zero else "exclusiveMinimum"

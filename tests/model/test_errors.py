@@ -157,6 +157,44 @@ def test_a_count_or_seconds_past_any_float_or_printable_int_is_the_sdks_error() 
     assert short_repr(-huge) == "-2**16609 or more in size (16610 bits)" and len(short_repr([[-huge]])) <= 80
 
 
+class _Float32:
+    """A real number that is no float subclass, as numpy.float32 is (numbers.Real registers it)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __lt__(self, other: object) -> bool:
+        return self.value < other  # type: ignore[operator]
+
+    def __le__(self, other: object) -> bool:
+        return self.value <= other  # type: ignore[operator]
+
+    def __eq__(self, other: object) -> bool:
+        return self.value == (other.value if isinstance(other, _Float32) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_seconds_that_are_nan_are_refused_whatever_real_type_holds_them() -> None:
+    """NaN seconds held by a real number that is no float (numpy.float32's NaN) were refused (math.isnan); once the
+    NaN test looked at floats only, to spare an int past a float's range, they were taken and returned as nan, a
+    timeout of no length at all. They are refused again (rule type), and the huge int is still taken."""
+    import numbers
+
+    from agentmsg.errors import require_seconds
+
+    numbers.Real.register(_Float32)
+    for infinite in (False, True):
+        with pytest.raises(WrongTypeError) as info:
+            require_seconds(_Float32(float("nan")), "t", "t is seconds", infinite=infinite)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/t", "type")]
+        assert require_seconds(_Float32(1.5), "t", "t is seconds", infinite=infinite) == 1.5
+    assert require_seconds(10**5000, "t", "t is seconds", infinite=True) == float("inf")
+
+
 class _BrokenRepr:
     def __repr__(self) -> str:
         raise RuntimeError("no repr")
