@@ -296,7 +296,9 @@ def test_a_tools_file_over_max_bytes_is_said_of_the_tools_file(
         assert "tools.json: larger than the limit of" in err and "[max-bytes]" in err, (command, err)
         assert "conv.json" not in err, (command, err)
         assert main([command[0], "--help"]) == 0
-        assert "--tools: not JSON, over --max-bytes, or it holds a message" in capsys.readouterr().out, command
+        assert "--tools: not JSON (or an integer past 64 bits), over --max-bytes, or it holds a message" in (
+            capsys.readouterr().out
+        ), command
 
 
 def test_a_param_integer_past_64_bits_is_a_usage_error(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -309,6 +311,29 @@ def test_a_param_integer_past_64_bits_is_a_usage_error(conversation: Path, capsy
         assert out == "" and "[integer-range]" in err and len(err) < 2000, err[:300]
     assert main(["format", "--provider", "openai", "--param", "max_tokens=100", str(conversation)]) == 0
     assert json.loads(capsys.readouterr().out)["max_completion_tokens"] == 100
+
+
+def test_a_tools_file_integer_past_64_bits_is_a_usage_error(
+    conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --tools file's integer past 64 bits (a schema's ``maximum``) was sent as the nearest float (orjson reads it
+    so: ``"maximum":1e+29``), exit 0, without a word, where ``--param`` refuses such an integer. Now it is a usage
+    error (exit 2) naming the tools file and rule integer-range, in format, count and trim alike; 20 digits within
+    the range, and a long run of digits in a string, are sent as given."""
+    tools = tmp_path / "tools.json"
+    for value in ("1" + "0" * 29, "-9223372036854775809", "18446744073709551616"):
+        tools.write_text('[{"name": "f", "parameters": {"type": "integer", "maximum": ' + value + "}}]")
+        for command in (["format"], ["count"], ["trim", "--budget", "1000"]):
+            argv = [*command, "--provider", "openai", "--tools", str(tools), str(conversation)]
+            assert main(argv) == 2, (command, value)
+            out, err = capsys.readouterr()
+            assert out == "" and "tools.json: integer " in err and "[integer-range]" in err, (command, err[:300])
+    tools.write_text(
+        '[{"name": "f", "description": "' + "7" * 40 + '", "parameters": {"maximum": 18446744073709551615}}]'
+    )
+    assert main(["format", "--provider", "openai", "--tools", str(tools), str(conversation)]) == 0
+    sent = capsys.readouterr().out
+    assert '"maximum":18446744073709551615' in sent and "7" * 40 in sent
 
 
 @pytest.mark.parametrize(

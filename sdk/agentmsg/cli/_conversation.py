@@ -5,6 +5,8 @@ holds, and the run of such a command with its diagnostics in the ``--output-form
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -39,7 +41,11 @@ def problem_line(p: Any, kind: str | None) -> bytes:
 
 #: What makes a ``--tools`` file a usage error (exit 2), as the exit-status help of format, count and trim says it
 #: (:func:`read_inputs`)
-TOOLS_USAGE_ERRORS = "--tools: not JSON, over --max-bytes, or it holds a message"
+TOOLS_USAGE_ERRORS = "--tools: not JSON (or an integer past 64 bits), over --max-bytes, or it holds a message"
+
+#: a run of digits as long as an integer past 64 bits may be (-2**63 - 1 has 19): only then is the tools file read
+#: again
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 #: the rules of a document that could not be read as one JSON value: JSON Lines, maybe (each line then read alone)
 _UNREADABLE = ("json", "utf-8", "lone-surrogate")
@@ -159,6 +165,7 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
                 problem = next((r.problem for r in read_records(raw) if r.problem), None)
                 said = f"{problem.message} [{problem.rule}]" if problem else f"not valid JSON: {exc} [json]"
                 raise UsageError(f"{shown_path(tools_path)}: {said}") from None
+            _refuse_long_integers(raw, tools_path)
             if not isinstance(tools, list):  # (null was taken as no tools, silently; trim said {} otherwise)
                 held = " (the file holds null)" if tools is None else ""
                 raise ValidationError([Problem("/tools", "type", f"tools must be a list of tool definitions{held}")])
@@ -168,6 +175,36 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
             diag.say(p, "error", True)
         return None
     return data, tools
+
+
+class _Beyond(ValueError):
+    """An integer of a ``--tools`` file past the 64-bit range JSON is written in (its digits)."""
+
+
+def _int64(digits: str) -> int:
+    """An integer of the tools file, read by json (which reads any number of digits): one past 64 bits raises."""
+    if len(digits.lstrip("-")) > 20 or not -(2**63) <= (number := int(digits)) <= 2**64 - 1:
+        raise _Beyond(digits)
+    return number
+
+
+def _refuse_long_integers(raw: bytes, tools_path: str) -> None:
+    """A tools file holding an integer past the 64-bit range is a usage error (rule ``integer-range``), as such a
+    ``--param`` is: orjson read it as the nearest float, and the request carried ``1e+29`` for the digits given,
+    without a word. (Only a file with a run of 19 digits, in a string or not, is read again, with json.)"""
+    if _LONG_DIGITS.search(raw) is None:
+        return
+    try:
+        json.loads(raw, parse_int=_int64)
+    except _Beyond as exc:
+        digits = str(exc)
+        shown = digits if len(digits) <= 24 else f"{digits[:20]}...({len(digits.lstrip('-'))} digits)"
+        raise UsageError(
+            f"{shown_path(tools_path)}: integer {shown} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is"
+            " written in [integer-range]"
+        ) from None
+    except (ValueError, RecursionError):  # (nested deeper than json reads: the formatter refuses the depth)
+        pass
 
 
 def _refuse_messages(tools: list[Any], tools_path: str) -> None:
