@@ -159,8 +159,24 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
                     push((inner, depth + 1))
                 elif depth + 1 >= max_depth:
                     return True
-            elif isinstance(child, (bytes, bytearray)) or (isinstance(child, float) and child - child != 0.0):
-                return True  # (a float subclass, numpy's; bytes, which the writer refuses: nonfinite_at says)
+            elif _not_written(child):
+                return True  # (a float subclass, numpy's; bytes, a set, which the writer refuses: nonfinite_at says)
+    return False
+
+
+def _not_written(value: Any) -> bool:
+    """Whether the request writer refuses ``value``, a leaf of a tool definition that is no mapping nor sequence:
+    bytes, a set, a Decimal, a complex, numpy.float32 (orjson has no type for it, nor its default); a float (a
+    subclass too) when it is NaN or infinite, which orjson writes as ``null``. What orjson writes as it is (a str
+    or int subclass, a datetime, a UUID, an enum member) is written."""
+    if isinstance(value, float):
+        return value - value != 0.0
+    if isinstance(value, (str, int)):
+        return False
+    try:
+        _orjson_dumps(value)
+    except orjson.JSONEncodeError:
+        return True
     return False
 
 
@@ -177,20 +193,24 @@ def _container(value: Any) -> dict[Any, Any] | list[Any] | tuple[Any, ...] | Non
 
 
 def nonfinite_at(value: Any, max_depth: int) -> tuple[str, Any] | None:
-    """The pointer and value of the first float in ``value`` that is NaN or infinite, or bytes (``bytes``,
-    ``bytearray``: no JSON value, which the request writer refuses), down to ``max_depth`` levels of its mappings
+    """The pointer and value of the first float in ``value`` that is NaN or infinite, or other leaf the request
+    writer refuses (``bytes``, a set, a Decimal: :func:`_not_written`), down to ``max_depth`` levels of its mappings
     and sequences (as :func:`deeper_than` walks them); None if there is none."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
-        if isinstance(node, (bytes, bytearray)) or (isinstance(node, float) and not math.isfinite(node)):
-            return pointer_of(path), node
-        if len(path) > max_depth or isinstance(node, str):
+        if isinstance(node, str) or type(node) is int or type(node) is bool or node is None:
             continue
         inner = node if type(node) is dict or type(node) is list else _container(node)
+        if inner is None:
+            if _not_written(node):
+                return pointer_of(path), node
+            continue
+        if len(path) > max_depth:
+            continue
         if type(inner) is dict:
             stack.extend((child, (*path, str(key))) for key, child in reversed(inner.items()))
-        elif inner is not None:
+        else:
             stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
     return None
 

@@ -1833,6 +1833,53 @@ def test_bytes_in_a_tool_definition_are_refused_when_formatted_at_their_pointer(
     assert b'"default":[97,98]' in get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
 
 
+class _Float32:
+    """A number that is no float subclass, as numpy.float32 is: the request writer refuses it (no default for it)."""
+
+    def __repr__(self) -> str:
+        return "float32(0.5)"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_any_value_the_writer_refuses_in_a_tool_definition_is_refused_when_formatted(name: str) -> None:
+    """a1de047 refused bytes in a tool definition at its pointer when formatted, and only bytes: a set, a frozenset,
+    a Decimal, a complex or numpy.float32 (the writer refuses each) still passed format_request, refused by
+    body_bytes at a pointer in the body or sent by Gemini with its keyword dropped, and count_tokens counted them on
+    openai and openai-responses and refused them elsewhere at /parameters/..., without /tools/N. Now format_request
+    and count_tokens alike refuse any such value (rule json-value) at its pointer in the tools, naming its type; what
+    orjson writes as it is (a datetime, a UUID, an enum member) is sent as before."""
+    import datetime
+    import decimal
+    import enum
+    import uuid
+
+    from agentmsg.context import count_tokens
+
+    class Color(enum.Enum):
+        RED = "red"
+
+    msgs = [agentmsg.UserMessage("q")]
+    for bad in ({"x"}, frozenset({1}), decimal.Decimal("1.5"), 1j, _Float32()):
+        tool = {"name": "f", "parameters": {"properties": {"a": {"enum": ["x", bad], "default": "x"}}}}
+        for call in (
+            lambda t: get(name).format_request(msgs, model="m", tools=t),
+            lambda t: count_tokens(msgs, provider=name, tools=t),
+        ):
+            with pytest.raises(agentmsg.ValidationError) as info:
+                call([tool])
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [
+                ("/tools/0/parameters/properties/a/enum/1", "json-value")
+            ], bad
+            assert type(bad).__name__ in info.value.problems[0].message
+    when = datetime.datetime(2025, 1, 2, 3, 4, 5)
+    fine = {"name": "g", "description": "d", "parameters": {"properties": {"a": {"type": "string"}}}}
+    for value, written in ((when, b'"2025-01-02T03:04:05"'), (uuid.UUID(int=1), b'"00000000-'), (Color.RED, b'"red"')):
+        tools = [{**fine, "parameters": {"properties": {"a": {"type": "string", "default": value}}}}]
+        body = get(name).format_request(msgs, model="m", tools=tools).body_bytes()
+        assert written in body or name == "gemini", (value, body)  # (Gemini drops a schema's default)
+        count_tokens(msgs, provider=name, tools=tools)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_two_tools_of_one_name_are_refused_at_the_second(name: str) -> None:
     """Every provider refuses a request whose tools share a name (a 400 after the round trip: Anthropic's "tool names

@@ -181,11 +181,12 @@ def _tool_def(tool: Any, i: int) -> ToolDef:
         # too deep a definition could not)
         if (found := nonfinite_at(tool, room)) is not None:
             at, bad = found
-            what = (
-                f"{type(bad).__name__} is no JSON value (give its text as a string)"
-                if isinstance(bad, (bytes, bytearray))
-                else "NaN or an infinity is not a JSON number"
-            )
+            if isinstance(bad, (bytes, bytearray)):
+                what = f"{type(bad).__name__} is no JSON value (give its text as a string)"
+            elif isinstance(bad, float):
+                what = "NaN or an infinity is not a JSON number"
+            else:
+                what = f"a {type(bad).__name__} is no JSON value"
             raise ValidationError.single(pointer + at, "json-value", f"{what}: no JSON body carries it")
         raise depth_error(None, pointer)
     spec = tool
