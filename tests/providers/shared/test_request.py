@@ -1881,6 +1881,25 @@ def test_any_value_the_writer_refuses_in_a_tool_definition_is_refused_when_forma
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_lone_surrogate_in_a_tool_definition_is_the_sdks_error_when_written(name: str) -> None:
+    """A lone UTF-16 surrogate in a tool definition's description (or a structured output schema's, or an object
+    key) passed format_request, and body_bytes raised a bare UnicodeEncodeError: the writer's fallback (the standard
+    library, for what orjson refuses) wrote the str and encoding it failed. It is now the SDK's error, rule
+    lone-surrogate, at its pointer in the body, as a model name's or a parameter's is."""
+    msgs = [agentmsg.UserMessage("q")]
+    tool = {"name": "f", "description": "a\ud800b", "parameters": {"type": "object"}}
+    with pytest.raises(agentmsg.ValidationError) as info:
+        get(name).format_request(msgs, model="m", tools=[tool]).body_bytes()
+    ((pointer, rule),) = [(p.pointer, p.rule) for p in info.value.problems]
+    assert rule == "lone-surrogate" and pointer.startswith(("/tools/0/", "/parameters/tools/0/")), pointer
+    assert pointer.endswith("/description"), pointer
+    keyed = {"name": "f", "parameters": {"type": "object", "properties": {"\udc00": {"type": "string"}}}}
+    with pytest.raises(agentmsg.ValidationError) as info:
+        get(name).format_request(msgs, model="m", tools=[keyed]).body_bytes()
+    assert [p.rule for p in info.value.problems] == ["lone-surrogate"]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_two_tools_of_one_name_are_refused_at_the_second(name: str) -> None:
     """Every provider refuses a request whose tools share a name (a 400 after the round trip: Anthropic's "tool names
     must be unique", Gemini's duplicate function declaration), and a call naming it could mean either; the formatter

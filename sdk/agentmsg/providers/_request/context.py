@@ -763,7 +763,8 @@ def json_text(value: Any) -> str:
     """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers and int keys,
     written as their digits). A mapping that is no dict is an object, a sequence that is no list an array; a value
     no JSON carries (an object key that is no string or int, NaN, a set) raises :class:`~agentmsg.ValidationError`
-    (rule ``json-value``) at its pointer in ``value``."""
+    (rule ``json-value``) at its pointer in ``value``; a string or key holding a lone UTF-16 surrogate, which UTF-8
+    cannot encode, rule ``lone-surrogate`` (the standard library wrote it, and encoding the body failed)."""
     try:
         return orjson.dumps(value, default=_plain).decode()
     except TypeError:
@@ -775,9 +776,9 @@ def json_text(value: Any) -> str:
         try:
             return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain)
         except (TypeError, ValueError):
-            found = ("", "the value is not JSON")
-    pointer, what = found
-    raise ValidationError.single(pointer, "json-value", f"{what}: no JSON body carries it") from None
+            found = ("", "json-value", "the value is not JSON")
+    pointer, rule, what = found
+    raise ValidationError.single(pointer, rule, f"{what}: no JSON body carries it") from None
 
 
 def _plain(value: Any) -> Any:
@@ -789,30 +790,41 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _unwritable(value: Any) -> tuple[str, str] | None:
-    """Where in ``value`` the first part no JSON carries as given is, and what it is; None if there is none. An int
-    key is written as its digits (``logit_bias``'s token ids); a float, bool or None key is not (the standard
-    library would write 1.5 as "1.5", True as "true")."""
+def _unwritable(value: Any) -> tuple[str, str, str] | None:
+    """Where in ``value`` the first part no JSON carries as given is, the rule it breaks and what it is; None if there
+    is none. An int key is written as its digits (``logit_bias``'s token ids); a float, bool or None key is not (the
+    standard library would write 1.5 as "1.5", True as "true")."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
         kind = type(node)
-        if kind is str or kind is int or kind is bool or node is None:
+        if kind is int or kind is bool or node is None:
+            continue
+        if isinstance(node, str):
+            if has_lone_surrogate(node):
+                return pointer_of(path), "lone-surrogate", _surrogate_words(node)
             continue
         if len(path) > limits.max_depth:  # (a value that holds itself, too)
-            return pointer_of(path), f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
+            return pointer_of(path), "json-value", f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
         if isinstance(node, Mapping):
             for key, child in node.items():
                 if not isinstance(key, (str, int)) or isinstance(key, bool):
-                    return pointer_of((*path, str(key))), f"object key {short_repr(key)} is neither a string nor an int"
+                    where = pointer_of((*path, str(key)))
+                    return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int"
+                if isinstance(key, str) and has_lone_surrogate(key):
+                    return pointer_of(path), "lone-surrogate", "object key: " + _surrogate_words(key)
                 stack.append((child, (*path, str(key))))
-        elif isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray)):
+        elif isinstance(node, Sequence) and not isinstance(node, (bytes, bytearray)):
             stack.extend((child, (*path, i)) for i, child in enumerate(node))
         elif isinstance(node, float) and not math.isfinite(node):
-            return pointer_of(path), f"{node!r} is not a JSON number"
-        elif not isinstance(node, (str, int, float)):
-            return pointer_of(path), f"a value of type {type(node).__name__} is no JSON value"
+            return pointer_of(path), "json-value", f"{node!r} is not a JSON number"
+        elif not isinstance(node, (int, float)):
+            return pointer_of(path), "json-value", f"a value of type {type(node).__name__} is no JSON value"
     return None
+
+
+def _surrogate_words(text: str) -> str:
+    return f"string {short_repr(text, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
 
 
 def orphan_calls(ctx: Context) -> list[tuple[str, str]]:
