@@ -619,3 +619,31 @@ def test_a_forced_tool_message_replays() -> None:
     r = formatted("anthropic", [*ASK, msg], options={"repair": True})
     assert r.body["messages"][1]["content"][0]["input"] == CITY
     assert "_structured_output" not in json.dumps(r.body)
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        (float("nan"), "NaN or an infinity is not a JSON number"),
+        (float("-inf"), "NaN or an infinity is not a JSON number"),
+        ((1, float("inf")), "NaN or an infinity is not a JSON number"),
+        (b"x", "bytes is no JSON value"),
+        ({1, 2}, "a set is no JSON value"),
+    ],
+    ids=["nan", "-inf", "inf-in-tuple", "bytes", "set"],
+)
+def test_a_schema_value_no_json_carries_is_refused_at_its_pointer(provider: str, bad: Any, said: str) -> None:
+    """A NaN or an infinity in a structured output's schema went out as null (orjson writes it so) on every provider
+    that sends the schema, without a word; a set or bytes failed later, in body_bytes. Refused now when the
+    StructuredOutput is made, rule json-value at its pointer under /structured_output/schema, as a tool
+    definition's is."""
+    schema = {"type": "object", "properties": {"x": {"type": "number", "maximum": bad}}}
+    where = "/structured_output/schema/properties/x/maximum" + ("/1" if isinstance(bad, tuple) else "")
+    with pytest.raises(ValidationError) as info:
+        get(provider).format_request([UserMessage("hi")], structured_output=schema)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(where, "json-value")]
+    assert said in info.value.problems[0].message, info.value.problems
+    with pytest.raises(ValidationError) as direct:
+        StructuredOutput(schema)
+    assert direct.value.problems == info.value.problems

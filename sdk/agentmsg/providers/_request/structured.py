@@ -30,6 +30,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from agentmsg._codec.jsontext import deeper_than, nonfinite_at
+from agentmsg._codec.limits import limits
 from agentmsg.blocks import TextBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
@@ -66,6 +68,7 @@ class StructuredOutput:
                 raise ValidationError.single(
                     POINTER + "/schema", "type", f"a JSON Schema is an object, got {type(schema).__name__}"
                 )
+            _refuse_unwritten(schema)
             kind = schema.get("type")
             if kind is not None and kind != "object":
                 raise ValidationError.single(
@@ -84,6 +87,25 @@ class StructuredOutput:
             raise ValidationError.single(POINTER + "/strict", "type", "strict must be a boolean")
         if self.mode not in ("native", "tool"):
             raise ValidationError.single(POINTER + "/mode", "enum", f"mode {self.mode!r}: 'native' or 'tool'")
+
+
+def _refuse_unwritten(schema: Mapping[str, Any]) -> None:
+    """Refuse (rule ``json-value``, at its pointer) a NaN or an infinity in a schema, which orjson writes as ``null``
+    (a ``"maximum": NaN`` went out as ``null``, without a word), or a leaf the request writer refuses (bytes, a set), as
+    a tool definition's are (``tools.py``). (Walked once more, with pointers, only when the quick walk finds one.)"""
+    if type(schema) is dict and not deeper_than(schema, limits.max_depth, finite=True):
+        return
+    found = nonfinite_at(schema, limits.max_depth)
+    if found is None:
+        return
+    at, bad = found
+    if isinstance(bad, (bytes, bytearray)):
+        what = f"{type(bad).__name__} is no JSON value (give its text as a string)"
+    elif isinstance(bad, float):
+        what = "NaN or an infinity is not a JSON number"
+    else:
+        what = f"a {type(bad).__name__} is no JSON value"
+    raise ValidationError.single(POINTER + "/schema" + at, "json-value", f"{what}: no JSON body carries it")
 
 
 #: What ``structured_output=`` takes: a StructuredOutput, a JSON Schema, or a class with ``model_json_schema()``
