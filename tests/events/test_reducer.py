@@ -704,6 +704,66 @@ def _deep(n: int) -> Any:
     return value
 
 
+_ODD_VALUES: dict[str, Any] = {
+    "null": None,
+    "nan": float("nan"),
+    "infinity": float("inf"),
+    "2**64": 2**64,
+    "2**63": 2**63,
+    "-2**63-1": -(2**63) - 1,
+    "lone-surrogate": "\ud800",
+    "lone-surrogate-key": {"\udc00": 1},
+    "int-key": {1: "x"},
+    "null-in-map": {"a": None},
+    "null-in-list": [None],
+    "nested-null": [[[[{"a": [1, {"b": None}]}]]]],
+    "deep-250": _deep(250),
+    "deep-253": _deep(253),
+    "deep-300": _deep(300),
+    "object": object(),
+    "true": True,
+    "string": "stop",
+    "int": 5,
+}
+
+
+@pytest.mark.parametrize("value", list(_ODD_VALUES.values()), ids=list(_ODD_VALUES))
+@pytest.mark.parametrize("ended", [True, False], ids=["ended", "not-ended"])
+def test_the_fast_path_decides_event_metadata_as_the_general_path(
+    monkeypatch: pytest.MonkeyPatch, value: Any, ended: bool
+) -> None:
+    """Event metadata is anything the event reader accepted: beside the keys the reducer builds itself (which the
+    fast path does not check again), a value from an event's metadata (AGENT_RESULT's, a declared key's too,
+    structuredOutput, grounding, an error's, a REQUEST_STOP's generate reason) gives the same message and problems as
+    without the fast path."""
+    end = {"finishReason": "stop", "model": "m-1", "structuredOutput": {"v": value}}
+    end["grounding"] = {"provider": "p", "v": value}
+    usage = {"inputTokens": 3, "reasoningTokens": 1}
+    meta = {"k": value, "agentmsg_finish_reason": value, "agentmsg_model": value, "_chat_usage": value}
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "AGENT_RESULT", result={"id": "m", "role": "ASSISTANT", "content": [], "metadata": meta}),
+        ev(2, "CUSTOM", name="agentmsg.error", value={"message": value}),
+        ev(3, "MODEL_CALL_END", usage=usage, metadata=end if ended else {"v": value}),
+        ev(4, "REQUEST_STOP", generateReason=value, reason=value),
+        ev(5, "AGENT_END"),
+    ]
+
+    def reduced_by(fast: bool) -> Any:
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(Msg, "_from_json_value", classmethod(lambda cls, data, restore=True: None))
+            r = Reducer()
+            try:
+                r.feed_many(events, trusted=True)
+                ms = r.finish()
+            except ValidationError as exc:
+                return "error", exc.problems
+            return [msg.to_json_bytes() for msg in ms], r.problems
+
+    assert reduced_by(True) == reduced_by(False)
+
+
 ODD_EVENTS: list[list[dict[str, Any]]] = [
     [{"type": {"x": 1}, "id": "e1", "createdAt": TS}],
     [{"type": ["TEXT_BLOCK_DELTA"], "id": "e1", "createdAt": TS}],
