@@ -704,6 +704,42 @@ def _deep(n: int) -> Any:
     return value
 
 
+def test_a_reply_s_own_metadata_is_not_checked_again_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The metadata keys the reducer builds itself (finish reason, model, stop reason, refusal, a generate reason of
+    the enum, the usage's _chat_usage copy) are valid by construction: the fast path is given only the keys holding
+    an event's value to check (here the structured output), and the message still gets the whole metadata, in its
+    order."""
+    given: list[Any] = []
+    fast = Msg._from_json_value.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[Msg], data: Any, restore: bool = True) -> Msg | None:
+        given.append(data["metadata"])
+        return fast(cls, data, restore)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Msg, "_from_json_value", classmethod(spy))
+    usage = {"inputTokens": 3, "outputTokens": 2, "reasoningTokens": 1}
+    end = {"finishReason": "stop", "model": "m-1", "refusal": True, "structuredOutput": {"a": 1}}
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "REQUEST_STOP", reason="length"),
+        ev(2, "MODEL_CALL_END", usage=usage, metadata=end),
+        ev(3, "AGENT_END"),
+    ]
+    (msg,) = reduce_events(orjson.loads(orjson.dumps(events)), trusted=True)
+    assert list(msg.metadata) == [
+        "_structured_output",
+        "agentmsg_finish_reason",
+        "agentmsg_model",
+        "agentmsg_stop_reason",
+        "agentmsg_refusal",
+        "agentscope_generate_reason",
+        "_chat_usage",
+    ]
+    assert given == [{"_structured_output": {"a": 1}}]  # an event's value: checked
+    assert msg.metadata["agentscope_generate_reason"] == "MIDDLEWARE_STOP_REQUESTED"  # (REQUEST_STOP's default)
+    assert msg.metadata["_chat_usage"] == usage and msg.metadata["agentmsg_finish_reason"] == "stop"
+
+
 _ODD_VALUES: dict[str, Any] = {
     "null": None,
     "nan": float("nan"),

@@ -14,6 +14,7 @@ from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._pointer import deepest_last_first, replaced, tokens, without
 from agentmsg.events._state import Block, Reply, State, ToolResult
 from agentmsg.message import JAVA_USAGE_KEYS, METADATA_CHAT_USAGE, AssistantMessage, Msg
+from agentmsg_models.generate_reason import GenerateReason
 
 
 def close_reply(st: State, reply: Reply, interrupted: bool) -> None:
@@ -115,20 +116,29 @@ def build(
     metadata.update(reply.meta)
     if reply.hitl:
         metadata["agentmsg_hitl"] = list(reply.hitl)
-    # What the reply ended with (rule 3 of docs/events.md's "Reducing events to messages").
+    # The keys the reducer builds itself, valid by construction (the fast path does not check them again).
+    own: list[str] = []
+    # What the reply ended with (rule 3 of docs/events.md's "Reducing events to messages"): strings the handlers
+    # took as strings, and True.
     if reply.finish_reason is not None:
         metadata["agentmsg_finish_reason"] = reply.finish_reason
+        own.append("agentmsg_finish_reason")
     if reply.model is not None:
         metadata["agentmsg_model"] = reply.model
+        own.append("agentmsg_model")
     if reply.stop_reason is not None:
         metadata["agentmsg_stop_reason"] = reply.stop_reason
+        own.append("agentmsg_stop_reason")
     if reply.refusal:
         metadata["agentmsg_refusal"] = True
+        own.append("agentmsg_refusal")
     if reply.errors:
         metadata["agentmsg_errors"] = list(reply.errors)
     reason = "INTERRUPTED" if interrupted else reply.reason
     if reason is not None:
         metadata["agentscope_generate_reason"] = reason
+        if type(reason) is str and reason in _GENERATE_REASONS:  # (else a REQUEST_STOP's value: checked)
+            own.append("agentscope_generate_reason")
     if reply.usage is not None:
         usage: Any = dict(reply.usage)
     else:
@@ -138,6 +148,7 @@ def build(
         # A usage holding a key AgentScope Java 2.0.0's ChatUsage lacks keeps a copy of itself in metadata
         # _chat_usage, a map Java keeps whole: the key survives a trip through Java (docs/wire-format.md).
         metadata[METADATA_CHAT_USAGE] = dict(usage)
+        own.append(METADATA_CHAT_USAGE)  # (valid when the usage is: the fast path checks it as the usage)
     # Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
     msg_id = result.get("id")
     if not (isinstance(msg_id, str) and msg_id):
@@ -163,10 +174,17 @@ def build(
         # the fast path does not take, the message is decided and salvaged below as any other reply's.
         # Usage is restored from a _chat_usage copy only: none, or the usage's own (the fast path takes a usage of
         # known keys and no nulls, so its copy restores no key), is skipped (about 1% of a short reply's instructions).
+        # The typed checks get only the metadata keys holding an event's value (a _chat_usage the usage is restored
+        # from among them); the reducer's own (a short reply's whole metadata) are valid by construction. The
+        # message gets the whole metadata, in its order, and so does the general path below.
+        if own:
+            data["metadata"] = {} if len(own) == len(metadata) else {k: v for k, v in metadata.items() if k not in own}
         msg = Msg._from_json_value(data, not own_copy and METADATA_CHAT_USAGE in metadata)
         if msg is not None:
             assert isinstance(msg, AssistantMessage)
+            msg.metadata = metadata
             return msg
+        data["metadata"] = metadata
     unwritable, lone, recheck = _unwritable(data, text_too=reply.trusted or (text_too if st is None else st.unchecked))
     found: list[Problem] = []
     for path in deepest_last_first(lone):
@@ -210,6 +228,7 @@ def build(
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_GENERATE_REASONS = frozenset(g.value for g in GenerateReason)  # (metadata agentscope_generate_reason's values)
 
 
 def _at(node: Any, path: list[str | int]) -> Any:
