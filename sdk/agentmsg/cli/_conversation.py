@@ -178,33 +178,38 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
 
 
 class _Beyond(ValueError):
-    """An integer of a ``--tools`` file past the 64-bit range JSON is written in (its digits)."""
+    """An integer of a JSON text past the 64-bit range JSON is written in (its digits)."""
 
 
 def _int64(digits: str) -> int:
-    """An integer of the tools file, read by json (which reads any number of digits): one past 64 bits raises."""
+    """An integer of a JSON text, read by json (which reads any number of digits): one past 64 bits raises."""
     if len(digits.lstrip("-")) > 20 or not -(2**63) <= (number := int(digits)) <= 2**64 - 1:
         raise _Beyond(digits)
     return number
+
+
+def integer_past_64_bits(text: str | bytes) -> str | None:
+    """Why ``text`` cannot be sent as it is written, when it is JSON holding an integer past the 64-bit range (rule
+    ``integer-range``): orjson reads one as the nearest float (``1e+29`` for the digits given), or not at all. None
+    when it holds none, or is not JSON as the standard library reads it (then orjson says why, or it is no JSON).
+    Shared by ``format --param`` and the ``--tools`` file of format, count and trim."""
+    try:
+        json.loads(text, parse_int=_int64)
+    except _Beyond as exc:
+        digits = str(exc)
+        shown = digits if len(digits) <= 24 else f"{digits[:20]}...({len(digits.lstrip('-'))} digits)"
+        return f"integer {shown} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in [integer-range]"
+    except (ValueError, RecursionError):  # (not JSON as json reads it, or nested deeper than it reads)
+        pass
+    return None
 
 
 def _refuse_long_integers(raw: bytes, tools_path: str) -> None:
     """A tools file holding an integer past the 64-bit range is a usage error (rule ``integer-range``), as such a
     ``--param`` is: orjson read it as the nearest float, and the request carried ``1e+29`` for the digits given,
     without a word. (Only a file with a run of 19 digits, in a string or not, is read again, with json.)"""
-    if _LONG_DIGITS.search(raw) is None:
-        return
-    try:
-        json.loads(raw, parse_int=_int64)
-    except _Beyond as exc:
-        digits = str(exc)
-        shown = digits if len(digits) <= 24 else f"{digits[:20]}...({len(digits.lstrip('-'))} digits)"
-        raise UsageError(
-            f"{shown_path(tools_path)}: integer {shown} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is"
-            " written in [integer-range]"
-        ) from None
-    except (ValueError, RecursionError):  # (nested deeper than json reads: the formatter refuses the depth)
-        pass
+    if _LONG_DIGITS.search(raw) is not None and (why := integer_past_64_bits(raw)) is not None:
+        raise UsageError(f"{shown_path(tools_path)}: {why}")
 
 
 def _refuse_messages(tools: list[Any], tools_path: str) -> None:

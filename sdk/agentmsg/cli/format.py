@@ -17,7 +17,6 @@ Exit 1 when the input is invalid, media is refused, or
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, TextIO
 
 import orjson
@@ -25,6 +24,7 @@ import orjson
 from agentmsg.cli._conversation import (
     TOOLS_USAGE_ERRORS,
     conversation_hint,
+    integer_past_64_bits,
     read_conversation,
     read_inputs,
     run_command,
@@ -43,31 +43,13 @@ from agentmsg.errors import Problem, ValidationError, short_repr
 from agentmsg.providers import RULES, FormatOptions, MediaPolicy, get
 
 
-class _Beyond(ValueError):
-    """An integer of a --param value past the 64-bit range JSON is written in (its digits)."""
-
-
-def _int64(digits: str) -> int:
-    """An integer of a --param value, read by json (which reads any number of digits): one past 64 bits raises."""
-    if len(digits.lstrip("-")) > 20 or not -(2**63) <= (number := int(digits)) <= 2**64 - 1:
-        raise _Beyond(digits)
-    return number
-
-
 def _param(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {text!r}")
-    try:  # (an integer past 64 bits: orjson reads it as a float, or fails and it would be a bare string)
-        json.loads(value, parse_int=_int64)
-    except _Beyond as exc:
-        digits = str(exc)
-        shown = digits if len(digits) <= 24 else f"{digits[:20]}...({len(digits.lstrip('-'))} digits)"
-        raise argparse.ArgumentTypeError(
-            f"{key}: integer {shown} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in [integer-range]"
-        ) from None
-    except (ValueError, RecursionError):  # (not JSON as json reads it: orjson says, or it is a bare string)
-        pass
+    # (an integer past 64 bits: orjson reads it as a float, or fails and it would be a bare string)
+    if (why := integer_past_64_bits(value)) is not None:
+        raise argparse.ArgumentTypeError(f"{key}: {why}")
     try:
         return key, orjson.loads(value)
     except orjson.JSONDecodeError as exc:
