@@ -597,6 +597,9 @@ class _Walk(ChatWalk):
                     items.append({"type": "custom_tool_call", "call_id": cid, "name": tool, "input": custom_input(b)})
                     self.custom_ids.add(cid)
                 else:
+                    # (a function's call of an id a custom call had before, ids a provider reuses turn by turn: its
+                    # result is a function_call_output)
+                    self.custom_ids.discard(cid)
                     if b.content is None:
                         arguments = F.json_text(b.input)
                     else:

@@ -369,6 +369,32 @@ def test_an_unanswered_custom_call_is_repaired_with_a_custom_output() -> None:
     assert [item.get("type") for item in r.body["input"]] == [None, "custom_tool_call", "custom_tool_call_output", None]
 
 
+def test_a_functions_call_of_an_id_a_custom_call_had_before_gets_a_function_output() -> None:
+    """Call ids are reused turn by turn (a provider that numbers each turn's calls from call_0): a custom tool's call,
+    then a later function call of the same id. Its result went out as a custom_tool_call_output, which the API
+    matches to no custom call of the turn; the kind of each result is that of the call it answers."""
+    custom = ToolUseBlock(id="call_0", name="math_exp", input={}, content="4 + 4", metadata={"toolType": "custom"})
+    function = ToolUseBlock(id="call_0", name="get_weather", input={"city": "Paris"})
+    convo = [
+        UserMessage("Add four plus four."),
+        AssistantMessage([custom]),
+        ToolResultMessage(ToolResultBlock(id="call_0", name="math_exp", output="8", state="success")),
+        UserMessage("And the weather?"),
+        AssistantMessage([function]),
+        ToolResultMessage(ToolResultBlock(id="call_0", name="get_weather", output="sunny", state="success")),
+    ]
+    tools = [{"type": "custom", "name": "math_exp"}, *TOOLS]
+    r = formatted("openai-responses", convo, model="gpt-5", tools=tools)
+    assert [item.get("type") for item in r.body["input"]] == [
+        None,
+        "custom_tool_call",
+        "custom_tool_call_output",
+        None,
+        "function_call",
+        "function_call_output",
+    ]
+
+
 _LARK = {"syntax": "lark", "definition": "start: /[0-9+ ]+/"}
 
 
