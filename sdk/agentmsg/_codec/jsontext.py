@@ -17,6 +17,7 @@ which the parsers resolve by keeping the last value: found by :func:`duplicate_k
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import enum
 import json
 import math
@@ -174,10 +175,29 @@ def _not_written(value: Any) -> bool:
     if isinstance(value, (str, int)):
         return False
     try:
-        _orjson_dumps(value)
+        text = _orjson_dumps(value)
     except orjson.JSONEncodeError:
         return True
-    return False
+    # (orjson writes a NaN or an infinity inside an enum member's value or a dataclass as null, without a word:
+    # looked for only when the text holds a null)
+    return (
+        b"null" in text
+        and (parts := _written_parts(value)) is not None
+        and nonfinite_at(parts, MAX_WRITABLE_DEPTH) is not None
+    )
+
+
+def _written_parts(value: Any) -> Any:
+    """What orjson writes of ``value`` as a JSON value of its own: an enum member's value, a dataclass's attributes
+    (those of its ``__dict__``, else its fields; none named with a leading ``_``, which orjson leaves out); None for
+    anything else."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "__dict__"):  # (read as orjson reads it: no property of the class is called)
+            return {name: v for name, v in vars(value).items() if not name.startswith("_")}
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if not f.name.startswith("_")}
+    return None
 
 
 def _container(value: Any) -> dict[Any, Any] | list[Any] | tuple[Any, ...] | None:
@@ -204,7 +224,10 @@ def nonfinite_at(value: Any, max_depth: int) -> tuple[str, Any] | None:
         inner = node if type(node) is dict or type(node) is list else _container(node)
         if inner is None:
             if _not_written(node):
-                return pointer_of(path), node
+                # (inside an enum member's value or a dataclass, what is not written, at its own pointer)
+                parts = _written_parts(node)
+                inside = None if parts is None else nonfinite_at(parts, max_depth)
+                return (pointer_of(path) + inside[0], inside[1]) if inside is not None else (pointer_of(path), node)
             continue
         if len(path) > max_depth:
             continue

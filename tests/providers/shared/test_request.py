@@ -1881,6 +1881,52 @@ def test_any_value_the_writer_refuses_in_a_tool_definition_is_refused_when_forma
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_nan_inside_an_enum_member_or_a_dataclass_is_refused_at_its_pointer(name: str) -> None:
+    """db55fab7 let through what orjson writes (an enum member, a dataclass), but orjson writes a NaN or an infinity
+    inside one, an enum member's value or a dataclass's field, as null: a tool definition's ``"maximum": Limit.NONE``
+    (a NaN) and a structured output schema's went out as ``null`` on every provider, without a word. Now they are
+    refused (rule json-value) at the pointer of the float, as a float given so is; an enum member or a dataclass of
+    JSON values (a None among them) is sent as before."""
+    import dataclasses
+    import enum
+
+    from agentmsg.context import count_tokens
+
+    class Limit(enum.Enum):
+        NONE = float("nan")
+        TEN = 10
+
+    @dataclasses.dataclass
+    class Range:
+        low: float = 0.0
+        high: float = float("inf")
+        note: str | None = None
+
+    msgs = [agentmsg.UserMessage("q")]
+    for bad, under in ((Limit.NONE, ""), (Range(), "/high"), ([Range(high=1.0), Limit.NONE], "/1")):
+        tool = {"name": "f", "parameters": {"properties": {"a": {"type": "number", "maximum": bad}}}}
+        for call in (
+            lambda t: get(name).format_request(msgs, model="m", tools=t),
+            lambda t: count_tokens(msgs, provider=name, tools=t),
+        ):
+            with pytest.raises(agentmsg.ValidationError) as info:
+                call([tool])
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [
+                ("/tools/0/parameters/properties/a/maximum" + under, "json-value")
+            ], bad
+        schema = {"type": "object", "properties": {"a": {"type": "number", "maximum": bad}}}
+        with pytest.raises(agentmsg.ValidationError) as info:
+            get(name).format_request(msgs, model="m", structured_output=schema)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [
+            ("/structured_output/schema/properties/a/maximum" + under, "json-value")
+        ], bad
+    properties = {"a": {"type": "number", "maximum": Limit.TEN}, "b": {"type": "object", "default": Range(high=1.0)}}
+    fine = {"name": "g", "parameters": {"properties": properties}}
+    body = get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
+    assert b'"maximum":10' in body, body
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_a_lone_surrogate_in_a_tool_definition_is_the_sdks_error_when_written(name: str) -> None:
     """A lone UTF-16 surrogate in a tool definition's description (or a structured output schema's, or an object
     key) passed format_request, and body_bytes raised a bare UnicodeEncodeError: the writer's fallback (the standard
