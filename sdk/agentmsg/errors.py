@@ -275,6 +275,13 @@ def require_seconds(
         seconds = float(value)
     except OverflowError:  # (an int past a float's range: more seconds than a float holds)
         seconds = math.inf
+    # (the float returned is checked too: a float subclass's __ne__ may say its NaN equals itself, a real's __float__
+    # may give what its comparisons did not say, and a positive Fraction too small for a float gives 0.0)
+    if math.isnan(seconds):
+        raise WrongTypeError([Problem(f"/{name}", "type", f"{said}, not nan")], kind)
+    if seconds < 0 if zero else seconds <= 0:
+        rule = "minimum" if zero else "exclusiveMinimum"
+        raise ValidationError.single(f"/{name}", rule, f"{said}, not {short_repr(value)} ({seconds!r})", kind)
     if not infinite and seconds == math.inf:
         raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {short_repr(value)}", kind)
     return seconds

@@ -195,6 +195,33 @@ def test_seconds_that_are_nan_are_refused_whatever_real_type_holds_them() -> Non
     assert require_seconds(10**5000, "t", "t is seconds", infinite=True) == float("inf")
 
 
+class _SelfEqualNaN(float):
+    """A float subclass whose ``!=`` says it equals itself, NaN too (a subclass's comparisons are its own)."""
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+
+def test_seconds_are_checked_as_the_float_they_are_returned_as() -> None:
+    """8c2a5344 made the NaN test ``value != value``, of the value given, and dropped math.isnan of a float: a float
+    subclass whose ``!=`` says otherwise then passed as NaN seconds (math.isnan had refused it), and a Fraction above
+    0 too small for a float came back as 0.0 seconds where more than 0 is asked. The float returned is checked too:
+    NaN is rule type, 0.0 exclusiveMinimum; 1.5 of the subclass is still taken."""
+    from fractions import Fraction
+
+    from agentmsg.errors import require_seconds
+
+    for infinite in (False, True):
+        with pytest.raises(WrongTypeError) as info:
+            require_seconds(_SelfEqualNaN("nan"), "t", "t is seconds", infinite=infinite)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/t", "type")]
+    with pytest.raises(ValidationError) as tiny:
+        require_seconds(Fraction(1, 10**400), "t", "t is seconds", infinite=False)
+    assert [(p.pointer, p.rule) for p in tiny.value.problems] == [("/t", "exclusiveMinimum")]
+    assert require_seconds(_SelfEqualNaN(1.5), "t", "t is seconds", infinite=False) == 1.5
+    assert require_seconds(Fraction(1, 10**400), "t", "t is seconds", infinite=False, zero=True) == 0.0
+
+
 class _BrokenRepr:
     def __repr__(self) -> str:
         raise RuntimeError("no repr")
