@@ -234,6 +234,14 @@ def _nested(depth: int) -> list[Any]:
     return value
 
 
+def _shared(make: Callable[[Any], Any]) -> Any:
+    """A value of ten members, each the same value of ten, seven levels down: 10**7 paths held in 70 objects."""
+    value: Any = "x" * 200
+    for _ in range(7):
+        value = make(value)
+    return value
+
+
 def _peak_of(call: Callable[[], object]) -> tuple[int, object]:
     """The traced memory's peak while ``call`` runs, and what it gave."""
     tracemalloc.start()
@@ -256,6 +264,9 @@ def _peak_of(call: Callable[[], object]) -> tuple[int, object]:
         lambda: _BrokenRepr(),
         lambda: [ValueError("z" * 100_000_000)],
         lambda: 10**5000,
+        lambda: _shared(lambda v: [v] * 10),
+        lambda: _shared(lambda v: (v,) * 10),
+        lambda: _shared(lambda v: dict.fromkeys(range(10), v)),
     ],
     ids=[
         "str-100MB",
@@ -267,6 +278,9 @@ def _peak_of(call: Callable[[], object]) -> tuple[int, object]:
         "raising-repr",
         "exception",
         "int",
+        "shared-list",
+        "shared-tuple",
+        "shared-dict",
     ],
 )
 def test_a_quoted_value_costs_bounded_memory_whatever_it_is(make: Callable[[], object]) -> None:
@@ -274,7 +288,10 @@ def test_a_quoted_value_costs_bounded_memory_whatever_it_is(make: Callable[[], o
     (a 100 MB string copied whole: 100,000,180 bytes at its peak, a million-item list 9 MB), its _short raised
     on a value nested past the stack or with a raising ``__repr__``, and short_repr sorted a dict's keys (8 MB)
     and copied bytes whole (reprlib has no cut for them). One helper quotes every value now, in memory bounded
-    whatever the value, never raising: a Message's repr with a 100 MB id as well."""
+    whatever the value, never raising: a Message's repr with a 100 MB id as well. A value that shares its members
+    (a list of ten of the same list, seven levels down) was quoted whole to reprlib's depth and width before being
+    cut, 6**6 reprs, 1.2 MB at the peak and 86 ms for 80 characters: the members are quoted only until the quote is
+    full."""
     value = make()
     peak, text = _peak_of(lambda: short_repr(value))
     assert isinstance(text, str) and len(text) <= 80 and peak < 64_000, (peak, text)
