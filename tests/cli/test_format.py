@@ -357,3 +357,12 @@ def test_a_param_bare_word_is_still_a_string(conversation: Path, capsys: pytest.
     assert main(["format", "--provider", "openai", *argv, str(conversation)]) == 0
     body = json.loads(capsys.readouterr().out)
     assert (body["user"], body["stop"], body["metadata"]) == ("alice", "NaN", {"a": "[1,"})
+
+
+@pytest.mark.parametrize("given", ["k" * 100_000, "k" * 100_000 + "=[1,", "k" * 100_000 + "=" + "9" * 40])
+def test_a_refused_param_is_quoted_bounded(conversation: Path, capsys: pytest.CaptureFixture[str], given: str) -> None:
+    """A --param refused (no '=', JSON mistyped, an integer past 64 bits) echoed its whole text or key: a 100 KB
+    key, 100 KB of stderr (200 KB when the key was said twice). Its message is cut as every other message is."""
+    assert main(["format", "--provider", "openai", "--param", given, str(conversation)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "--param" in err and len(err) < 2000, len(err)

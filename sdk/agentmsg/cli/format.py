@@ -39,24 +39,26 @@ from agentmsg.cli._io import (
     limit_options,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
-from agentmsg.errors import Problem, ValidationError, short_repr
+from agentmsg.errors import Problem, ValidationError, bounded, short_repr
 from agentmsg.providers import RULES, FormatOptions, MediaPolicy, get
 
 
 def _param(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {short_repr(text)}")
     # (an integer past 64 bits: orjson reads it as a float, or fails and it would be a bare string)
     if (why := integer_past_64_bits(value)) is not None:
-        raise argparse.ArgumentTypeError(f"{key}: {why}")
+        raise argparse.ArgumentTypeError(bounded(f"{key}: {why}"))
     try:
         return key, orjson.loads(value)
     except orjson.JSONDecodeError as exc:
         if value.lstrip(" \t\n\r")[:1] in _JSON_START:  # JSON, mistyped, would be sent as a string: say so
             raise argparse.ArgumentTypeError(
-                f"{key}: not JSON: {short_repr(value)}: {exc} [json]; a string that begins so is given quoted, "
-                f"as JSON: {key}='\"...\"'"
+                bounded(
+                    f"{key}: not JSON: {short_repr(value)}: {exc} [json]; a string that begins so is given quoted, "
+                    f"as JSON: {key}='\"...\"'"
+                )
             ) from None
         return key, value  # a bare string (--param user=alice)
 
