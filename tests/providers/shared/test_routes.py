@@ -197,3 +197,33 @@ def test_edited_text_streams_read_the_same_with_and_without_routes(name: str) ->
         body = _repeated(raw, rng.randrange(len(raw.split(sep))), rng.randint(1, 8))
         body = _edited(_varied(name, body, rng) if rng.random() < 0.7 else body, rng)
         same_read(mod, body, rng, f"{name} (seed {SEED}, round {round_ + 1})")
+
+
+@pytest.mark.parametrize("spaced", [False, True], ids=["compact", "spaced"])
+def test_a_routed_usage_is_walked_only_when_not_written_compact(spaced: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text route's usage holes (``PayloadReader.usage_holes``): a usage written as Gemini and DashScope write it
+    (compact, its keys in order) ends where its bytes written back by orjson end, found by one comparison (walking
+    its brackets in Python cost more than the payload's orjson.loads); one written otherwise (a space after each
+    colon) is walked. Either way the stream reads as the Python path reads it."""
+    from agentmsg.providers._response import reader
+
+    walked: list[int] = []
+    value_end = reader.value_end
+
+    def counting(data: bytes, i: int) -> int:
+        walked.append(i)
+        return value_end(data, i)
+
+    monkeypatch.setattr(reader, "value_end", counting)
+    path = FIXTURES / "gemini/stream_text.sse"
+    body = _repeated(path.read_bytes(), 0, 4)  # (its first text chunk four times: the route runs)
+    if spaced:
+        body = re.sub(rb'("\w+TokenCount":)', rb"\1 ", body)  # (a space after each count's colon)
+    mod = parser_for(path)
+    read, deltas = _read(mod, body)
+    assert deltas["TEXT_BLOCK_DELTA"] == 5
+    if spaced:
+        assert walked  # (its end found by walking its brackets)
+    else:
+        assert read == 2 and walked == []  # (the first chunk and the last read by chunk(), the three copies routed)
+    same_read(mod, body, random.Random(f"{SEED}/spaced{spaced}"), f"usage spaced: {spaced}")

@@ -245,7 +245,16 @@ class PayloadReader(ABC):
         if type(n) is not int or n < 0 or type(data) is not bytes:
             return None
         start = value_at(data, b'"%s":' % key.encode())
-        end = value_end(data, start) if start >= 0 else -1
+        if start < 0:
+            return None
+        # (the usage written back as the provider writes it, compact and in its order, is most often its very bytes:
+        # then they end where it does, found by one comparison; else its brackets are walked, a Python loop that cost
+        # more than the payload's orjson.loads)
+        try:
+            written = orjson.dumps(u)
+        except TypeError:  # (nested deeper than orjson writes: walked)
+            written = b""
+        end = start + len(written) if written and data.startswith(written, start) else value_end(data, start)
         if end < 0:
             return None
         field = input_key.encode()
