@@ -61,7 +61,9 @@ def writes(
     of one of agentmsg's own classes, which code that tells classes apart by identity (the formatters' walks)
     needs. True means :func:`agentmsg._codec.converter.dumps_json` writes ``value`` without a refusal; False is no
     verdict (the caller writes it to know). Never raises for a value. Caller:
-    :func:`agentmsg._codec.converter.surely_writes`."""
+    :func:`agentmsg._codec.converter.surely_writes` (and :func:`agentmsg._codec.jsontext.plainly_written`, for a tool
+    definition or a structured output's schema: ``plans`` empty, so True there also means it holds no type but the
+    JSON ones and tuples; where False, it walks the value in Python)."""
 
 def fold_deltas(
     events: list[Any],

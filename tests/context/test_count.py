@@ -40,6 +40,7 @@ from agentmsg import (
     ValidationError,
     VideoBlock,
 )
+from agentmsg._codec import jsontext
 from agentmsg.context import TokenCount, _media, _tokenizers, count_tokens
 from agentmsg.context.count import profiled
 from agentmsg.providers import NAMES, get
@@ -1695,6 +1696,65 @@ def test_tools_the_formatter_refuses_are_refused_by_the_count_as_it_refuses_them
         return
     with pytest.raises(ValidationError) as formatted:
         get(provider).format_request(msgs, tools=tools)
+    with pytest.raises(ValidationError) as counted:
+        count_tokens(msgs, provider=provider, tools=tools)
+    assert counted.value.problems == formatted.value.problems
+    assert str(counted.value) == str(formatted.value)
+
+
+#: tool definitions no request body carries as given, with the pointer and rule of the leaf refused
+UNWRITTEN_TOOLS: dict[str, tuple[list[dict[str, Any]], str, str]] = {
+    "description": (
+        [{"name": "f", "description": "a\ud800b", "parameters": {"type": "object"}}],
+        "/tools/0/description",
+        "lone-surrogate",
+    ),
+    "key": (
+        [
+            {
+                "type": "function",
+                "function": {"name": "f", "parameters": {"properties": {"a\udc00": {"type": "string"}}}},
+            }
+        ],
+        "/tools/0/function/parameters/properties",
+        "lone-surrogate",
+    ),
+    "enum": (
+        [WEATHER, {"name": "g", "parameters": {"properties": {"u": {"type": "string", "enum": ["c", "\udfff"]}}}}],
+        "/tools/1/parameters/properties/u/enum/1",
+        "lone-surrogate",
+    ),
+    "own-tool": ([{"googleSearch": {"q": "\ud83d"}}], "/tools/0/googleSearch/q", "lone-surrogate"),
+    # (refused before: here for the pure-Python quick test, whose orjson writes NaN as null)
+    "nan": (
+        [{"name": "f", "parameters": {"properties": {"a": {"maximum": math.nan}}}}],
+        "/tools/0/parameters/properties/a/maximum",
+        "json-value",
+    ),
+}
+
+
+@pytest.mark.parametrize("kernel", ["c", "python"])
+@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("case", sorted(UNWRITTEN_TOOLS))
+def test_a_tool_leaf_no_body_carries_is_refused_alike_at_its_pointer(
+    provider: str, case: str, kernel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone UTF-16 surrogate in a tool definition (its description, a schema key, an enum string, a provider's own
+    tool) passed format_request on every provider and only body_bytes refused it, at its pointer in the body;
+    count_tokens counted it on openai and openai-responses and refused it elsewhere at a pointer without its
+    /tools/N. Both refuse it now, at its /tools/N pointer, rule lone-surrogate, in the body writer's words: the
+    same error, with the C writer's quick test and with the pure-Python one."""
+    if kernel == "python":
+        monkeypatch.setattr(jsontext, "_native_writes", None, raising=False)
+    msgs = [UserMessage("hi")]
+    tools, pointer, rule = UNWRITTEN_TOOLS[case]
+    with pytest.raises(ValidationError) as formatted:
+        get(provider).format_request(msgs, tools=tools)
+    assert [(p.pointer, p.rule) for p in formatted.value.problems] == [(pointer, rule)]
+    if rule == "lone-surrogate":
+        said = "holds a lone UTF-16 surrogate (not encodable as UTF-8): no JSON body carries it"
+        assert said in formatted.value.problems[0].message
     with pytest.raises(ValidationError) as counted:
         count_tokens(msgs, provider=provider, tools=tools)
     assert counted.value.problems == formatted.value.problems

@@ -647,3 +647,34 @@ def test_a_schema_value_no_json_carries_is_refused_at_its_pointer(provider: str,
     with pytest.raises(ValidationError) as direct:
         StructuredOutput(schema)
     assert direct.value.problems == info.value.problems
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"type": "object", "description": "a\ud800"}, "/description"),
+        ({"type": "object", "properties": {"\udc00": {"type": "string"}}}, "/properties"),
+        ({"type": "object", "properties": {"u": {"enum": ["c", "\udfff"]}}}, "/properties/u/enum/1"),
+    ],
+    ids=["value", "key", "enum"],
+)
+def test_a_lone_surrogate_in_a_schema_is_refused_at_its_pointer(provider: str, schema: Any, where: str) -> None:
+    """A lone UTF-16 surrogate in a structured output's schema passed format_request, and only body_bytes refused it,
+    at its pointer in the body (DeepSeek, which sends no schema, sent the request). Refused now when the
+    StructuredOutput is made, rule lone-surrogate at its pointer under /structured_output/schema (a key at its
+    object's), as a tool definition's is; given as a response_format, at its pointer under /params/response_format."""
+    with pytest.raises(ValidationError) as info:
+        get(provider).format_request([UserMessage("hi")], structured_output=schema)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [
+        ("/structured_output/schema" + where, "lone-surrogate")
+    ]
+    assert "holds a lone UTF-16 surrogate (not encodable as UTF-8)" in info.value.problems[0].message
+    raw = {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}
+    with pytest.raises(ValidationError) as given:
+        get(provider).format_request([UserMessage("hi")], response_format=raw)
+    pointer = "/params/response_format/json_schema/schema" + where
+    # (a key there is refused first by the parameters' check, check_call, which says json-value of any key it cannot
+    # write)
+    rule = "json-value" if where == "/properties" else "lone-surrogate"
+    assert [(p.pointer, p.rule) for p in given.value.problems] == [(pointer, rule)]

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from agentmsg._codec.jsontext import deeper_than, nonfinite_at
+from agentmsg._codec.jsontext import plainly_written, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import TextBlock
 from agentmsg.errors import ValidationError
@@ -90,22 +90,15 @@ class StructuredOutput:
 
 
 def _refuse_unwritten(schema: Mapping[str, Any]) -> None:
-    """Refuse (rule ``json-value``, at its pointer) a NaN or an infinity in a schema, which orjson writes as ``null``
-    (a ``"maximum": NaN`` went out as ``null``, without a word), or a leaf the request writer refuses (bytes, a set), as
-    a tool definition's are (``tools.py``). (Walked once more, with pointers, only when the quick walk finds one.)"""
-    if type(schema) is dict and not deeper_than(schema, limits.max_depth, finite=True):
+    """Refuse a NaN or an infinity in a schema (rule ``json-value``, at its pointer), which orjson writes as ``null`` (a
+    ``"maximum": NaN`` went out as ``null``, without a word), a leaf the request writer refuses (bytes, a set), or a
+    string or key with a lone UTF-16 surrogate (``lone-surrogate``: only ``body_bytes`` raised), as a tool definition's
+    are (``tools.py``). (Walked with pointers only when the quick test, one C pass, says there may be one.)"""
+    if type(schema) is dict and plainly_written(schema, limits.max_depth):
         return
-    found = nonfinite_at(schema, limits.max_depth)
-    if found is None:
-        return
-    at, bad = found
-    if isinstance(bad, (bytes, bytearray)):
-        what = f"{type(bad).__name__} is no JSON value (give its text as a string)"
-    elif isinstance(bad, float):
-        what = "NaN or an infinity is not a JSON number"
-    else:
-        what = f"a {type(bad).__name__} is no JSON value"
-    raise ValidationError.single(POINTER + "/schema" + at, "json-value", f"{what}: no JSON body carries it")
+    found = unwritten_at(schema, limits.max_depth)
+    if found is not None:
+        raise ValidationError.single(POINTER + "/schema" + found[0], found[1], found[2])
 
 
 #: What ``structured_output=`` takes: a StructuredOutput, a JSON Schema, or a class with ``model_json_schema()``

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
-from agentmsg._codec.jsontext import deeper_than, depth_error, nonfinite_at
+from agentmsg._codec.jsontext import deeper_than, depth_error, plainly_written, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError, short_repr, with_article
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
@@ -176,19 +176,14 @@ def _tool_def(tool: Any, i: int) -> ToolDef:
             raise ValidationError.single(pointer, "type", "a tool definition must be an object")
         tool = dict(tool)
     room = limits.max_depth - TOOL_ROOM
-    if deeper_than(tool, room, finite=True):
-        # (NaN or an infinity: orjson would write null, another definition; bytes: the body could not be written, as
-        # too deep a definition could not)
-        if (found := nonfinite_at(tool, room)) is not None:
-            at, bad = found
-            if isinstance(bad, (bytes, bytearray)):
-                what = f"{type(bad).__name__} is no JSON value (give its text as a string)"
-            elif isinstance(bad, float):
-                what = "NaN or an infinity is not a JSON number"
-            else:
-                what = f"a {type(bad).__name__} is no JSON value"
-            raise ValidationError.single(pointer + at, "json-value", f"{what}: no JSON body carries it")
-        raise depth_error(None, pointer)
+    if not plainly_written(tool, room):
+        # (NaN or an infinity: orjson would write null, another definition; bytes, a lone surrogate: the body could not
+        # be written, as too deep a definition could not; refused here, at the leaf's pointer, so that the formatter
+        # and the count refuse it alike, not body_bytes alone)
+        if (found := unwritten_at(tool, room)) is not None:
+            raise ValidationError.single(pointer + found[0], found[1], found[2])
+        if deeper_than(tool, room, finite=True):
+            raise depth_error(None, pointer)
     spec = tool
     kind = tool.get("type")
     if kind == "function" and isinstance(tool.get("function"), Mapping):
