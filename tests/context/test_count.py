@@ -1725,6 +1725,12 @@ UNWRITTEN_TOOLS: dict[str, tuple[list[dict[str, Any]], str, str]] = {
         "lone-surrogate",
     ),
     "own-tool": ([{"googleSearch": {"q": "\ud83d"}}], "/tools/0/googleSearch/q", "lone-surrogate"),
+    # (an integer past Python's 4,300 digits: body_bytes refused it at "", and the count counted it on two providers)
+    "digits": (
+        [{"name": "f", "parameters": {"properties": {"a": {"maximum": 10**5000}}}}],
+        "/tools/0/parameters/properties/a/maximum",
+        "integer-range",
+    ),
     # (refused before: here for the pure-Python quick test, whose orjson writes NaN as null)
     "nan": (
         [{"name": "f", "parameters": {"properties": {"a": {"maximum": math.nan}}}}],
@@ -1744,7 +1750,8 @@ def test_a_tool_leaf_no_body_carries_is_refused_alike_at_its_pointer(
     tool) passed format_request on every provider and only body_bytes refused it, at its pointer in the body;
     count_tokens counted it on openai and openai-responses and refused it elsewhere at a pointer without its
     /tools/N. Both refuse it now, at its /tools/N pointer, rule lone-surrogate, in the body writer's words: the
-    same error, with the C writer's quick test and with the pure-Python one."""
+    same error, with the C writer's quick test and with the pure-Python one. An integer of more digits than Python
+    writes (10**5000) was refused by body_bytes at pointer "" and counted on two providers: refused alike too."""
     if kernel == "python":
         monkeypatch.setattr(jsontext, "_native_writes", None, raising=False)
     msgs = [UserMessage("hi")]

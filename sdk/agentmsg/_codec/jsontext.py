@@ -22,6 +22,7 @@ import enum
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -251,7 +252,8 @@ def unwritten_at(value: Any, max_depth: int) -> tuple[str, str, str] | None:
     given; None if there is none. A float that is NaN or infinite (orjson writes ``null``, another value), bytes, a
     set, a Decimal (:func:`_not_written`): rule ``json-value``; a string or object key holding a lone UTF-16
     surrogate, which UTF-8 cannot encode (a key at its object's pointer, as :func:`check_json_value` says it):
-    ``lone-surrogate``, in the words of the body writer's refusal (``body_bytes``)."""
+    ``lone-surrogate``, in the words of the body writer's refusal (``body_bytes``); an integer of more digits than
+    Python writes (the writer writes one past 64 bits as its digits): ``integer-range``."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
@@ -259,7 +261,11 @@ def unwritten_at(value: Any, max_depth: int) -> tuple[str, str, str] | None:
             if has_lone_surrogate(node):
                 return pointer_of(path), "lone-surrogate", _surrogate_words(node)
             continue
-        if isinstance(node, int) or node is None:
+        if isinstance(node, int):
+            if not INT_MIN <= node <= INT_MAX and (why := _undigited(node)) is not None:
+                return pointer_of(path), "integer-range", why
+            continue
+        if node is None:
             continue
         inner = node if type(node) is dict or type(node) is list else _container(node)
         if inner is None:
@@ -286,6 +292,19 @@ def unwritten_at(value: Any, max_depth: int) -> tuple[str, str, str] | None:
             stack.extend((child, (*path, str(key))) for key, child in reversed(inner.items()))
         else:
             stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
+    return None
+
+
+def _undigited(value: int) -> str | None:
+    """Why the body writer cannot write ``value``, an integer past 64 bits (it writes one as its digits): it has more
+    digits than Python writes (``sys.get_int_max_str_digits()``, 4,300 by default); None when it can."""
+    try:
+        int.__repr__(value)
+    except ValueError:
+        return (
+            f"integer {short_repr(value, 60)} has more digits than Python writes (sys.get_int_max_str_digits():"
+            f" {sys.get_int_max_str_digits()}): no JSON body carries it"
+        )
     return None
 
 
