@@ -678,3 +678,21 @@ def test_a_lone_surrogate_in_a_schema_is_refused_at_its_pointer(provider: str, s
     # write)
     rule = "json-value" if where == "/properties" else "lone-surrogate"
     assert [(p.pointer, p.rule) for p in given.value.problems] == [(pointer, rule)]
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+def test_a_lone_surrogate_in_the_description_is_refused_at_its_pointer(provider: str) -> None:
+    """A structured output's description holding a lone UTF-16 surrogate passed format_request: only body_bytes
+    refused it (at /response_format/json_schema/description on OpenAI), and providers that send no description
+    sent the request. Refused now when the StructuredOutput is made, rule lone-surrogate at
+    /structured_output/description; given as a response_format, at its pointer there."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    with pytest.raises(ValidationError) as info:
+        get(provider).format_request(
+            [UserMessage("hi")], structured_output=StructuredOutput(schema, description="x\ud800")
+        )
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/structured_output/description", "lone-surrogate")]
+    raw = {"type": "json_schema", "json_schema": {"name": "r", "description": "\udfff", "schema": schema}}
+    with pytest.raises(ValidationError) as given:
+        get(provider).format_request([UserMessage("hi")], response_format=raw)
+    assert [p.pointer for p in given.value.problems] == ["/params/response_format/json_schema/description"]

@@ -30,10 +30,10 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from agentmsg._codec.jsontext import plainly_written, unwritten_at
+from agentmsg._codec.jsontext import has_lone_surrogate, plainly_written, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import TextBlock
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, short_repr
 from agentmsg.message import Msg
 from agentmsg.providers._request.context import Context
 from agentmsg.providers._request.tools import ToolChoice, ToolDef
@@ -83,6 +83,13 @@ class StructuredOutput:
             )
         if self.description is not None and not isinstance(self.description, str):
             raise ValidationError.single(POINTER + "/description", "type", "description must be a string")
+        if self.description is not None and has_lone_surrogate(self.description):  # (body_bytes alone refused it)
+            raise ValidationError.single(
+                POINTER + "/description",
+                "lone-surrogate",
+                f"string {short_repr(self.description, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8): no"
+                " JSON body carries it",
+            )
         if not isinstance(self.strict, bool):
             raise ValidationError.single(POINTER + "/strict", "type", "strict must be a boolean")
         if self.mode not in ("native", "tool"):
