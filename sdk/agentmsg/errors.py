@@ -288,10 +288,7 @@ def require_seconds(
     Returns the seconds as a float."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise wrong_type(f"/{name}", said, value, kind)
-    # ("not float" would not say what was wrong with it; NaN alone differs from itself: a real that is no float, as
-    # numpy.float32 is, is NaN too, and an int past a float's range is compared, never converted)
-    if value != value:
-        raise WrongTypeError([Problem(f"/{name}", "type", f"{said}, not nan")], kind)
+    # (compared before it is converted: an int past a float's range, below 0, would be -inf's OverflowError)
     if value < 0 if zero else value <= 0:
         rule = "minimum" if zero else "exclusiveMinimum"
         raise ValidationError.single(f"/{name}", rule, f"{said}, not {short_repr(value)}", kind)
@@ -299,8 +296,9 @@ def require_seconds(
         seconds = float(value)
     except OverflowError:  # (an int past a float's range: more seconds than a float holds)
         seconds = math.inf
-    # (the float returned is checked too: a float subclass's __ne__ may say its NaN equals itself, a real's __float__
-    # may give what its comparisons did not say, and a positive Fraction too small for a float gives 0.0)
+    # (the float returned is what is checked: NaN of any real type ("not float" would not say what was wrong with
+    # it), whatever its own __ne__ says; a real's __float__ may give what its comparisons did not say, and a positive
+    # Fraction too small for a float gives 0.0)
     if math.isnan(seconds):
         raise WrongTypeError([Problem(f"/{name}", "type", f"{said}, not nan")], kind)
     if seconds < 0 if zero else seconds <= 0:

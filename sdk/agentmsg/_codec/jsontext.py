@@ -54,6 +54,7 @@ __all__ = [
     "loads_bounded",
     "parse_fast",
     "plainly_written",
+    "surrogate_words",
     "unreadable",
     "unwritten_at",
     "utf8_size",
@@ -259,7 +260,7 @@ def unwritten_at(value: Any, max_depth: int) -> tuple[str, str, str] | None:
         node, path = stack.pop()
         if isinstance(node, str):
             if has_lone_surrogate(node):
-                return pointer_of(path), "lone-surrogate", _surrogate_words(node)
+                return pointer_of(path), "lone-surrogate", surrogate_words(node) + _NO_BODY
             continue
         if isinstance(node, int):
             if not INT_MIN <= node <= INT_MAX and (why := _undigited(node)) is not None:
@@ -288,7 +289,7 @@ def unwritten_at(value: Any, max_depth: int) -> tuple[str, str, str] | None:
         if type(inner) is dict:
             for key in inner:
                 if isinstance(key, str) and has_lone_surrogate(key):
-                    return pointer_of(path), "lone-surrogate", "object key: " + _surrogate_words(key)
+                    return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key) + _NO_BODY
             stack.extend((child, (*path, str(key))) for key, child in reversed(inner.items()))
         else:
             stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
@@ -308,10 +309,13 @@ def _undigited(value: int) -> str | None:
     return None
 
 
-def _surrogate_words(text: str) -> str:
-    return (
-        f"string {short_repr(text, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8): no JSON body carries it"
-    )
+def surrogate_words(text: str) -> str:
+    """How a refusal says that ``text``, a string or an object key, holds a lone UTF-16 surrogate (the one wording of
+    the readers, the request checks and the body writer)."""
+    return f"string {short_repr(text, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
+
+
+_NO_BODY = ": no JSON body carries it"
 
 
 def loads_bounded(data: str | bytes) -> Any:
@@ -870,10 +874,7 @@ def _scalar_problem(value: Any) -> tuple[str, str] | None:
     kind = type(value)
     if kind is str:
         if has_lone_surrogate(value):
-            return (
-                "lone-surrogate",
-                f"string {short_repr(value, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
-            )
+            return "lone-surrogate", surrogate_words(value)
         return None
     if kind is int:
         if INT_MIN <= value <= INT_MAX:

@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from agentmsg._codec.converter import dumps_json, surely_writes
-from agentmsg._codec.jsontext import has_lone_surrogate
+from agentmsg._codec.jsontext import has_lone_surrogate, surrogate_words
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import (
     BLOCK_CLASSES,
@@ -802,7 +802,7 @@ def _unwritable(value: Any) -> tuple[str, str, str] | None:
             continue
         if isinstance(node, str):
             if has_lone_surrogate(node):
-                return pointer_of(path), "lone-surrogate", _surrogate_words(node)
+                return pointer_of(path), "lone-surrogate", surrogate_words(node)
             continue
         if len(path) > limits.max_depth:  # (a value that holds itself, too)
             return pointer_of(path), "json-value", f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
@@ -812,7 +812,7 @@ def _unwritable(value: Any) -> tuple[str, str, str] | None:
                     where = pointer_of((*path, str(key)))
                     return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int"
                 if isinstance(key, str) and has_lone_surrogate(key):
-                    return pointer_of(path), "lone-surrogate", "object key: " + _surrogate_words(key)
+                    return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key)
                 stack.append((child, (*path, str(key))))
         elif isinstance(node, Sequence) and not isinstance(node, (bytes, bytearray)):
             stack.extend((child, (*path, i)) for i, child in enumerate(node))
@@ -821,10 +821,6 @@ def _unwritable(value: Any) -> tuple[str, str, str] | None:
         elif not isinstance(node, (int, float)):
             return pointer_of(path), "json-value", f"a value of type {type(node).__name__} is no JSON value"
     return None
-
-
-def _surrogate_words(text: str) -> str:
-    return f"string {short_repr(text, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
 
 
 def orphan_calls(ctx: Context) -> list[tuple[str, str]]:
@@ -1224,7 +1220,7 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
             raise ValidationError.single(
                 pointer_of(path),
                 "lone-surrogate",
-                f"string {short_repr(node, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
+                surrogate_words(node),
             )
 
 

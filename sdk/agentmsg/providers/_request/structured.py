@@ -30,10 +30,10 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from agentmsg._codec.jsontext import has_lone_surrogate, plainly_written, unwritten_at
+from agentmsg._codec.jsontext import has_lone_surrogate, plainly_written, surrogate_words, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import TextBlock
-from agentmsg.errors import ValidationError, short_repr
+from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request.context import Context
 from agentmsg.providers._request.tools import ToolChoice, ToolDef
@@ -87,8 +87,7 @@ class StructuredOutput:
             raise ValidationError.single(
                 POINTER + "/description",
                 "lone-surrogate",
-                f"string {short_repr(self.description, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8): no"
-                " JSON body carries it",
+                surrogate_words(self.description) + ": no JSON body carries it",
             )
         if not isinstance(self.strict, bool):
             raise ValidationError.single(POINTER + "/strict", "type", "strict must be a boolean")
@@ -101,7 +100,7 @@ def _refuse_unwritten(schema: Mapping[str, Any]) -> None:
     ``"maximum": NaN`` went out as ``null``, without a word), a leaf the request writer refuses (bytes, a set), or a
     string or key with a lone UTF-16 surrogate (``lone-surrogate``: only ``body_bytes`` raised), as a tool definition's
     are (``tools.py``). (Walked with pointers only when the quick test, one C pass, says there may be one.)"""
-    if type(schema) is dict and plainly_written(schema, limits.max_depth):
+    if plainly_written(schema, limits.max_depth):  # (a Mapping that is no dict: orjson says no, and it is walked)
         return
     found = unwritten_at(schema, limits.max_depth)
     if found is not None:
