@@ -735,3 +735,23 @@ def test_a_usage_sum_a_javascript_number_cannot_hold_is_left_out_of_finish_with_
         "time",
     ]
     assert all(n.pointer == "/7" for n in encoder.notes if n.rule == "maximum")
+
+
+def test_a_media_block_in_a_reply_nothing_names_is_sent_as_a_file() -> None:
+    """A DATA_BLOCK_START holding a whole media block, without a replyId, in a reply without one (an AGENT_START
+    with no replyId, or none at all): the encoder raised KeyError ('replyId') and broke the stream, where it never
+    raises. The block is now a ``file`` chunk, and the round trip gives the reducer's message."""
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    openings: list[list[dict[str, Any]]] = [[], [{"type": "AGENT_START", "id": "s", "createdAt": AT}]]
+    for opening in openings:
+        events: list[dict[str, Any]] = [
+            *opening,
+            {"type": "DATA_BLOCK_START", "id": "d", "createdAt": AT, "blockId": "b", "block": image},
+            {"type": "DATA_BLOCK_END", "id": "e", "createdAt": AT, "blockId": "b"},
+        ]
+        back, _, _ = round_trip(events)
+        chunks = ai_sdk.encode(events)
+        assert [c["url"] for c in chunks if c["type"] == "file"] == ["https://example.com/a.png"]
+        for chunk in chunks:
+            check_chunk(chunk)
+        assert fallback_ids(reduce(back)[0]) == fallback_ids(reduce(events)[0])

@@ -420,8 +420,8 @@ class AiSdkEncoder:
             if chunk is not None:
                 self._data.pop(block_id, None)
                 fields = {k: v for k, v in ev.items() if k not in _ENVELOPE}
-                if fields.get("replyId") == self._reply:
-                    fields.pop("replyId")
+                if fields.get("replyId", self._reply) == self._reply:  # (none, or the reply's: not carried)
+                    fields.pop("replyId", None)
                 if _block_of_file(chunk) == block:
                     fields.pop("block")
                 self._note("rest:DATA_BLOCK_START", f"DATA_BLOCK_START blockId: carried on a transient {CARRIER} chunk")
