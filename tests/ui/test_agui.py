@@ -462,6 +462,38 @@ def test_a_call_interrupted_before_its_end_has_no_key_of_the_decoder_s_own() -> 
     assert events == handed
 
 
+@pytest.mark.parametrize(
+    ("deltas", "block_input"),
+    [
+        (['{"n": 123456789012345678901234567890}'], {}),  # past 64 bits: the reducer refuses it (integer-range)
+        (['{"s": "\ud83d', '\ude00"}'], {"s": "\U0001f600"}),  # a pair split across two deltas: one character
+    ],
+)
+def test_a_paused_call_s_input_is_the_one_its_message_has(deltas: list[str], block_input: dict[str, Any]) -> None:
+    """RUN_FINISHED interrupting a call: REQUIRE_USER_CONFIRM names it with the input its arguments say, read by
+    orjson, where the reducer reads them by the codec's rules. An integer past 64 bits came out as an inexact float
+    (1.2345678901234568e+29, what the user was asked to confirm) where the message has ``{}`` and an
+    argumentsError; a surrogate pair split across deltas gave ``{}`` where the message has the character. The
+    input is now the message's, both ways."""
+    stream: list[dict[str, Any]] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "k1", "toolCallName": "f"},
+        *({"type": "TOOL_CALL_ARGS", "toolCallId": "k1", "delta": d} for d in deltas),
+        {"type": "TOOL_CALL_END", "toolCallId": "k1"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "outcome": {"type": "interrupt", "interrupts": [{"toolCallId": "k1"}]},
+        },
+    ]
+    events, _ = decode(stream, strict=True)
+    (confirm,) = [e for e in events if e["type"] == "REQUIRE_USER_CONFIRM"]
+    ((call,),) = [m["content"] for m in messages(events)]
+    assert call["input"] == block_input
+    assert confirm["toolCalls"] == [{"type": "tool_use", "id": "k1", "name": "f", "input": block_input}]
+
+
 def test_a_tool_result_part_s_keys_no_block_keeps_are_said() -> None:
     """A TOOL_CALL_RESULT content part's ``id`` and ``metadata`` and a file source's ``provider`` (AG-UI 1.0 has
     them, and its parts are loose objects) have no place in a tool result's block: said once per key (rule

@@ -36,8 +36,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, TypeGuard
 
-import orjson
-
+from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now, parse_timestamp
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
@@ -1243,15 +1242,14 @@ class AGUIDecoder:
 
     def _take_arguments(self, call: str) -> None:
         """A call of this run ends (its TOOL_CALL_END, or the run's end while it is open): its argument deltas,
-        joined, are its input when they make a JSON object (the reducer reads them so)."""
+        joined, are its input when they make a JSON object, read by the reducer's rules (``parse_arguments``: a
+        surrogate pair split across deltas is one character, an integer past 64 bits no input)."""
         known = self._known_calls.get(call)
         args = self._args.pop(call, ())
         if known is not None:
-            try:
-                parsed = orjson.loads("".join(args) or "{}")
-            except orjson.JSONDecodeError:
-                parsed = None
-            if isinstance(parsed, dict):
+            text = "".join(args)
+            _, parsed, error = parse_arguments(text) if text else ("", {}, None)
+            if error is None:
                 known["input"] = parsed
 
     def _tool_chunk(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
