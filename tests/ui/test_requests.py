@@ -775,9 +775,21 @@ BAD_RUNS: list[tuple[dict[str, Any], str, str]] = [
     ),
     (_with(["messages", 5, "toolCallId"], _DELETE, RUN), "/messages/5", "required"),
     (_with(["messages", 7, "content"], "plan", RUN), "/messages/7/content", "type"),
+    (_with(["messages", 3, "content"], _DELETE, RUN), "/messages/3", "required"),  # (a reasoning message, signed)
+    (_with(["messages", 3, "content"], ["Look it up."], RUN), "/messages/3/content", "type"),
     (_with(["tools", 0, "description"], _DELETE, RUN), "/tools/0", "required"),
     (_with(["context", 0], "Paris", RUN), "/context/0", "type"),
 ]
+
+
+def test_a_signed_reasoning_message_without_its_text_is_refused_by_rule() -> None:
+    """A reasoning message with an ``encryptedValue`` and no string ``content``: the reader put the signature on its
+    first block, which it had not, and raised IndexError where the body is refused (rule ``required`` or
+    ``type``, as @ag-ui/core's schema refuses it: BAD_RUNS)."""
+    for content, pointer, rule in ((_DELETE, "/messages/3", "required"), (7, "/messages/3/content", "type")):
+        with pytest.raises(ValidationError) as caught:
+            agui.read_input(_with(["messages", 3, "content"], content, RUN))
+        assert rules(caught.value) == [(pointer, rule)]
 
 
 @pytest.mark.oracle

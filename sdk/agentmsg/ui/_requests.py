@@ -610,7 +610,7 @@ def _ag_message(
             )
         if role == "reasoning":
             wire["role"], wire["_reasoning"] = "ASSISTANT", True
-            if isinstance(item.get("encryptedValue"), str):
+            if content and isinstance(item.get("encryptedValue"), str):  # (no content: refused above)
                 content[0]["metadata"] = {"signature": item["encryptedValue"]}
                 held.add("encryptedValue")
             if content:
