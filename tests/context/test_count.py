@@ -394,6 +394,21 @@ def test_image_size_is_read_from_the_header(raw: bytes, mime: str) -> None:
     assert _media.image_size(Base64Source(media_type=mime, data=_images.b64(raw))) == (1024, 1024)
 
 
+@pytest.mark.parametrize(("kind", "whole"), [(b"VP8 ", 30), (b"VP8L", 25), (b"VP8X", 30)])
+def test_a_truncated_webp_header_is_no_size(kind: bytes, whole: int) -> None:
+    """A WebP cut inside its size fields has no size: a VP8L one raised IndexError out of count_tokens (a
+    non-SDK exception), a VP8X one was read as 1x1 (the missing bytes taken as zeros) and priced as known."""
+    header = b"RIFF\x00\x00\x00\x00WEBP" + kind + b"\x0a\x00\x00\x00" + b"\x2f\x9d\x01\x2a" * 4
+    url = ImageBlock(source=URLSource(url="https://example.com/cat.webp"))
+    unknown = count_tokens([_msg("USER", TextBlock(text="x"), url)], provider="anthropic")
+    for cut in range(12, whole):
+        source = Base64Source(media_type="image/webp", data=_images.b64(header[:cut]))
+        assert _media.image_size(source) is None, cut
+        n = count_tokens([_msg("USER", TextBlock(text="x"), ImageBlock(source=source))], provider="anthropic")
+        assert (n.total, n.error) == (unknown.total, unknown.error), cut
+    assert _media.image_size(Base64Source(media_type="image/webp", data=_images.b64(header[:whole]))) is not None
+
+
 def test_documented_image_costs() -> None:
     # OpenAI's docs examples (tile method), low detail
     assert _media.openai_tiles(1024, 1024) == 765

@@ -71,8 +71,15 @@ def _sane(w: int, h: int) -> tuple[int, int] | None:
     return (w, h) if w > 0 and h > 0 else None
 
 
+#: the bytes a WebP header holds up to the end of its size fields, by its chunk kind (a header cut short has no size:
+#: the bytes missing are not zeros)
+_WEBP_HEAD: Final = {b"VP8 ": 30, b"VP8L": 25, b"VP8X": 30}
+
+
 def _webp(raw: bytes) -> tuple[int, int] | None:
     kind = raw[12:16]
+    if len(raw) < _WEBP_HEAD.get(kind, 0):
+        return None
     if kind == b"VP8 ":
         w, h = struct.unpack("<HH", raw[26:30])
         return _sane(w & 0x3FFF, h & 0x3FFF)
