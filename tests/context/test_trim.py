@@ -248,11 +248,11 @@ def test_a_user_message_that_sends_nothing_does_not_end_a_run_of_assistant_messa
     assert "thinking-moved" not in _format_rules(out.messages)
 
 
-def _first_turn_role(provider: str, msgs: Sequence[Msg]) -> str:
-    """The role of the first turn the provider's request sends (system prompts aside)."""
+def _first_turn_role(provider: str, msgs: Sequence[Msg], **kw: Any) -> str:
+    """The role of the first turn the provider's request sends (system prompts aside; ``kw``: format_request's)."""
     from agentmsg.providers import get
 
-    body = get(provider).format_request(list(msgs)).body
+    body = get(provider).format_request(list(msgs), **kw).body
     turns = body.get("contents") or [m for m in body["messages"] if m["role"] != "system"]
     return str(turns[0]["role"])
 
@@ -339,16 +339,42 @@ def test_a_multi_agent_run_is_the_current_agents_turn_as_the_formatter_sends_it(
     out = run(msgs, total(msgs) - tokens(msgs[2]), provider, **kw)
     assert out.removed == (2, 3, 4)
     assert "thinking-moved" not in _format_rules(out.messages, **kw)
-    # Alice's text is a user turn of her own: it ends Bob's run, so Bob's 2 can go alone (3 went with it: the run was
-    # taken to go on through Alice's message to 4's thinking), and the kept turn 4-5 starts with thinking
+    # Alice's text is a user turn of her own: it ends Bob's run, so Bob's 2 can go (3 went with it: the run was taken
+    # to go on through Alice's message to 4's thinking), with 1, the question it answered, and the kept turn 4-5
+    # starts with thinking
     msgs[3:] = [
         attrs.evolve(assistant(TextBlock(text="I disagree")), name="Alice"),
         attrs.evolve(assistant(thinking(), TextBlock(text="second")), name="Bob"),
         attrs.evolve(assistant(TextBlock(text="third")), name="Bob"),
     ]
     out = run(msgs, total(msgs) - tokens(msgs[2]), provider, **kw)
-    assert out.removed == (2,)
+    assert out.removed == (1, 2)
     assert "thinking-moved" not in _format_rules(out.messages, **kw)
+
+
+@pytest.mark.parametrize("layout", ["prefix", "history"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_another_agents_message_opens_a_turn_in_multi_agent_mode(provider: str, layout: str) -> None:
+    # AgentScope's multi-agent conversation: every speaker's messages are ASSISTANT messages with a name, and the
+    # request sends the other speakers' as user turns. They were taken as assistant turns: a conversation that fits
+    # was said trim-assistant-first (an error) for Anthropic and Gemini though its request starts with Bob's user
+    # turn, and Bob's questions went apart from Alice's answers, which were kept after their question went: kept
+    # [4, 5], the request starting with Alice's assistant turn
+    kw: dict[str, Any] = {"multi_agent": True, "agent_name": "Alice", "options": {"multi_agent_layout": layout}}
+    msgs = [
+        SYSTEM,
+        attrs.evolve(assistant(TextBlock(text="What is 2+2? " * 4)), name="Bob"),
+        attrs.evolve(assistant(TextBlock(text="It is four. " * 4)), name="Alice"),
+        attrs.evolve(assistant(TextBlock(text="And 3+3? " * 4)), name="Bob"),
+        attrs.evolve(assistant(TextBlock(text="Six. " * 4)), name="Alice"),
+        attrs.evolve(assistant(TextBlock(text="And 4+4?")), name="Bob"),
+    ]
+    out = run(msgs, total(msgs), provider, **kw)
+    assert out.removed == () and out.diagnostics == ()
+    out = run(msgs, total(msgs) - tokens(msgs[1]) - tokens(msgs[2]) - tokens(msgs[3]), provider, **kw)
+    assert out.removed == (1, 2, 3, 4)  # each answer with its question
+    assert [p.pointer for p in out.diagnostics] == ["/1", "/3"]
+    assert _first_turn_role(provider, out.messages, **kw) == "user"
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "gemini"])

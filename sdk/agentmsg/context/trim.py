@@ -6,8 +6,8 @@ The conversation is cut into **units**, the smallest pieces that can go without 
   whose results interleave make one unit);
 - a USER message that sends nothing (every formatter leaves it out) goes with the unit before it (the first unit:
   the one after it); it opens no turn;
-- a **turn** starts at a USER message that sends something (its *opener*) and runs to the next; what answers an
-  opener is kept with it:
+- a **turn** starts at a USER message that sends something (its *opener*; in multi-agent mode another speaker's
+  message the request sends as a user turn too) and runs to the next; what answers an opener is kept with it:
   the opener goes only with the last unit of its turn, so a kept answer always follows its question, and the
   result never starts with an assistant turn where the conversation did not;
 - in a run of assistant messages (one turn in the turn family, whose thinking moves to its start unless it starts
@@ -276,6 +276,21 @@ def _glued(
     return out
 
 
+def _user_turn(msg: Msg, multi: bool, agent: str | None) -> bool:
+    """Whether the request sends this message as (part of) a user turn: a USER message, and in multi-agent mode
+    (``multi``, the current agent ``agent``) another speaker's message that holds no tool call or result."""
+    role = msg.role
+    if role is _USER:
+        return True
+    return (
+        multi
+        and role is _ASSISTANT
+        and not is_current_agent(msg, agent)
+        and not has_tool_use(msg)
+        and not has_result(msg)
+    )
+
+
 def _quiet(msg: Msg, multi: bool) -> bool:
     """A user message the request leaves out (:func:`_sends_nothing`): the turns around it meet."""
     return msg.role is _USER and _sends_nothing(msg.content, multi)
@@ -345,8 +360,13 @@ class _Plan:
                 units.append(unit)
             i = end + 1
         units = _quiet_glued(msgs, _glued(msgs, units, multi, agent), multi)
-        # turns: each unit of USER messages opens one (one that sends something, with the quiet ones glued to it)
-        openers = [all(msgs[x].role is _USER for x in u) and not all(_quiet(msgs[x], multi) for x in u) for u in units]
+        # turns: each unit of user turns opens one (one that sends something, with the quiet ones glued to it): USER
+        # messages, and in multi-agent mode another speaker's, which the request sends as user turns
+        openers = [
+            all(_user_turn(msgs[x], multi, agent) for x in u)
+            and not all(_sends_nothing(msgs[x].content, multi) for x in u)
+            for u in units
+        ]
         user_first, signature_chain = rules
         if signature_chain and units:
             last = max((k for k, o in enumerate(openers) if o), default=-1)
