@@ -14,7 +14,7 @@ import pytest
 
 import agentmsg
 from agentmsg import Msg, MsgRole, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from agentmsg.context import TRIM_RULES, TrimBudgetError, Trimmed, atrim, trim
+from agentmsg.context import TRIM_RULES, TrimBudgetError, Trimmed, atrim, count_tokens, trim
 from agentmsg.providers.base import Entry
 from tests._support.providers import module
 
@@ -317,6 +317,33 @@ def test_a_user_message_that_sends_nothing_goes_with_the_unit_before_it(provider
     out = run(msgs, total(msgs) - 1, provider)
     assert out.removed == (1, 2, 3)
     assert _first_turn_role(provider, out.messages) == "user"
+
+
+def test_a_message_the_provider_leaves_out_goes_with_the_unit_before_it() -> None:
+    # a message the formatter leaves out (its count 0: an empty text for Anthropic, reasoning the Responses API does
+    # not send back) sends nothing, as a quiet user message: it was a unit of its own, which keep_last kept while the
+    # answer before it went. Anthropic was sent the question 3 alone, its call and result gone; the Responses API
+    # nothing at all, which its formatter refuses, though the trim said the result fits
+    msgs = [
+        SYSTEM,
+        user("What is 2+2? " * 20),
+        assistant(TextBlock(text="It is four. " * 20)),
+        user("Look it up."),
+        assistant(call("c1")),
+        result("c1"),
+        assistant(TextBlock(text="")),
+    ]
+    counts = count_tokens(msgs, provider="anthropic")
+    assert counts.messages[6] == 0
+    with pytest.raises(TrimBudgetError) as info:  # the call and its result are the last unit: kept, with 3
+        trim(msgs, counts.total - counts.messages[1] - counts.messages[2] - 1, provider="anthropic")
+    assert info.value.result is not None and info.value.result.removed == (1, 2)
+    silent = Msg(MsgRole.ASSISTANT, [ThinkingBlock(thinking="unsigned")])  # (not sent back by the Responses API)
+    msgs = [SYSTEM, assistant(TextBlock(text="Hello, how can I help? " * 20)), silent]
+    budget = trim(msgs, 10**6, provider="openai-responses").tokens - 1
+    with pytest.raises(TrimBudgetError) as info:  # the greeting is the last message that sends something: kept
+        trim(msgs, budget, provider="openai-responses")
+    assert info.value.result is not None and info.value.result.removed == ()
 
 
 @pytest.mark.parametrize("layout", ["prefix", "history"])

@@ -296,15 +296,17 @@ def _quiet(msg: Msg, multi: bool) -> bool:
     return msg.role is _USER and _sends_nothing(msg.content, multi)
 
 
-def _quiet_glued(msgs: Sequence[Msg], units: list[list[int]], multi: bool) -> list[list[int]]:
-    """The units, each user message that sends nothing (:func:`_quiet`) glued to the unit before it, or to the one
-    after it where none is before (its unit starts with it then). Such a message answers nothing and is no question a
-    kept answer can follow: on its own it was a step of a few tokens, said ``trim-removed`` apart, and at the end of
-    the conversation the last unit ``keep_last`` keeps, for which the answer before it went."""
+def _quiet_glued(msgs: Sequence[Msg], units: list[list[int]], quiet: Sequence[bool]) -> list[list[int]]:
+    """The units, each of messages that send nothing (``quiet``: :func:`_quiet`, and those the provider's count
+    prices at 0) glued to the unit before it, or to the one after it where none is before (its unit starts with it
+    then). Such a message answers nothing and is no question a kept answer can follow: on its own it was a step of a
+    few tokens, said ``trim-removed`` apart, and at the end of the conversation the last unit ``keep_last`` keeps, for
+    which the answer before it went (and when nothing else was kept, a request the formatter refuses: nothing to
+    send)."""
     out: list[list[int]] = []
     ahead: list[int] = []  # quiet messages before the first unit that sends something
     for u in units:
-        if all(_quiet(msgs[x], multi) for x in u):
+        if all(quiet[x] for x in u):
             if out:
                 out[-1].extend(u)  # (in place: a long run glued stays linear)
             else:
@@ -329,6 +331,7 @@ class _Plan:
         rules: tuple[bool, bool] = (False, False),
         multi: bool = False,
         agent: str | None = None,
+        silent: bool = False,
     ) -> None:
         n = len(msgs)
         self.msgs = msgs
@@ -359,12 +362,15 @@ class _Plan:
             if unit:
                 units.append(unit)
             i = end + 1
-        units = _quiet_glued(msgs, _glued(msgs, units, multi, agent), multi)
+        # the messages that send nothing: a user message the request leaves out, and (``silent``: the counts are the
+        # provider's, count_tokens's) any other it leaves out, which its count prices at 0 (no framing either)
+        quiet = [_quiet(m, multi) or (silent and counts[i] == 0 and m.role is not _SYSTEM) for i, m in enumerate(msgs)]
+        units = _quiet_glued(msgs, _glued(msgs, units, multi, agent), quiet)
         # turns: each unit of user turns opens one (one that sends something, with the quiet ones glued to it): USER
         # messages, and in multi-agent mode another speaker's, which the request sends as user turns
         openers = [
-            all(_user_turn(msgs[x], multi, agent) for x in u)
-            and not all(_sends_nothing(msgs[x].content, multi) for x in u)
+            all(quiet[x] or _user_turn(msgs[x], multi, agent) for x in u)
+            and not all(quiet[x] or _sends_nothing(msgs[x].content, multi) for x in u)
             for u in units
         ]
         user_first, signature_chain = rules
@@ -505,7 +511,9 @@ class _Trim:
         counts, total = _counts(counter, self.counted)  # (the total holds the tools and the request's framing too)
         multi = bool(request.get("multi_agent"))
         agent = request.get("agent_name")
-        self.plan = _Plan(self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent)
+        self.plan = _Plan(
+            self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent, self.own_counter
+        )
         self.kept_tokens = total
         self.summary: Msg | None = None
         #: the summary as the counter is given it (checked by members where the counter is the default)
