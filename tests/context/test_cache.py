@@ -19,6 +19,7 @@ from agentmsg import (
     SystemMessage,
     TextBlock,
     ThinkingBlock,
+    ToolUseBlock,
     UserMessage,
     ValidationError,
 )
@@ -107,6 +108,29 @@ def test_marker_names_the_last_block_that_takes_one() -> None:
         "text": "answer",
         "cache_control": {"type": "ephemeral"},
     }
+
+
+@pytest.mark.parametrize(
+    ("provider", "model"), [("dashscope", None), ("dashscope-compatible", None), ("openai", "gpt-5.6")]
+)
+def test_a_message_of_tool_calls_alone_takes_no_marker_where_markers_go_on_content_parts(
+    provider: str, model: str | None
+) -> None:
+    # the chat family puts a message's marker on its last content part: an assistant message of tool calls (and
+    # reasoning) has none, and its formatter drops the marker (cache-breakpoint-dropped). The helper marked the call
+    # as the last block that takes one, as for Anthropic, where a tool_use block takes one
+    calls = AssistantMessage(
+        [ThinkingBlock(thinking="t"), ToolUseBlock(id="c1", name="search", input={}), ToolUseBlock(id="c2", name="f")]
+    )
+    msgs = [UserMessage("q"), calls, UserMessage("go on")]
+    got = place_cache_markers(msgs, provider=provider, model=model)
+    assert got.placed == ()
+    assert "message 1 has no block that takes a marker" in got.notes
+    kw = {"model": model} if model else {}
+    r = formatted(provider, got.messages, **kw)
+    assert not [d for d in r.diagnostics if d.rule == "cache-breakpoint-dropped"], r.diagnostics_dicts()
+    anthropic = place_cache_markers(msgs, provider="anthropic")  # (a tool_use block takes one there)
+    assert anthropic.placed == (CacheMarker("turn", "/1", True),)
 
 
 def test_short_prefixes_are_not_marked() -> None:

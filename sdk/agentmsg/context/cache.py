@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark
@@ -143,7 +143,7 @@ def place_cache_markers(
         if _marked(msgs[stable].metadata):
             notes.append(f"message {stable} (the last stable turn) is marked already")
         elif pays(stable + 1):
-            mark = _mark_for(msgs[stable], value)
+            mark = _mark_for(msgs[stable], value, rule.blocks)
             if mark is None:
                 notes.append(f"message {stable} has no block that takes a marker")
             else:
@@ -290,13 +290,18 @@ def _last_stable(msgs: Sequence[Msg]) -> int | None:
     return None
 
 
-def _mark_for(msg: Msg, value: Any) -> Any:
+def _mark_for(msg: Msg, value: Any, per_block: bool = True) -> Any:
     """The marker for a message: ``value`` when its last block takes one, else the same naming the last block that
-    does (reasoning, hints and empty text take none), None when none does."""
+    does (reasoning, hints and empty text take none; a tool call none either where a marker goes on the message's
+    last content part, not per block (``per_block`` False, the chat family: a call is no content part, and the
+    formatter drops a marker on a message of calls alone), None when none does."""
     content: list[Any] = msg.content
     for j in range(len(content) - 1, -1, -1):
         b = content[j]
-        if type(b) is ThinkingBlock or type(b) is HintBlock or (type(b) is TextBlock and not b.text.strip()):
+        t = type(b)
+        if t is ThinkingBlock or t is HintBlock or (t is TextBlock and not b.text.strip()):
+            continue
+        if t is ToolUseBlock and not per_block:
             continue
         if j == len(content) - 1:
             return value
