@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,7 +27,7 @@ from agentmsg import UserMessage
 from agentmsg.clients import AsyncClient, AsyncReplyStream, Client, ProviderError, ReplyStream
 from agentmsg.providers import FormattedRequest
 from agentmsg.testing import ReplayServer, Reply, malformed
-from tests._support.raw_server import RawServer
+from tests._support.raw_server import RawServer, chunk
 from tests.conftest import ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "providers"
@@ -314,6 +316,53 @@ def test_no_response_within_the_timeout_is_said_the_same_sync_and_async() -> Non
         errors.append(error_dict(info.value))
     assert errors[0] == errors[1]
     assert errors[0]["message"] == "no response: no data within the read timeout (0.3 s)"
+
+
+def _reset(conn: socket.socket) -> None:
+    """End the connection with a reset (RST, as a crashed proxy or a dropped NAT entry does), not an orderly close."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("when", ["before-headers", "mid-stream"])
+def test_a_connection_reset_is_said_the_same_sync_and_async(raw: Any, when: str) -> None:
+    """A connection the server resets: the sync client said '[Errno 104] Connection reset by peer', the async one
+    only 'ReadError' (the async backend's error has no text of its own; the OS's is in the exceptions it was
+    raised from), before any response and mid-stream alike. Now both say the OS's words."""
+    first = TEXT_SSE[: TEXT_SSE.index(b"\n\n") + 2]  # (the first event whole: it is yielded before the reset)
+    read = threading.Event()  # the client has the first event: the next read meets the reset
+
+    def handler(conn: socket.socket) -> None:
+        if when == "mid-stream":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            conn.sendall(chunk(first))
+            read.wait(30)
+        _reset(conn)
+
+    server = raw(handler)
+    request = FormattedRequest(body={}, path="/chat/completions", stream=True)
+    errors = []
+    client = Client("openai", base_url=server.url, api_key="k", max_retries=0)
+    with pytest.raises(ProviderError) as info, client.send_stream(request) as stream:
+        for _ in stream:
+            read.set()
+    errors.append(error_dict(info.value))
+    read.clear()
+
+    async def main() -> None:
+        async with AsyncClient("openai", base_url=server.url, api_key="k", max_retries=0) as c:
+            async for _ in c.send_stream(request):
+                read.set()
+
+    with pytest.raises(ProviderError) as info:
+        asyncio.run(main())
+    errors.append(error_dict(info.value))
+    assert errors[0] == errors[1]
+    said = errors[0]["text"]
+    assert "reset" in said.lower() and "ReadError" not in said, said
+    assert said.startswith(
+        "openai: connection failed: " if when == "before-headers" else "openai 200: the connection broke: "
+    )
 
 
 # ---- asyncio: cancellation ----------------------------------------------------------------------------------

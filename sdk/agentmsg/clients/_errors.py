@@ -373,7 +373,9 @@ _TIMEOUTS = (
 def reason(exc: Exception) -> str:
     """An httpx error's text, the same sync and async: a timeout says which one and its seconds (the async
     backend's timeouts have no text, the sync one's is the OS's: 'timed out', 'The read operation timed
-    out'), another error its text, or its kind when it has none."""
+    out'), another error its text, else the first text of the errors it was raised from (the async backend's
+    read error has none: '[Errno 104] Connection reset by peer' is the OS's error behind it, which the sync
+    one says), else its kind."""
     if isinstance(exc, httpx.TimeoutException):
         for cls, key, text in _TIMEOUTS:
             if isinstance(exc, cls):
@@ -383,7 +385,15 @@ def reason(exc: Exception) -> str:
                     seconds = None
                 return f"{text} ({seconds:g} s)" if isinstance(seconds, (int, float)) else text
         return "timed out"
-    return str(exc) or type(exc).__name__
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        text = str(cause)
+        if text:
+            return text
+        cause = cause.__cause__ or cause.__context__
+    return type(exc).__name__
 
 
 # ---- the credentials a client holds: never in what it raises or says ------------------------------------------
