@@ -267,3 +267,30 @@ def test_bytes_after_the_compressed_data_are_a_decoding_error(raw: Any, trailing
         if how == "stream":
             assert isinstance(got, BrokenStreamError)
             assert got.partial is not None and got.partial.text_content != ""
+
+
+# ---- a streamed body that cannot be decoded ----------------------------------------------------------------------
+
+#: Streamed bodies the client cannot decode: their ``Content-Encoding`` lines, and their bytes
+UNDECODABLE = {
+    "br": ([b"br"], SSE),  # (a coding not inflated here: a caller's headers= asked for it, say)
+    "not gzip": ([b"gzip"], SSE),
+    "gzip, its check corrupt": ([b"gzip"], gzip.compress(SSE, 9, mtime=0)[:-8] + bytes(8)),
+}
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("case", sorted(UNDECODABLE))
+def test_a_stream_whose_body_cannot_be_decoded_says_so_not_a_broken_connection(raw: Any, case: str, shell: str) -> None:
+    """A streamed body the client cannot decode broke the stream as 'the connection broke: the body is not gzip
+    data: ...', an error (and stop reason) of type ``disconnect``: the connection was whole, and a retry gets the
+    same body. Now the stream says the body could not be decoded, type ``decoding``, sync and async."""
+    lines, body = UNDECODABLE[case]
+    server = raw(respond(200, b"text/event-stream", lines, body))
+    got = outcome(server.url, shell, "stream")
+    assert isinstance(got, BrokenStreamError), got
+    assert got.message.startswith("the body could not be decoded: ") and "connection" not in got.message, got
+    assert got.partial is not None and got.partial.generate_reason == "INTERRUPTED"
+    errors = got.partial.metadata["agentmsg_errors"]
+    assert [e["type"] for e in errors] == ["decoding"] and errors[0]["message"] == got.message
+    assert got.partial.metadata["agentmsg_stop_reason"] == "decoding"

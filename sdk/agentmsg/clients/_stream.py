@@ -355,9 +355,12 @@ class StreamState:
         self._heading = len(self._body_head) < _BODY_HEAD
 
     def _read_failed(self, parser: StreamParser, exc: httpx.HTTPError) -> list[dict[str, Any]]:
-        """The closing events of a stream whose body broke (read timeout or disconnect)."""
+        """The closing events of a stream whose body broke: a read timeout, a disconnect, or a body that could not
+        be decoded (a content coding not inflated here, compressed data that is not: the connection was whole)."""
         if isinstance(exc, httpx.TimeoutException):
             return parser.error(reason(exc), kind="timeout")
+        if isinstance(exc, httpx.DecodingError):
+            return parser.error(f"the body could not be decoded: {reason(exc)}", kind="decoding")
         return parser.error(f"the connection broke: {reason(exc)}", kind="disconnect")
 
     def _room(self, cap: int) -> int:
