@@ -1099,6 +1099,8 @@ class Reader(PayloadReader):
 
     def chunk(self, event: str, obj: dict[str, Any]) -> None:
         kind = obj.get("type", event)
+        if "type" not in obj and obj.get("error") and not isinstance(obj.get("output"), list):
+            kind = "error"  # the HTTP error envelope {"error": {...}} (a proxy's, with a 200), as reply() reads it
         if kind == "response.output_text.delta":
             st = self._at(obj, event)
             if st is not None:

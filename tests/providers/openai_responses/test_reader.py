@@ -140,6 +140,27 @@ def test_a_whole_failed_response_and_an_error_envelope() -> None:
     assert (err["type"], err["code"]) == ("invalid_request_error", "invalid_api_key")
 
 
+ENVELOPE = {"error": {"message": "quota", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [orjson.dumps(ENVELOPE), b"data: " + orjson.dumps(ENVELOPE) + b"\n\n"],
+    ids=["json", "sse data line"],
+)
+def test_an_error_envelope_where_a_stream_was_asked_for_is_the_error(body: bytes) -> None:
+    """The HTTP error envelope (``{"error": {...}}``, no ``type``) where a stream was asked for (a proxy's, with a
+    200) was no Responses event: the stream ended 'before the provider finished the reply', the provider's error
+    unread, where parse_response reads it (and Chat Completions' stream parser does). Now it is the reply's error,
+    as parse_response says it."""
+    whole = P.parse_response(ENVELOPE).to_dict()["metadata"]["agentmsg_errors"]
+    events = list(P.parse_stream(body))
+    (msg,) = reduce_events(events)
+    assert msg.generate_reason == "INTERRUPTED"
+    assert msg.to_dict()["metadata"]["agentmsg_errors"] == whole
+    assert whole[0]["message"] == "quota" and whole[0]["type"] == "insufficient_quota"
+
+
 def test_a_failed_responses_misalignment_review_is_said() -> None:
     # ResponseError.misalignment (a misalignment_policy_violation's public explanation, its classification and the
     # target that continues the review) was dropped unsaid: the error event holds the code and message alone
