@@ -87,6 +87,21 @@ TOOL_KEYS: list[dict[str, Any]] = [
 ]
 
 
+# text no AgentEvent keeps, quoted in notes (once per value), and values of those keys the AI SDK's schema refuses
+QUOTED: list[dict[str, Any]] = [
+    {"type": "start"},
+    {"type": "tool-input-start", "toolCallId": "c", "toolName": "f", "inputEncoding": "text"},
+    {"type": "tool-input-start", "toolCallId": "d", "toolName": "f", "inputEncoding": "json"},
+    {"type": "tool-input-start", "toolCallId": "e", "toolName": "f", "inputEncoding": "yaml"},
+    {"type": "tool-approval-request", "approvalId": "a", "toolCallId": "c", "reason": "why", "signature": "s"},
+    {"type": "tool-approval-request", "approvalId": "b", "toolCallId": "d", "signature": 5},
+    {"type": "tool-approval-response", "approvalId": "a", "approved": True, "reason": "ok"},
+    {"type": "abort", "reason": "\ud800" + "\U0001f600" * 250},
+    {"type": "abort", "reason": None},
+    {"type": "abort", "reason": 1},
+]
+
+
 def streams() -> list[list[Any]]:
     out: list[list[Any]] = []
     for name in CASES:
@@ -100,7 +115,7 @@ def streams() -> list[list[Any]]:
     out += [reordered(s, rng) for s in list(out) for _ in range(2)]
     # more notes than a decoder keeps (10,000): both keep as many and count the rest in one last note, at the cap
     flood = [{"type": f"bogus-{k}"} for k in range(10_050)] + FOREIGN
-    return [*out, FOREIGN, BAD, TOOL_KEYS, flood]
+    return [*out, FOREIGN, BAD, TOOL_KEYS, QUOTED, flood]
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:

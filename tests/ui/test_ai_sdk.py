@@ -755,3 +755,76 @@ def test_a_media_block_in_a_reply_nothing_names_is_sent_as_a_file() -> None:
         for chunk in chunks:
             check_chunk(chunk)
         assert fallback_ids(reduce(back)[0]) == fallback_ids(reduce(events)[0])
+
+
+def test_the_text_of_an_abort_an_approval_and_a_text_encoded_call_is_quoted_in_a_note() -> None:
+    """ai 7's chunks carry text no AgentEvent keeps: an ``abort``'s ``reason``, a ``tool-approval-request``'s
+    ``reason`` and ``signature``, a ``tool-approval-response``'s ``reason``, and a ``tool-input-start``'s
+    ``inputEncoding`` (``text``: the call's input deltas are plain text, not JSON). The first three were said by one
+    note per chunk kind, without their text (a second abort with another reason: nothing); ``inputEncoding`` by
+    none. Each is now quoted in its note (JSON text of its first 200 characters, ``...`` saying the cut), said once
+    per value; ``json``, what the decoder reads deltas as, needs no note. sdk/typescript/test/aisdk.test.mjs
+    expects the same notes of the TypeScript decoder."""
+    long = "stop " * 50
+    chunks: list[dict[str, Any]] = [
+        {"type": "start", "messageId": "m"},
+        {"type": "tool-input-start", "toolCallId": "c", "toolName": "shell", "inputEncoding": "text"},
+        {"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": "ls -l"},
+        {"type": "tool-input-available", "toolCallId": "c", "toolName": "shell", "input": "ls -l"},
+        {"type": "tool-approval-request", "approvalId": "a", "toolCallId": "c", "reason": "runs \"ls\"", "signature": "c2ln"},
+        {"type": "tool-approval-response", "approvalId": "a", "approved": False, "reason": "not now"},
+        {"type": "tool-input-start", "toolCallId": "d", "toolName": "f", "inputEncoding": "json"},
+        {"type": "abort", "reason": "user stop"},
+        {"type": "abort", "reason": long},
+        {"type": "abort", "reason": "user stop"},
+        {"type": "abort"},
+        {"type": "abort", "reason": "\ud800" + "\U0001f600" * 250},  # (a lone surrogate, then astral characters)
+    ]  # fmt: skip
+    for chunk in chunks:
+        check_chunk(chunk)
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    for chunk in chunks:
+        dec.feed(chunk)
+    aborted = "abort: the stream was aborted (the reply stays cut: INTERRUPTED)"
+    smiles = "\U0001f600" * 199
+    assert [(n.pointer, n.rule, n.message) for n in dec.notes] == [
+        (
+            "/1",
+            "ui-not-kept",
+            'inputEncoding "text" of tool call "c": its input streamed as plain text, not JSON (no AgentEvent says'
+            " so: the reducer reads the text as JSON arguments)",
+        ),
+        (
+            "/4",
+            "ui-not-kept",
+            'tool-approval-request: an approval the UI asks for; reason "runs \\"ls\\"", signature "c2ln"',
+        ),
+        ("/5", "ui-not-kept", 'tool-approval-response: an approval the UI gave; reason "not now"'),
+        ("/7", "ui-not-kept", f'{aborted}; reason "user stop"'),
+        ("/8", "ui-not-kept", f'{aborted}; reason "{long[:200]}"...'),
+        ("/10", "ui-not-kept", aborted),
+        ("/11", "ui-not-kept", f'{aborted}; reason "\\ud800{smiles}"...'),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("chunk", "pointer", "rule"),
+    [
+        ({"type": "tool-input-start", "toolCallId": "c", "toolName": "f", "inputEncoding": "yaml"}, "/0/inputEncoding", "enum"),
+        ({"type": "abort", "reason": 5}, "/0/reason", "type"),
+        ({"type": "tool-approval-request", "approvalId": "a", "toolCallId": "c", "signature": {}}, "/0/signature", "type"),
+        ({"type": "tool-approval-response", "approvalId": "a", "approved": True, "reason": ["x"]}, "/0/reason", "type"),
+    ],
+)  # fmt: skip
+def test_a_reason_signature_or_input_encoding_the_ai_sdk_refuses_is_refused(
+    chunk: dict[str, Any], pointer: str, rule: str
+) -> None:
+    """What uiMessageChunkSchema refuses of the keys now quoted (a reason or signature that is no string, an
+    ``inputEncoding`` other than ``json`` and ``text``) is refused with pointer and rule, as the AI SDK's reader
+    refuses the chunk; the tolerant decoder notes it and skips the chunk."""
+    with pytest.raises(ValidationError) as info:
+        ai_sdk.decode([chunk], strict=True)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    dec = ai_sdk.AiSdkDecoder()
+    assert dec.feed(chunk) == []
+    assert [(n.pointer, n.rule) for n in dec.notes] == [(pointer, rule)]

@@ -15,7 +15,9 @@ What the UI stream has no chunk for is never dropped silently:
   notes each once per stream (rule ``ui-wrapped``).
 * A chunk or key of a UI stream agentmsg has no place for (``source-document``, ``custom``, ``steering-message``,
   ``messageMetadata`` of another producer, ``providerMetadata``, ``citations``, preliminary tool outputs, ...) is
-  noted by the decoder, once per stream and kind (rule ``ui-not-kept``).
+  noted by the decoder, once per stream and kind (rule ``ui-not-kept``); the text such a chunk carries (an
+  ``abort``'s or a tool approval's ``reason``, an approval's ``signature``, a call's ``inputEncoding`` ``text``) is
+  quoted in its note, said once per value.
 * Event envelopes: ``id`` has no counterpart (the decoder mints ids, ``<prefix><n>``); ``createdAt`` is carried
   for AGENT_START (the message's timestamp) and whole events only, the decoder stamps the others with its clock.
 
@@ -939,6 +941,13 @@ _OPTIONAL: Final[dict[str, type]] = {
     "title": _STR,
     "dynamic": _BOOL,
 }
+#: optional keys of one chunk kind that agentmsg reads (each quoted in a note): the type uiMessageChunkSchema gives them
+_OPTIONAL_OF: Final[dict[str, dict[str, type]]] = {
+    "abort": {"reason": _STR},
+    "tool-approval-request": {"reason": _STR, "signature": _STR},
+    "tool-approval-response": {"reason": _STR},
+}
+_INPUT_ENCODINGS: Final = ("json", "text")
 _FINISH_REASONS: Final = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"})
 #: ``finishReason`` -> the generate reason a REQUEST_STOP gives the reply (the others: said, rule ui-not-kept)
 GENERATE_REASONS: Final = {"tool-calls": "TOOL_CALLS", "interrupted": "INTERRUPTED"}
@@ -962,6 +971,20 @@ _TOOL_KEYS_NOT_KEPT: Final = {
     "toolMetadata": "toolMetadata: a tool's own data on a call",
     "dynamic": "dynamic: a tool the app did not declare, read as a call",
 }
+
+
+#: characters of a chunk's text a note quotes at most
+_QUOTED_CHARS: Final = 200
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _quoted(text: str) -> str:
+    """A chunk's text as a note quotes it: the JSON text of its first 200 characters (code points), ``...`` after it
+    saying the cut; what ``JSON.stringify`` writes, so the TypeScript decoder's note is the same (a lone surrogate
+    escaped as ``\\udxxx``)."""
+    shown = json.dumps(text[:_QUOTED_CHARS], ensure_ascii=False)
+    shown = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
+    return shown + ("..." if len(text) > _QUOTED_CHARS else "")
 
 
 def _type_name(kind: type) -> str:
@@ -1048,9 +1071,12 @@ class AiSdkDecoder:
                 not isinstance(chunk[key], want) or (want is not bool and isinstance(chunk[key], bool))
             ):
                 raise ValidationError.single(f"/{index}/{key}", "type", f"{key} must be a {_type_name(want)}")
-        for key, want in _OPTIONAL.items():
+        for key, want in [*_OPTIONAL.items(), *_OPTIONAL_OF.get(kind, {}).items()]:
             if key in chunk and chunk[key] is not None and key not in required and not isinstance(chunk[key], want):
                 raise ValidationError.single(f"/{index}/{key}", "type", f"{key} must be a {_type_name(want)}")
+        encoding = chunk.get("inputEncoding") if kind == "tool-input-start" else None
+        if encoding is not None and encoding not in _INPUT_ENCODINGS:
+            raise ValidationError.single(f"/{index}/inputEncoding", "enum", 'inputEncoding must be "json" or "text"')
         if kind == "finish" and chunk.get("finishReason") is not None and chunk["finishReason"] not in _FINISH_REASONS:
             raise ValidationError.single(
                 f"/{index}/finishReason",
@@ -1206,6 +1232,13 @@ class AiSdkDecoder:
 
     def _tool_input_start(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         out = self._ensure_reply()
+        if chunk.get("inputEncoding") == "text":  # (``json``, the default, is how the decoder reads the deltas)
+            call = _quoted(chunk["toolCallId"])
+            self._note(
+                f"inputEncoding:{call}",
+                f'inputEncoding "text" of tool call {call}: its input streamed as plain text, not JSON (no AgentEvent'
+                " says so: the reducer reads the text as JSON arguments)",
+            )
         return [*out, self._call_start(chunk["toolCallId"], chunk["toolName"])]
 
     def _tool_input_delta(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -1304,8 +1337,13 @@ class AiSdkDecoder:
         return [*out, self._event("CUSTOM", name=ERROR_EVENT, value={"message": chunk["errorText"]})]
 
     def _not_kept(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """A chunk no event stands for: said once per stream, or once per text it carries (quoted)."""
         kind = chunk["type"]
-        self._note(kind, _NOT_KEPT_CHUNKS[kind])
+        said = ", ".join(f"{k} {_quoted(chunk[k])}" for k in _OPTIONAL_OF.get(kind, {}) if chunk.get(k) is not None)
+        if said:
+            self._note(f"{kind}; {said}", f"{_NOT_KEPT_CHUNKS[kind]}; {said}")
+        else:
+            self._note(kind, _NOT_KEPT_CHUNKS[kind])
         return []
 
 

@@ -89,6 +89,15 @@ const OPTIONAL: Record<string, string> = {
   dynamic: BOOL,
 };
 
+/** Optional keys of one chunk kind that agentmsg reads (each quoted in a note): the type uiMessageChunkSchema gives them. */
+const OPTIONAL_OF: Record<string, Record<string, string>> = {
+  abort: { reason: STR },
+  "tool-approval-request": { reason: STR, signature: STR },
+  "tool-approval-response": { reason: STR },
+};
+const INPUT_ENCODINGS = new Set(["json", "text"]);
+/** Characters of a chunk's text a note quotes at most. */
+const QUOTED_CHARS = 200;
 const FINISH_REASONS = new Set(["stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"]);
 const GENERATE_REASONS: Record<string, string> = { "tool-calls": "TOOL_CALLS", interrupted: "INTERRUPTED" };
 const NOT_KEPT_CHUNKS: Record<string, string> = {
@@ -135,6 +144,19 @@ function typeName(value: unknown): string {
   if (value === null) return "NoneType";
   if (Array.isArray(value)) return "list";
   return { string: "str", number: Number.isInteger(value) ? "int" : "float", boolean: "bool" }[typeof value as string] ?? "dict";
+}
+
+/** A chunk's text as a note quotes it (Python's `_quoted`): the JSON text of its first 200 characters (code points,
+ * as Python counts them), `...` after it saying the cut. */
+function quoted(text: string): string {
+  let shown = "";
+  let n = 0;
+  for (const ch of text) {
+    if (n === QUOTED_CHARS) return `${JSON.stringify(shown)}...`;
+    shown += ch;
+    n++;
+  }
+  return JSON.stringify(shown);
 }
 
 function nowIso(): string {
@@ -240,6 +262,11 @@ export class AiSdkDecoder {
       case "finish-step": return this.#finishStep();
       case "finish": return this.#finish(chunk);
       case "tool-input-start":
+        if (chunk.inputEncoding === "text") {
+          // (`json`, the default, is how the decoder reads the deltas)
+          const call = quoted(chunk.toolCallId);
+          this.#note(`inputEncoding:${call}`, `inputEncoding "text" of tool call ${call}: its input streamed as plain text, not JSON (no AgentEvent says so: the reducer reads the text as JSON arguments)`);
+        }
         return [this.#callStart(chunk.toolCallId, chunk.toolName)];
       case "tool-input-delta": {
         const call = this.#calls.get(chunk.toolCallId);
@@ -265,7 +292,13 @@ export class AiSdkDecoder {
       case "message-metadata":
         if (this.#carried) return [];
     }
-    this.#note(kind, NOT_KEPT_CHUNKS[kind]!);
+    // a chunk no event stands for: said once per stream, or once per text it carries (quoted)
+    const said = Object.keys(OPTIONAL_OF[kind] ?? {})
+      .filter((k) => chunk[k] !== undefined && chunk[k] !== null)
+      .map((k) => `${k} ${quoted(chunk[k])}`)
+      .join(", ");
+    if (said) this.#note(`${kind}; ${said}`, `${NOT_KEPT_CHUNKS[kind]!}; ${said}`);
+    else this.#note(kind, NOT_KEPT_CHUNKS[kind]!);
     return [];
   }
 
@@ -318,10 +351,13 @@ export class AiSdkDecoder {
       if (!has(chunk, key)) this.#fail(`/${index}`, "required", `a ${kind} chunk needs ${JSON.stringify(key)}`);
       if (want !== ANY && !kindOk(chunk[key], want)) this.#fail(`/${index}/${key}`, "type", `${key} must be a ${want}`);
     }
-    for (const [key, want] of Object.entries(OPTIONAL)) {
+    for (const [key, want] of [...Object.entries(OPTIONAL), ...Object.entries(OPTIONAL_OF[kind] ?? {})]) {
       if (has(chunk, key) && chunk[key] !== null && !has(required!, key) && !kindOk(chunk[key], want)) {
         this.#fail(`/${index}/${key}`, "type", `${key} must be a ${want}`);
       }
+    }
+    if (kind === "tool-input-start" && chunk.inputEncoding !== undefined && chunk.inputEncoding !== null && !INPUT_ENCODINGS.has(chunk.inputEncoding)) {
+      this.#fail(`/${index}/inputEncoding`, "enum", 'inputEncoding must be "json" or "text"');
     }
     if (kind === "finish" && chunk.finishReason !== undefined && chunk.finishReason !== null && !FINISH_REASONS.has(chunk.finishReason)) {
       this.#fail(`/${index}/finishReason`, "enum", `finishReason ${JSON.stringify(chunk.finishReason)} is not one of ${[...FINISH_REASONS].sort().join(", ")}`);

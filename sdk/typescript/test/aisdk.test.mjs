@@ -1,0 +1,57 @@
+// The AI SDK decoder's notes that quote a chunk's text (an abort's reason, a tool approval's reason and signature, a
+// tool call's inputEncoding "text"): the same notes, word for word, as Python's (tests/ui/test_ai_sdk.py,
+// test_the_text_of_an_abort_an_approval_and_a_text_encoded_call_is_quoted_in_a_note), and the same refusals.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { AiSdkDecoder, AiSdkError } from "../dist/index.js";
+
+const clock = () => "2026-01-01T00:00:00Z";
+const aborted = "abort: the stream was aborted (the reply stays cut: INTERRUPTED)";
+
+test("the text of an abort, an approval and a text-encoded call is quoted in a note", () => {
+  const long = "stop ".repeat(50);
+  const smiles = "\u{1F600}".repeat(250);
+  const chunks = [
+    { type: "start", messageId: "m" },
+    { type: "tool-input-start", toolCallId: "c", toolName: "shell", inputEncoding: "text" },
+    { type: "tool-input-delta", toolCallId: "c", inputTextDelta: "ls -l" },
+    { type: "tool-input-available", toolCallId: "c", toolName: "shell", input: "ls -l" },
+    { type: "tool-approval-request", approvalId: "a", toolCallId: "c", reason: 'runs "ls"', signature: "c2ln" },
+    { type: "tool-approval-response", approvalId: "a", approved: false, reason: "not now" },
+    { type: "tool-input-start", toolCallId: "d", toolName: "f", inputEncoding: "json" },
+    { type: "abort", reason: "user stop" },
+    { type: "abort", reason: long },
+    { type: "abort", reason: "user stop" },
+    { type: "abort" },
+    { type: "abort", reason: `\ud800${smiles}` }, // (a lone surrogate, then astral characters: cut by code points)
+  ];
+  const decoder = new AiSdkDecoder({ strict: true, clock });
+  for (const chunk of chunks) decoder.feed(chunk);
+  assert.deepEqual(decoder.notes, [
+    {
+      pointer: "/1",
+      rule: "ui-not-kept",
+      message: 'inputEncoding "text" of tool call "c": its input streamed as plain text, not JSON (no AgentEvent says so: the reducer reads the text as JSON arguments)',
+    },
+    { pointer: "/4", rule: "ui-not-kept", message: 'tool-approval-request: an approval the UI asks for; reason "runs \\"ls\\"", signature "c2ln"' },
+    { pointer: "/5", rule: "ui-not-kept", message: 'tool-approval-response: an approval the UI gave; reason "not now"' },
+    { pointer: "/7", rule: "ui-not-kept", message: `${aborted}; reason "user stop"` },
+    { pointer: "/8", rule: "ui-not-kept", message: `${aborted}; reason "${long.slice(0, 200)}"...` },
+    { pointer: "/10", rule: "ui-not-kept", message: aborted },
+    { pointer: "/11", rule: "ui-not-kept", message: `${aborted}; reason "\\ud800${"\u{1F600}".repeat(199)}"...` },
+  ]);
+});
+
+test("a reason, signature or inputEncoding the AI SDK refuses is refused", () => {
+  for (const [chunk, pointer, rule] of [
+    [{ type: "tool-input-start", toolCallId: "c", toolName: "f", inputEncoding: "yaml" }, "/0/inputEncoding", "enum"],
+    [{ type: "abort", reason: 5 }, "/0/reason", "type"],
+    [{ type: "tool-approval-request", approvalId: "a", toolCallId: "c", signature: {} }, "/0/signature", "type"],
+    [{ type: "tool-approval-response", approvalId: "a", approved: true, reason: ["x"] }, "/0/reason", "type"],
+  ]) {
+    assert.throws(() => new AiSdkDecoder({ strict: true, clock }).feed(chunk), (e) => e instanceof AiSdkError && e.problems.length === 1 && e.problems[0].pointer === pointer && e.problems[0].rule === rule);
+    const tolerant = new AiSdkDecoder({ clock });
+    assert.deepEqual(tolerant.feed(chunk), []);
+    assert.deepEqual(tolerant.notes.map((n) => [n.pointer, n.rule]), [[pointer, rule]]);
+  }
+});
