@@ -313,6 +313,7 @@ def test_a_model_or_parameter_no_body_carries_is_a_validation_error(provider: st
         ({"stop": ["ok", "\udc00"]}, "/params/stop/1", "lone-surrogate"),
         ({"metadata": {None: "x"}}, "/params/metadata", "json-value"),
         ({"metadata": {True: "x"}}, "/params/metadata", "json-value"),
+        ({"metadata": {"a": {"\ud800": 1}}}, "/params/metadata/a", "lone-surrogate"),
         ({"metadata": {"a": {"b": float("-inf")}}}, "/params/metadata/a/b", "json-value"),
         ({"metadata": {"a": deep}}, "/params/metadata/a" + "/0" * 253, "max-depth"),
     ]

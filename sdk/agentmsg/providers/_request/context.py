@@ -1202,12 +1202,16 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
                     if isinstance(key, int) and not isinstance(key, bool):  # (logit_bias's token ids: written "50256")
                         stack.append((child, (*path, str(key))))
                         continue
-                    if not isinstance(key, str) or has_lone_surrogate(key):
+                    if not isinstance(key, str):
                         raise ValidationError.single(
                             pointer_of(path),
                             "json-value",
                             f"object key {short_repr(key)} is neither an int nor a string that UTF-8 can write: no"
                             " JSON body carries it",
+                        )
+                    if has_lone_surrogate(key):  # (as every other check says it: a key at its object's pointer)
+                        raise ValidationError.single(
+                            pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key)
                         )
                     stack.append((child, (*path, key)))
             else:
