@@ -2207,6 +2207,25 @@ def test_a_key_neither_a_string_nor_an_int_is_refused_where_it_is(name: str) -> 
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_body_the_writer_refuses_names_its_first_part(name: str) -> None:
+    """When orjson refuses the body, the fallback writer's walk (``json_text``) says where: it named the last of two
+    sets in one object (its stack took an object's members last first), and an integer of more digits than Python
+    writes only as ``"" [json-value] the value is not JSON`` (the standard library failed on it). Now the first part
+    in order is named, and such an integer is rule integer-range at its pointer, as in a tool definition."""
+    request = get(name).format_request([UserMessage("hi")], model="m", x_sets={"a": [0, {1}], "b": {2}})
+    with pytest.raises(ValidationError) as caught:
+        request.body_bytes()
+    (problem,) = caught.value.problems  # (DashScope sends them under /parameters)
+    assert problem.pointer.endswith("/x_sets/a/1") and problem.rule == "json-value", problem
+    request = get(name).format_request([UserMessage("hi")], model="m", x_big={"a": [1, 10**5000], "b": {3}})
+    with pytest.raises(ValidationError) as caught:
+        request.body_bytes()
+    (problem,) = caught.value.problems
+    assert problem.pointer.endswith("/x_big/a/1") and problem.rule == "integer-range", problem
+    assert "has more digits than Python writes" in problem.message
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_a_refused_tool_choice_or_option_is_quoted_bounded(name: str) -> None:
     """A tool_choice or an option refused quoted the value whole (``{value!r}``): one nested deeper than Python's
     stack raised a bare RecursionError instead of the ValidationError, and a long one was copied whole into the

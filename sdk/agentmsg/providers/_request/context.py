@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from agentmsg._codec.converter import dumps_json, surely_writes
-from agentmsg._codec.jsontext import has_lone_surrogate, surrogate_words
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, _undigited, has_lone_surrogate, surrogate_words
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import (
     BLOCK_CLASSES,
@@ -793,12 +793,17 @@ def _plain(value: Any) -> Any:
 def _unwritable(value: Any) -> tuple[str, str, str] | None:
     """Where in ``value`` the first part no JSON carries as given is, the rule it breaks and what it is; None if there
     is none. An int key is written as its digits (``logit_bias``'s token ids); a float, bool or None key is not (the
-    standard library would write 1.5 as "1.5", True as "true")."""
+    standard library would write 1.5 as "1.5", True as "true"); an integer of more digits than Python writes is
+    rule ``integer-range`` (the standard library could not write it). Depth first, in order."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
         kind = type(node)
-        if kind is int or kind is bool or node is None:
+        if kind is bool or node is None:
+            continue
+        if kind is int:
+            if not INT_MIN <= node <= INT_MAX and (why := _undigited(node)) is not None:
+                return pointer_of(path), "integer-range", why.removesuffix(": no JSON body carries it")
             continue
         if isinstance(node, str):
             if has_lone_surrogate(node):
@@ -807,15 +812,15 @@ def _unwritable(value: Any) -> tuple[str, str, str] | None:
         if len(path) > limits.max_depth:  # (a value that holds itself, too)
             return pointer_of(path), "json-value", f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
         if isinstance(node, Mapping):
-            for key, child in node.items():
+            for key in node:
                 if not isinstance(key, (str, int)) or isinstance(key, bool):
                     where = pointer_of((*path, str(key)))
                     return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int"
                 if isinstance(key, str) and has_lone_surrogate(key):
                     return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key)
-                stack.append((child, (*path, str(key))))
+            stack.extend((child, (*path, str(key))) for key, child in reversed(list(node.items())))
         elif isinstance(node, Sequence) and not isinstance(node, (bytes, bytearray)):
-            stack.extend((child, (*path, i)) for i, child in enumerate(node))
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, float) and not math.isfinite(node):
             return pointer_of(path), "json-value", f"{node!r} is not a JSON number"
         elif not isinstance(node, (int, float)):
