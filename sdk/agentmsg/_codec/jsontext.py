@@ -296,6 +296,86 @@ def unwritten_at(value: Any, max_depth: int) -> tuple[str, str, str] | None:
     return None
 
 
+def _unwritten(
+    value: Any, max_depth: int, *, check_keys: bool = False, refuse_deep: bool = False, stdlib: bool = False
+) -> tuple[str, str, str] | None:
+    """The pointer, rule and words of the first part of ``value`` (depth first, in order) that its writer cannot send
+    as it is given; None if there is none. Mappings are walked as objects, sequences that are no string as arrays.
+    Whatever the writer: a string or object key holding a lone UTF-16 surrogate, which UTF-8 cannot encode (a key at
+    its object's pointer, as :func:`check_json_value` says it): ``lone-surrogate``, in the words of the body
+    writer's refusal (``body_bytes``); an integer of more digits than Python writes (an integer past 64 bits is
+    written as its digits): ``integer-range``. By default the writer is orjson (a tool definition, a structured
+    output's schema): a float that is NaN or infinite (orjson writes ``null``, another value), bytes, a set, a
+    Decimal (:func:`_not_written`) is rule ``json-value``; an enum member's value and a dataclass's attributes are
+    walked as orjson writes them; keys are not looked at but for surrogates; mappings and sequences deeper than
+    ``max_depth`` levels are not walked (the caller asks :func:`deeper_than`). The differences, asked for:
+
+    * ``check_keys``: an object key must be a string or an int (the standard library writes an int key as its
+      digits, ``logit_bias``'s token ids; 1.5, True or None it would write as "1.5", "true", "null"): another is
+      ``json-value`` at the key's pointer;
+    * ``refuse_deep``: a part below ``max_depth`` levels that is no string, int or None is ``json-value`` (a value
+      that holds itself, too), where it is not walked otherwise;
+    * ``stdlib``: the writer is the standard library (``json.dumps``, which ``json_text`` falls back on): a leaf
+      that is no string, int, float, bool or None is ``json-value``, in its words, and so is a NaN or an infinity."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node, path = pop()
+        if isinstance(node, str):
+            if has_lone_surrogate(node):
+                return pointer_of(path), "lone-surrogate", surrogate_words(node) + _NO_BODY
+            continue
+        if isinstance(node, int):
+            if not INT_MIN <= node <= INT_MAX and (why := _undigited(node)) is not None:
+                return pointer_of(path), "integer-range", why
+            continue
+        if node is None:
+            continue
+        deep = len(path) > max_depth
+        if deep and refuse_deep:
+            return pointer_of(path), "json-value", f"nested deeper than {max_depth} levels (limits.max_depth){_NO_BODY}"
+        t = type(node)
+        inner = node if t is dict or t is list else _container(node)
+        if inner is None:
+            if stdlib:
+                if not isinstance(node, float):
+                    return pointer_of(path), "json-value", f"a value of type {t.__name__} is no JSON value{_NO_BODY}"
+                if not math.isfinite(node):
+                    return pointer_of(path), "json-value", f"{node!r} is not a JSON number{_NO_BODY}"
+            elif _not_written(node):
+                # (inside an enum member's value or a dataclass, what is not written, at its own pointer)
+                parts = _written_parts(node)
+                inside = (
+                    None
+                    if parts is None
+                    else _unwritten(parts, max_depth, check_keys=check_keys, refuse_deep=refuse_deep)
+                )
+                if inside is not None:
+                    return pointer_of(path) + inside[0], inside[1], inside[2]
+                if isinstance(node, (bytes, bytearray)):
+                    what = f"{t.__name__} is no JSON value (give its text as a string)"
+                elif isinstance(node, float):
+                    what = "NaN or an infinity is not a JSON number"
+                else:
+                    what = f"a {t.__name__} is no JSON value"
+                return pointer_of(path), "json-value", what + _NO_BODY
+            continue
+        if deep:
+            continue
+        if type(inner) is dict:
+            for key in inner:
+                if isinstance(key, str):
+                    if has_lone_surrogate(key):
+                        return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key) + _NO_BODY
+                elif check_keys and (not isinstance(key, int) or isinstance(key, bool)):
+                    where = pointer_of((*path, str(key)))
+                    return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int{_NO_BODY}"
+            push((child, (*path, str(key))) for key, child in reversed(inner.items()))
+        else:
+            push((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
+    return None
+
+
 def _undigited(value: int) -> str | None:
     """Why the body writer cannot write ``value``, an integer past 64 bits (it writes one as its digits): it has more
     digits than Python writes (``sys.get_int_max_str_digits()``, 4,300 by default); None when it can."""

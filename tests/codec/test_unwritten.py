@@ -1,0 +1,110 @@
+"""The walk that finds what a request's writer cannot send (``jsontext.unwritten_at``), against the two walks it
+replaced: ``json_text``'s (``providers/_request/context.py`` ``_unwritable``: the standard library's fallback, int
+keys written as digits, past ``limits.max_depth`` refused) and the tool definitions' and schemas' (``unwritten_at``
+as it was: orjson's writer, enum members and dataclasses walked, past the depth not walked)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterator
+from decimal import Decimal
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentmsg import limits
+from agentmsg._codec import jsontext
+from agentmsg.providers._request import context
+from tests._support.budget import examples
+
+pytestmark = [pytest.mark.no_kernel]
+
+
+class Colour(enum.Enum):
+    RED = 1
+    NAN = float("nan")
+    LONE = "\ud800"
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: Any
+    _hidden: Any = float("nan")  # (orjson leaves out an attribute named with a leading _)
+
+
+chars = st.sampled_from(["a", "b", "\u00e9", "\U0001f600", "\ud800", "\udc00"])
+strings = st.lists(chars, max_size=3).map("".join)
+# (past Python's digits: made by a map, since Hypothesis would write the strategy's repr)
+ints = (
+    st.integers(-(2**70), 2**70)
+    | st.sampled_from([2**64 - 1, 2**64, -(2**63) - 1])
+    | st.sampled_from([1, -1]).map(lambda sign: sign * 10**5000)
+)
+floats = st.floats() | st.sampled_from([float("nan"), float("inf"), -0.0])
+keys = strings | st.integers(-(2**70), 2**70) | floats | st.booleans() | st.none()
+odd = (
+    st.binary(max_size=2)
+    | st.sets(st.integers(0, 3), max_size=2)
+    | st.frozensets(st.integers(0, 3), max_size=2)
+    | st.just(Decimal("1.5"))
+    | st.sampled_from(list(Colour))
+)
+leaves = strings | ints | floats | st.booleans() | st.none() | odd
+
+
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return (
+        st.lists(children, max_size=3)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.dictionaries(keys, children, max_size=3)
+        | st.dictionaries(strings, children, max_size=3).map(MappingProxyType)
+        | st.builds(Point, children)
+    )
+
+
+trees = st.recursive(leaves, _containers, max_leaves=12)
+
+
+def _nest(value: Any, levels: int) -> Any:
+    """``value`` inside ``levels`` arrays and objects, taken in turn (nesting near the depth limit)."""
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+values = st.builds(_nest, trees, st.integers(0, 6))
+
+
+@pytest.fixture
+def depth() -> Iterator[None]:
+    kept = limits.max_depth
+    yield
+    limits.max_depth = kept
+
+
+def _old_json_text(value: Any) -> tuple[str, str, str] | None:
+    """``json_text``'s verdict before the merge: its walk's, with the suffix it added."""
+    found = context._unwritable(value)
+    return None if found is None else (found[0], found[1], found[2] + ": no JSON body carries it")
+
+
+@pytest.mark.differential
+@pytest.mark.fuzz
+@settings(
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(value=values, max_depth=st.integers(1, 6))
+def test_the_walk_says_what_the_two_walks_said(depth: None, value: Any, max_depth: int) -> None:
+    """The same pointer, rule and words (or none) as each walk it replaces, over nested values holding every kind
+    of key, NaN, big integers (past 64 bits, past Python's digits), bytes, sets, lone surrogates, enum members and
+    dataclasses, nested around ``limits.max_depth``."""
+    limits.max_depth = max_depth
+    assert jsontext._unwritten(value, max_depth) == jsontext.unwritten_at(value, max_depth)
+    new = jsontext._unwritten(value, max_depth, check_keys=True, refuse_deep=True, stdlib=True)
+    assert new == _old_json_text(value)
