@@ -1,13 +1,15 @@
 """The walk that finds what a request's writer cannot send (``jsontext.unwritten_at``), against the two walks it
-replaced: ``json_text``'s (``providers/_request/context.py`` ``_unwritable``: the standard library's fallback, int
-keys written as digits, past ``limits.max_depth`` refused) and the tool definitions' and schemas' (``unwritten_at``
-as it was: orjson's writer, enum members and dataclasses walked, past the depth not walked)."""
+replaced, kept here as the oracles: ``json_text``'s (``providers/_request/context.py`` ``_unwritable``: the
+standard library's fallback, int keys written as digits, past ``limits.max_depth`` refused) and the tool
+definitions' and schemas' (``unwritten_at`` as it was: orjson's writer, enum members and dataclasses walked, past the
+depth not walked)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentmsg import limits
 from agentmsg._codec import jsontext
-from agentmsg.providers._request import context
+from agentmsg.errors import pointer_of, short_repr
 from tests._support.budget import examples
 
 pytestmark = [pytest.mark.no_kernel]
@@ -86,9 +88,92 @@ def depth() -> Iterator[None]:
     limits.max_depth = kept
 
 
+# ---- the oracles: the two walks replaced, as they were at 4e5d5f3c (but for their names and docstrings) -------
+
+
+def _old_json_text_walk(value: Any) -> tuple[str, str, str] | None:
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        kind = type(node)
+        if kind is bool or node is None:
+            continue
+        if kind is int:
+            if not jsontext.INT_MIN <= node <= jsontext.INT_MAX and (why := jsontext._undigited(node)) is not None:
+                return pointer_of(path), "integer-range", why.removesuffix(": no JSON body carries it")
+            continue
+        if isinstance(node, str):
+            if jsontext.has_lone_surrogate(node):
+                return pointer_of(path), "lone-surrogate", jsontext.surrogate_words(node)
+            continue
+        if len(path) > limits.max_depth:  # (a value that holds itself, too)
+            return pointer_of(path), "json-value", f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
+        if isinstance(node, Mapping):
+            for key in node:
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    where = pointer_of((*path, str(key)))
+                    return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int"
+                if isinstance(key, str) and jsontext.has_lone_surrogate(key):
+                    return pointer_of(path), "lone-surrogate", "object key: " + jsontext.surrogate_words(key)
+            stack.extend((child, (*path, str(key))) for key, child in reversed(list(node.items())))
+        elif isinstance(node, Sequence) and not isinstance(node, (bytes, bytearray)):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(node))))
+        elif isinstance(node, float) and not math.isfinite(node):
+            return pointer_of(path), "json-value", f"{node!r} is not a JSON number"
+        elif not isinstance(node, (int, float)):
+            return pointer_of(path), "json-value", f"a value of type {type(node).__name__} is no JSON value"
+    return None
+
+
+def _old_tools_walk(value: Any, max_depth: int) -> tuple[str, str, str] | None:
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            if jsontext.has_lone_surrogate(node):
+                return pointer_of(path), "lone-surrogate", jsontext.surrogate_words(node) + jsontext._NO_BODY
+            continue
+        if isinstance(node, int):
+            if not jsontext.INT_MIN <= node <= jsontext.INT_MAX and (why := jsontext._undigited(node)) is not None:
+                return pointer_of(path), "integer-range", why
+            continue
+        if node is None:
+            continue
+        inner = node if type(node) is dict or type(node) is list else jsontext._container(node)
+        if inner is None:
+            if jsontext._not_written(node):
+                # (inside an enum member's value or a dataclass, what is not written, at its own pointer)
+                parts = jsontext._written_parts(node)
+                inside = None if parts is None else _old_tools_walk(parts, max_depth)
+                if inside is not None:
+                    return pointer_of(path) + inside[0], inside[1], inside[2]
+                if isinstance(node, (bytes, bytearray)):
+                    what = f"{type(node).__name__} is no JSON value (give its text as a string)"
+                elif isinstance(node, float):
+                    what = "NaN or an infinity is not a JSON number"
+                else:
+                    what = f"a {type(node).__name__} is no JSON value"
+                return pointer_of(path), "json-value", f"{what}: no JSON body carries it"
+            continue
+        if len(path) > max_depth:
+            continue
+        if type(inner) is dict:
+            for key in inner:
+                if isinstance(key, str) and jsontext.has_lone_surrogate(key):
+                    return (
+                        pointer_of(path),
+                        "lone-surrogate",
+                        "object key: " + jsontext.surrogate_words(key) + jsontext._NO_BODY,
+                    )
+            stack.extend((child, (*path, str(key))) for key, child in reversed(inner.items()))
+        else:
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
+    return None
+
+
 def _old_json_text(value: Any) -> tuple[str, str, str] | None:
     """``json_text``'s verdict before the merge: its walk's, with the suffix it added."""
-    found = context._unwritable(value)
+    found = _old_json_text_walk(value)
     return None if found is None else (found[0], found[1], found[2] + ": no JSON body carries it")
 
 
@@ -105,6 +190,6 @@ def test_the_walk_says_what_the_two_walks_said(depth: None, value: Any, max_dept
     of key, NaN, big integers (past 64 bits, past Python's digits), bytes, sets, lone surrogates, enum members and
     dataclasses, nested around ``limits.max_depth``."""
     limits.max_depth = max_depth
-    assert jsontext._unwritten(value, max_depth) == jsontext.unwritten_at(value, max_depth)
-    new = jsontext._unwritten(value, max_depth, check_keys=True, refuse_deep=True, stdlib=True)
+    assert jsontext.unwritten_at(value, max_depth) == _old_tools_walk(value, max_depth)
+    new = jsontext.unwritten_at(value, max_depth, check_keys=True, refuse_deep=True, stdlib=True)
     assert new == _old_json_text(value)

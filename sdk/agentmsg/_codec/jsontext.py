@@ -247,56 +247,7 @@ def plainly_written(value: Any, max_depth: int) -> bool:
     return True
 
 
-def unwritten_at(value: Any, max_depth: int) -> tuple[str, str, str] | None:
-    """The pointer, rule and words of the first leaf of ``value`` (depth first, in order; down to ``max_depth`` levels
-    of its mappings and sequences, as :func:`deeper_than` walks them) that the request writer cannot send as it is
-    given; None if there is none. A float that is NaN or infinite (orjson writes ``null``, another value), bytes, a
-    set, a Decimal (:func:`_not_written`): rule ``json-value``; a string or object key holding a lone UTF-16
-    surrogate, which UTF-8 cannot encode (a key at its object's pointer, as :func:`check_json_value` says it):
-    ``lone-surrogate``, in the words of the body writer's refusal (``body_bytes``); an integer of more digits than
-    Python writes (the writer writes one past 64 bits as its digits): ``integer-range``."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, str):
-            if has_lone_surrogate(node):
-                return pointer_of(path), "lone-surrogate", surrogate_words(node) + _NO_BODY
-            continue
-        if isinstance(node, int):
-            if not INT_MIN <= node <= INT_MAX and (why := _undigited(node)) is not None:
-                return pointer_of(path), "integer-range", why
-            continue
-        if node is None:
-            continue
-        inner = node if type(node) is dict or type(node) is list else _container(node)
-        if inner is None:
-            if _not_written(node):
-                # (inside an enum member's value or a dataclass, what is not written, at its own pointer)
-                parts = _written_parts(node)
-                inside = None if parts is None else unwritten_at(parts, max_depth)
-                if inside is not None:
-                    return pointer_of(path) + inside[0], inside[1], inside[2]
-                if isinstance(node, (bytes, bytearray)):
-                    what = f"{type(node).__name__} is no JSON value (give its text as a string)"
-                elif isinstance(node, float):
-                    what = "NaN or an infinity is not a JSON number"
-                else:
-                    what = f"a {type(node).__name__} is no JSON value"
-                return pointer_of(path), "json-value", f"{what}: no JSON body carries it"
-            continue
-        if len(path) > max_depth:
-            continue
-        if type(inner) is dict:
-            for key in inner:
-                if isinstance(key, str) and has_lone_surrogate(key):
-                    return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key) + _NO_BODY
-            stack.extend((child, (*path, str(key))) for key, child in reversed(inner.items()))
-        else:
-            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
-    return None
-
-
-def _unwritten(
+def unwritten_at(
     value: Any, max_depth: int, *, check_keys: bool = False, refuse_deep: bool = False, stdlib: bool = False
 ) -> tuple[str, str, str] | None:
     """The pointer, rule and words of the first part of ``value`` (depth first, in order) that its writer cannot send
@@ -348,7 +299,7 @@ def _unwritten(
                 inside = (
                     None
                     if parts is None
-                    else _unwritten(parts, max_depth, check_keys=check_keys, refuse_deep=refuse_deep)
+                    else unwritten_at(parts, max_depth, check_keys=check_keys, refuse_deep=refuse_deep)
                 )
                 if inside is not None:
                     return pointer_of(path) + inside[0], inside[1], inside[2]

@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from agentmsg._codec.converter import dumps_json, surely_writes
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, _undigited, has_lone_surrogate, surrogate_words
+from agentmsg._codec.jsontext import has_lone_surrogate, surrogate_words, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import (
     BLOCK_CLASSES,
@@ -764,21 +764,22 @@ def json_text(value: Any) -> str:
     written as their digits). A mapping that is no dict is an object, a sequence that is no list an array; a value
     no JSON carries (an object key that is no string or int, NaN, a set) raises :class:`~agentmsg.ValidationError`
     (rule ``json-value``) at its pointer in ``value``; a string or key holding a lone UTF-16 surrogate, which UTF-8
-    cannot encode, rule ``lone-surrogate`` (the standard library wrote it, and encoding the body failed)."""
+    cannot encode, rule ``lone-surrogate`` (the standard library wrote it, and encoding the body failed); an integer
+    of more digits than Python writes, rule ``integer-range``. (The walk is the tool definitions' own,
+    :func:`~agentmsg._codec.jsontext.unwritten_at`, with the standard library's keys, leaves and depth.)"""
     try:
         return orjson.dumps(value, default=_plain).decode()
     except TypeError:
         pass
     # the standard library writes what orjson refuses, but also a float, bool or None key as "1.5", "true", "null"
     # and NaN as no JSON at all: what the body cannot carry as given is refused first
-    found = _unwritable(value)
+    found = unwritten_at(value, limits.max_depth, check_keys=True, refuse_deep=True, stdlib=True)
     if found is None:
         try:
             return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain)
         except (TypeError, ValueError):
-            found = ("", "json-value", "the value is not JSON")
-    pointer, rule, what = found
-    raise ValidationError.single(pointer, rule, f"{what}: no JSON body carries it") from None
+            found = ("", "json-value", "the value is not JSON: no JSON body carries it")
+    raise ValidationError.single(*found) from None
 
 
 def _plain(value: Any) -> Any:
@@ -788,44 +789,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
         return list(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-def _unwritable(value: Any) -> tuple[str, str, str] | None:
-    """Where in ``value`` the first part no JSON carries as given is, the rule it breaks and what it is; None if there
-    is none. An int key is written as its digits (``logit_bias``'s token ids); a float, bool or None key is not (the
-    standard library would write 1.5 as "1.5", True as "true"); an integer of more digits than Python writes is
-    rule ``integer-range`` (the standard library could not write it). Depth first, in order."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        node, path = stack.pop()
-        kind = type(node)
-        if kind is bool or node is None:
-            continue
-        if kind is int:
-            if not INT_MIN <= node <= INT_MAX and (why := _undigited(node)) is not None:
-                return pointer_of(path), "integer-range", why.removesuffix(": no JSON body carries it")
-            continue
-        if isinstance(node, str):
-            if has_lone_surrogate(node):
-                return pointer_of(path), "lone-surrogate", surrogate_words(node)
-            continue
-        if len(path) > limits.max_depth:  # (a value that holds itself, too)
-            return pointer_of(path), "json-value", f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
-        if isinstance(node, Mapping):
-            for key in node:
-                if not isinstance(key, (str, int)) or isinstance(key, bool):
-                    where = pointer_of((*path, str(key)))
-                    return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int"
-                if isinstance(key, str) and has_lone_surrogate(key):
-                    return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key)
-            stack.extend((child, (*path, str(key))) for key, child in reversed(list(node.items())))
-        elif isinstance(node, Sequence) and not isinstance(node, (bytes, bytearray)):
-            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(node))))
-        elif isinstance(node, float) and not math.isfinite(node):
-            return pointer_of(path), "json-value", f"{node!r} is not a JSON number"
-        elif not isinstance(node, (int, float)):
-            return pointer_of(path), "json-value", f"a value of type {type(node).__name__} is no JSON value"
-    return None
 
 
 def orphan_calls(ctx: Context) -> list[tuple[str, str]]:
