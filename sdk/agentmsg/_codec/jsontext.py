@@ -273,7 +273,7 @@ def unwritten_at(
     while stack:
         node, path = pop()
         if isinstance(node, str):
-            if has_lone_surrogate(node):
+            if not node.isascii() and _SURROGATE.search(node):  # (has_lone_surrogate, without its call)
                 return pointer_of(path), "lone-surrogate", surrogate_words(node) + _NO_BODY
             continue
         if isinstance(node, int):
@@ -316,14 +316,14 @@ def unwritten_at(
         if type(inner) is dict:
             for key in inner:
                 if isinstance(key, str):
-                    if has_lone_surrogate(key):
+                    if not key.isascii() and _SURROGATE.search(key):
                         return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key) + _NO_BODY
                 elif check_keys and (not isinstance(key, int) or isinstance(key, bool)):
                     where = pointer_of((*path, str(key)))
                     return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int{_NO_BODY}"
             push((child, (*path, str(key))) for key, child in reversed(inner.items()))
         else:
-            push((child, (*path, i)) for i, child in reversed(list(enumerate(inner))))
+            push((child, (*path, i)) for i, child in zip(range(len(inner) - 1, -1, -1), reversed(inner), strict=True))
     return None
 
 
