@@ -99,7 +99,7 @@ def _old_json_text_walk(value: Any) -> tuple[str, str, str] | None:
         if kind is bool or node is None:
             continue
         if kind is int:
-            if not jsontext.INT_MIN <= node <= jsontext.INT_MAX and (why := jsontext._undigited(node)) is not None:
+            if not jsontext.INT_MIN <= node <= jsontext.INT_MAX and (why := jsontext.undigited(node)) is not None:
                 return pointer_of(path), "integer-range", why.removesuffix(": no JSON body carries it")
             continue
         if isinstance(node, str):
@@ -134,7 +134,7 @@ def _old_tools_walk(value: Any, max_depth: int) -> tuple[str, str, str] | None:
                 return pointer_of(path), "lone-surrogate", jsontext.surrogate_words(node) + jsontext._NO_BODY
             continue
         if isinstance(node, int):
-            if not jsontext.INT_MIN <= node <= jsontext.INT_MAX and (why := jsontext._undigited(node)) is not None:
+            if not jsontext.INT_MIN <= node <= jsontext.INT_MAX and (why := jsontext.undigited(node)) is not None:
                 return pointer_of(path), "integer-range", why
             continue
         if node is None:
@@ -193,3 +193,14 @@ def test_the_walk_says_what_the_two_walks_said(depth: None, value: Any, max_dept
     assert jsontext.unwritten_at(value, max_depth) == _old_tools_walk(value, max_depth)
     new = jsontext.unwritten_at(value, max_depth, check_keys=True, refuse_deep=True, stdlib=True)
     assert new == _old_json_text(value)
+
+
+@pytest.mark.parametrize("stdlib", [False, True], ids=["orjson", "stdlib"])
+def test_an_int_key_past_pythons_digits_is_refused_at_its_object(stdlib: bool) -> None:
+    """An int key of more digits than Python writes raised a bare ValueError from both walks (``str(key)``, for its
+    value's pointer). Now rule integer-range at its object's pointer, as a lone-surrogate key is."""
+    found = jsontext.unwritten_at(
+        {"a": [{1: 2, 10**5000: 3}]}, 254, check_keys=stdlib, refuse_deep=stdlib, stdlib=stdlib
+    )
+    assert found is not None and found[:2] == ("/a/0", "integer-range"), found
+    assert found[2].startswith("object key: integer 2**16609 or more") and "than Python writes" in found[2]

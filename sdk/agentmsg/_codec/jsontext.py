@@ -55,6 +55,7 @@ __all__ = [
     "parse_fast",
     "plainly_written",
     "surrogate_words",
+    "undigited",
     "unreadable",
     "unwritten_at",
     "utf8_size",
@@ -254,8 +255,8 @@ def unwritten_at(
     as it is given; None if there is none. Mappings are walked as objects, sequences that are no string as arrays.
     Whatever the writer: a string or object key holding a lone UTF-16 surrogate, which UTF-8 cannot encode (a key at
     its object's pointer, as :func:`check_json_value` says it): ``lone-surrogate``, in the words of the body
-    writer's refusal (``body_bytes``); an integer of more digits than Python writes (an integer past 64 bits is
-    written as its digits): ``integer-range``. By default the writer is orjson (a tool definition, a structured
+    writer's refusal (``body_bytes``); an integer or int key of more digits than Python writes (an integer past 64
+    bits is written as its digits): ``integer-range`` (a key at its object's pointer). By default the writer is orjson (a tool definition, a structured
     output's schema): a float that is NaN or infinite (orjson writes ``null``, another value), bytes, a set, a
     Decimal (:func:`_not_written`) is rule ``json-value``; an enum member's value and a dataclass's attributes are
     walked as orjson writes them; keys are not looked at but for surrogates; mappings and sequences deeper than
@@ -277,7 +278,7 @@ def unwritten_at(
                 return pointer_of(path), "lone-surrogate", surrogate_words(node) + _NO_BODY
             continue
         if isinstance(node, int):
-            if not INT_MIN <= node <= INT_MAX and (why := _undigited(node)) is not None:
+            if not INT_MIN <= node <= INT_MAX and (why := undigited(node)) is not None:
                 return pointer_of(path), "integer-range", why
             continue
         if node is None:
@@ -318,6 +319,8 @@ def unwritten_at(
                 if isinstance(key, str):
                     if not key.isascii() and _SURROGATE.search(key):
                         return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key) + _NO_BODY
+                elif isinstance(key, int) and not INT_MIN <= key <= INT_MAX and (why := undigited(key)) is not None:
+                    return pointer_of(path), "integer-range", "object key: " + why  # (str(key) would raise)
                 elif check_keys and (not isinstance(key, int) or isinstance(key, bool)):
                     where = pointer_of((*path, str(key)))
                     return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int{_NO_BODY}"
@@ -327,7 +330,7 @@ def unwritten_at(
     return None
 
 
-def _undigited(value: int) -> str | None:
+def undigited(value: int) -> str | None:
     """Why the body writer cannot write ``value``, an integer past 64 bits (it writes one as its digits): it has more
     digits than Python writes (``sys.get_int_max_str_digits()``, 4,300 by default); None when it can."""
     try:

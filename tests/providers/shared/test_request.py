@@ -2226,6 +2226,31 @@ def test_a_body_the_writer_refuses_names_its_first_part(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_an_int_key_past_pythons_digits_is_refused_at_its_object(name: str) -> None:
+    """An int key of more digits than Python writes raised a bare ValueError (the walks wrote ``str(key)`` for its
+    value's pointer) from format_request (a parameter, a structured output's schema) and body_bytes; a tool definition
+    was json-value "could not be read as a JSON object: ValueError(...)". Now each is rule integer-range at the
+    key's object, as a lone-surrogate key is."""
+    from agentmsg.providers._request.context import json_text
+
+    big = 10**5000
+    tool = {"name": "f", "parameters": {"type": "object", "properties": {}, big: 1}}
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"x_map": {"a": {big: 1}}}, "/params/x_map/a"),
+        ({"tools": [tool]}, "/tools/0/parameters"),
+        ({"structured_output": {"type": "object", big: 1}}, "/structured_output/schema"),
+    ]
+    for kwargs, pointer in cases:
+        with pytest.raises(ValidationError) as caught:
+            get(name).format_request([UserMessage("hi")], model="m", **kwargs)
+        assert [(p.pointer, p.rule) for p in caught.value.problems] == [(pointer, "integer-range")], kwargs
+        assert caught.value.problems[0].message.startswith("object key: integer 2**16609 or more in size")
+    with pytest.raises(ValidationError) as caught:
+        json_text({"a": [{big: 1}]})
+    assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/a/0", "integer-range")]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_a_refused_tool_choice_or_option_is_quoted_bounded(name: str) -> None:
     """A tool_choice or an option refused quoted the value whole (``{value!r}``): one nested deeper than Python's
     stack raised a bare RecursionError instead of the ValidationError, and a long one was copied whole into the

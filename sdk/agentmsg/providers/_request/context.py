@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from agentmsg._codec.converter import dumps_json, surely_writes
-from agentmsg._codec.jsontext import has_lone_surrogate, surrogate_words, unwritten_at
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, surrogate_words, undigited, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import (
     BLOCK_CLASSES,
@@ -1168,6 +1168,8 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
             if isinstance(node, Mapping):
                 for key, child in node.items():
                     if isinstance(key, int) and not isinstance(key, bool):  # (logit_bias's token ids: written "50256")
+                        if not INT_MIN <= key <= INT_MAX and (why := undigited(key)) is not None:  # (str(key) raises)
+                            raise ValidationError.single(pointer_of(path), "integer-range", "object key: " + why)
                         stack.append((child, (*path, str(key))))
                         continue
                     if not isinstance(key, str):
