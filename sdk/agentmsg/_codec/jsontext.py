@@ -251,14 +251,14 @@ def plainly_written(value: Any, max_depth: int) -> bool:
 def unwritten_at(
     value: Any, max_depth: int, *, check_keys: bool = False, refuse_deep: bool = False, stdlib: bool = False
 ) -> tuple[str, str, str] | None:
-    """The pointer, rule and words of the first part of ``value`` (depth first, in order) that its writer cannot send
-    as it is given; None if there is none. Mappings are walked as objects, sequences that are no string as arrays.
-    Whatever the writer: a string or object key holding a lone UTF-16 surrogate, which UTF-8 cannot encode (a key at
-    its object's pointer, as :func:`check_json_value` says it): ``lone-surrogate``, in the words of the body
-    writer's refusal (``body_bytes``); an integer or int key of more digits than Python writes (an integer past 64
-    bits is written as its digits): ``integer-range`` (a key at its object's pointer). By default the writer is orjson (a tool definition, a structured
-    output's schema): a float that is NaN or infinite (orjson writes ``null``, another value), bytes, a set, a
-    Decimal (:func:`_not_written`) is rule ``json-value``; an enum member's value and a dataclass's attributes are
+    """The pointer, rule and words of the first part of ``value`` (depth first, in order) that its writer cannot send as
+    it is given; None if there is none. Mappings are walked as objects, sequences that are no string as arrays. Whatever
+    the writer: a string or object key holding a lone UTF-16 surrogate, which UTF-8 cannot encode (a key at its object's
+    pointer, as :func:`check_json_value` says it): ``lone-surrogate``, in the words of the body writer's refusal
+    (``body_bytes``); an integer or int key of more digits than Python writes (an integer past 64 bits is written as its
+    digits): ``integer-range`` (a key at its object's pointer). By default the writer is orjson (a tool definition, a
+    structured output's schema): a float that is NaN or infinite (orjson writes ``null``, another value), bytes, a set,
+    a Decimal (:func:`_not_written`) is rule ``json-value``; an enum member's value and a dataclass's attributes are
     walked as orjson writes them; keys are not looked at but for surrogates; mappings and sequences deeper than
     ``max_depth`` levels are not walked (the caller asks :func:`deeper_than`). The differences, asked for:
 
