@@ -326,3 +326,24 @@ def test_named_blocks_that_land_on_one_part_count_as_one_breakpoint() -> None:
     r = formatted("anthropic", got.messages)
     assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
     assert json.dumps(r.body).count('"cache_control"') == 3
+
+
+def test_a_marked_whitespace_text_lands_as_anthropic_marks() -> None:
+    """A text of whitespace alone is no part Anthropic takes (the formatter leaves it out, ``empty-text-dropped``), so
+    a marker naming it lands on the block before it, as on an empty text: ``{"blocks": [0, 1]}`` on "a", "   " sends
+    one breakpoint. The markers already there counted it as a part of its own: two such messages counted four of four,
+    and the helper placed nothing where the request sent two."""
+
+    def answer(text: str) -> Msg:
+        content: list[ContentBlock] = [TextBlock(text=text), TextBlock(text="   ")]
+        return Msg(role="ASSISTANT", content=content, metadata={"_cache_control": {"blocks": [0, 1]}})
+
+    msgs = [SystemMessage("You are helpful."), UserMessage("q1"), answer("a"), UserMessage("q2"), answer("b")]
+    msgs.append(UserMessage("q3"))
+    assert json.dumps(formatted("anthropic", msgs).body).count('"cache_control"') == 2
+    got = place_cache_markers(msgs, provider="anthropic")
+    assert "2 breakpoint(s) already in the conversation or tools, kept" in got.notes
+    assert [p.where for p in got.placed] == ["system"]
+    r = formatted("anthropic", got.messages)
+    assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
+    assert json.dumps(r.body).count('"cache_control"') == 3

@@ -249,14 +249,14 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block
 
 def _lands_on(content: Sequence[Any], blocks: Sequence[int]) -> set[int]:
     """The blocks the breakpoints of a marker naming ``blocks`` land on, as the block-marking formatter (Anthropic's
-    walk, ``Walk.cut``) places them: each named block, or when it takes no marker (reasoning, a hint, an empty text:
-    not a part that takes one) the nearest before it that does; none for a block beyond the content or with none
-    before it."""
+    walk, ``Walk.cut``) places them: each named block, or when it takes no marker (reasoning, a hint, a text empty or
+    of whitespace alone, which the formatter leaves out: not a part that takes one, as :func:`_mark_for` says) the
+    nearest before it that does; none for a block beyond the content or with none before it."""
     named = set(blocks)
     out = set()
     last = -1  # the last block so far that takes a marker
     for k, b in enumerate(content):
-        if not (type(b) is ThinkingBlock or type(b) is HintBlock or (type(b) is TextBlock and not b.text)):
+        if not (type(b) is ThinkingBlock or type(b) is HintBlock or (type(b) is TextBlock and not b.text.strip())):
             last = k
         if k in named and last >= 0:
             out.add(last)
