@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pytest
 
@@ -50,3 +53,54 @@ def test_streams_left_mid_loop_give_their_connections_back(server: ReplayServer)
         assert msg.content[0].text == "hello " * 20  # type: ignore[union-attr]
         assert len(pool.connections) <= 1
         assert c._held == {} and c._abandoned == []
+
+
+class _BothLook(list[Any]):
+    """The abandoned streams' list of a client, whose first look from each of two threads waits until the other
+    has looked too: both see it as it was before either takes from it (an interleaving a shared client may meet)."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        super().__init__(items)
+        self.barrier = threading.Barrier(2)
+        self.looked: set[int] = set()
+
+    def __len__(self) -> int:
+        size = super().__len__()
+        me = threading.get_ident()
+        if len(self.looked) < 2 and me not in self.looked:
+            self.looked.add(me)
+            with contextlib.suppress(threading.BrokenBarrierError):
+                self.barrier.wait(30)
+        return size
+
+
+def test_a_client_shared_by_two_threads_closes_a_left_stream_once(server: ReplayServer) -> None:
+    """Two threads sharing a client, each starting a call as the other does, both find the stream left behind
+    (collected since) that the next call closes: one took it, the other's take failed on a bare IndexError (a
+    check, then a pop) and its call with it. Now each call takes what is left, if anything, and gets its reply;
+    the left stream's response is closed once."""
+    with Client("openai", base_url=server.url, api_key="sk-test", model="m", max_retries=0, timeout=5.0) as c:
+        stream = c.stream([UserMessage("hi")])
+        for event in stream:
+            if event["type"] == "TEXT_BLOCK_DELTA":
+                break
+        del stream, event
+        gc.collect()
+        assert len(c._abandoned) == 1
+        left = c._abandoned[0][0]
+        c._abandoned = _BothLook(c._abandoned)
+        got: list[object] = []
+
+        def run() -> None:
+            try:
+                got.append(c.stream([UserMessage("hi")]).until_done().content[0].text)  # type: ignore[union-attr]
+            except Exception as exc:
+                got.append(exc)
+
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert got == ["hello " * 20] * 2
+        assert list.__len__(c._abandoned) == 0 and left.is_closed

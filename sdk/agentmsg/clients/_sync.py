@@ -371,9 +371,15 @@ class Client(BaseClient):
             self.http.close()
 
     def _close_abandoned(self) -> None:
-        """Close the responses of the streams left without ``with`` or close() and collected since."""
-        while self._abandoned:
-            response, chunks = self._abandoned.pop()
+        """Close the responses of the streams left without ``with`` or close() and collected since. Each is taken
+        once, whatever the threads sharing the client: two calls that began together both saw the last one, and
+        the second's take failed (a bare IndexError, its call with it)."""
+        abandoned = self._abandoned
+        while abandoned:  # (a look first: most calls find none, and a failed take costs more)
+            try:
+                response, chunks = abandoned.pop()
+            except IndexError:  # (another thread took the last one since the look)
+                return
             with contextlib.suppress(Exception):
                 getattr(chunks, "close", _nothing)()
             with contextlib.suppress(Exception):
