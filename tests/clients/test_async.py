@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import socket
 import struct
 import sys
@@ -363,6 +365,41 @@ def test_a_connection_reset_is_said_the_same_sync_and_async(raw: Any, when: str)
     assert said.startswith(
         "openai: connection failed: " if when == "before-headers" else "openai 200: the connection broke: "
     )
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]"])
+def test_a_refused_connection_is_said_the_same_sync_and_async(host: str) -> None:
+    """A port nothing listens on: the sync client said '[Errno 111] Connection refused', the async one 'All
+    connection attempts failed' (the async backend's own words over the OS's error, which it was raised from,
+    itself worded "Connect call failed ('127.0.0.1', PORT)"). Now both say the OS's words."""
+    family = socket.AF_INET6 if host.startswith("[") else socket.AF_INET
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError:  # pragma: no cover (no IPv6 here)
+        pytest.skip("no IPv6")
+    with sock:
+        try:
+            sock.bind((host.strip("[]"), 0))
+        except OSError:  # pragma: no cover (no IPv6 loopback here)
+            pytest.skip("no IPv6 loopback")
+        url = f"http://{host}:{sock.getsockname()[1]}"  # (bound, never listening: each connection refused)
+        request = FormattedRequest(body={}, path="/chat/completions", stream=False)
+        errors = []
+        with pytest.raises(ProviderError) as info:
+            Client("openai", base_url=url, api_key="k", max_retries=0).send(request)
+        errors.append(error_dict(info.value))
+
+        async def main() -> None:
+            async with AsyncClient("openai", base_url=url, api_key="k", max_retries=0) as c:
+                await c.send(request)
+
+        with pytest.raises(ProviderError) as info:
+            asyncio.run(main())
+        errors.append(error_dict(info.value))
+    assert errors[0] == errors[1]
+    refused = errno.ECONNREFUSED
+    assert errors[0]["message"] == f"connection failed: [Errno {refused}] {os.strerror(refused)}"
 
 
 # ---- asyncio: cancellation ----------------------------------------------------------------------------------

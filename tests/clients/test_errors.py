@@ -4,8 +4,14 @@ of every exception the SDK defines."""
 
 from __future__ import annotations
 
+import builtins
+import errno
+import itertools
+import os
+import socket
 from typing import Any
 
+import httpcore
 import httpx
 import pytest
 from hypothesis import given, settings
@@ -193,6 +199,48 @@ def test_a_redirect_no_response_and_their_texts() -> None:
         type(refused) is APIConnectionError and refused.message == "connection failed: [Errno 111] Connection refused"
     )
     assert reason(httpx.RemoteProtocolError("")) == "RemoteProtocolError"
+
+
+def _raised(*chain: BaseException) -> Exception:
+    """The first of ``chain``, each raised from the next (as httpx's error from httpcore's from the backend's)."""
+    for outer, inner in itertools.pairwise(chain):
+        outer.__cause__ = inner
+    assert isinstance(chain[0], Exception)
+    return chain[0]
+
+
+def test_a_network_error_says_the_oss_words_where_the_backends_error_has_them() -> None:
+    """The async backend's connect error says 'All connection attempts failed' over the OS's error (the only
+    address's, or a group of each address's), itself in asyncio's words; the sync backend's is the OS's own. The
+    text said is '[Errno N]' and the OS's text of N where the backend's error has an OS error behind it; any
+    other text is said as it is."""
+    refused = errno.ECONNREFUSED
+    words = f"[Errno {refused}] {os.strerror(refused)}"
+
+    def connect_error(*behind: BaseException) -> Exception:
+        text = str(behind[0])
+        return _raised(httpx.ConnectError(text), httpcore.ConnectError(text), *behind)
+
+    def all_failed(behind: BaseException) -> Exception:
+        return connect_error(OSError("All connection attempts failed"), behind)
+
+    assert reason(all_failed(OSError(refused, "Connect call failed ('127.0.0.1', 8000)"))) == words
+    group = getattr(builtins, "ExceptionGroup", None)  # (Python 3.11+; anyio uses a backport before)
+    if group is not None:  # (each address's error: the first one's said, as the sync backend raises it)
+        tried = [OSError(refused, "Connect call failed ('::1', 8000, 0, 0)"), OSError(errno.ENETUNREACH, "...")]
+        assert reason(all_failed(group("multiple connection attempts failed", tried))) == words
+    assert reason(connect_error(ConnectionRefusedError(refused, os.strerror(refused)))) == words  # (the sync one)
+    # the async backend's read error has no text: the OS's error behind it says what happened
+    assert reason(_raised(httpx.ReadError(""), httpcore.ReadError(""), ConnectionResetError(104, "reset"))) == (
+        f"[Errno 104] {os.strerror(104)}"
+    )
+    # no OS error behind, or one behind another text: that text, as it is
+    assert reason(connect_error(OSError("All connection attempts failed"))) == "All connection attempts failed"
+    unresolved = socket.gaierror(-2, "Name or service not known")
+    assert reason(connect_error(unresolved)) == "[Errno -2] Name or service not known"
+    gone = "Server disconnected without sending a response."
+    assert reason(_raised(httpx.RemoteProtocolError(gone), BrokenPipeError(32, "Broken pipe"))) == gone
+    assert reason(_raised(httpx.ReadError(""), OSError(), OSError(5, "said"))) == f"[Errno 5] {os.strerror(5)}"
 
 
 # ---- the root of every exception ------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import http
 import json
+import os
 import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
@@ -375,7 +376,8 @@ def reason(exc: Exception) -> str:
     backend's timeouts have no text, the sync one's is the OS's: 'timed out', 'The read operation timed
     out'), another error its text, else the first text of the errors it was raised from (the async backend's
     read error has none: '[Errno 104] Connection reset by peer' is the OS's error behind it, which the sync
-    one says), else its kind."""
+    one says), else its kind. A text that is the network backend's own error (httpx's and httpcore's quote it)
+    says the OS's words when an error of the OS is behind it (:func:`_os_words`)."""
     if isinstance(exc, httpx.TimeoutException):
         for cls, key, text in _TIMEOUTS:
             if isinstance(exc, cls):
@@ -387,13 +389,36 @@ def reason(exc: Exception) -> str:
         return "timed out"
     seen: set[int] = set()
     cause: BaseException | None = exc
+    text = ""
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        text = str(cause)
-        if text:
-            return text
+        text = text or str(cause)
+        if text and isinstance(cause, OSError) and type(cause).__module__ == "builtins":  # (the backend's error)
+            return (_os_words(cause) if str(cause) == text else None) or text
         cause = cause.__cause__ or cause.__context__
-    return type(exc).__name__
+    return text or type(exc).__name__
+
+
+def _os_words(exc: OSError) -> str | None:
+    """The OS's words for the first error of the OS from ``exc`` down the errors it was raised from (a group's
+    first: the first address tried, the error the sync backend raises): ``[Errno N]`` and the OS's text of
+    that number, as the sync backend says it. The async backend says 'All connection attempts failed' over
+    it, and its own words in it ("[Errno 111] Connect call failed ('127.0.0.1', 8000)"): the sync one said
+    '[Errno 111] Connection refused'. None when no such error is there (a name not resolved is
+    ``socket.gaierror``'s, whose numbers are no OS error's: its text is said as it is)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        number = cause.errno if isinstance(cause, OSError) and type(cause).__module__ == "builtins" else None
+        if isinstance(number, int) and number > 0:
+            return f"[Errno {number}] {os.strerror(number)}"
+        group = getattr(cause, "exceptions", None)  # (an exception group: its first)
+        if isinstance(group, tuple) and group and isinstance(group[0], BaseException):
+            cause = group[0]
+        else:
+            cause = cause.__cause__ or cause.__context__
+    return None
 
 
 # ---- the credentials a client holds: never in what it raises or says ------------------------------------------
