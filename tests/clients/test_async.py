@@ -18,7 +18,7 @@ import socket
 import struct
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -978,6 +978,93 @@ def test_a_stream_closed_before_it_started_is_done_sync_and_async(server: Replay
     assert got[0] == got[1] and got[0][:3] == (True, None, [])
     assert got[0][3]["message"] == "the stream was closed before any reply came"
     assert server.requests == []
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("how", ["closed", "closed-with-its-http-client", "its-http-client-closed"])
+def test_a_closed_client_says_so_sync_and_async(server: ReplayServer, how: str) -> None:
+    """A client called after ``close()`` / ``aclose()`` (a call, a stream, one made before the close, a count)
+    raised httpx's bare RuntimeError ('Cannot send a request, as the client has been closed'); an AsyncClient's
+    own pool was even made anew under another event loop, the closed client sending again. Now each says it
+    is closed, a ClientClosedError (a ProviderError, a RuntimeError too), the same sync and async; so does a
+    client whose ``http_client`` its caller closed. Nothing is sent."""
+    said = {
+        "closed": "the client is closed: it sends nothing more (make a new one)",
+        "closed-with-its-http-client": "the client is closed: it sends nothing more (make a new one)",
+        "its-http-client-closed": "the client's http_client is closed: it sends nothing more",
+    }[how]
+    http = httpx.Client() if how != "closed" else None
+    c = Client("anthropic", base_url=server.url, api_key="k", model="m", http_client=http)
+    made = c.stream(CONVO)
+    c.close() if http is None or how == "closed-with-its-http-client" else http.close()
+    calls: dict[str, Callable[[], object]] = {
+        "call": lambda: c.call(CONVO),
+        "stream": lambda: list(c.stream(CONVO)),
+        "made before": lambda: list(made),
+        "count_tokens": lambda: c.count_tokens(CONVO),
+    }
+    got: list[dict[str, Any]] = [{}, {}]
+    for name, run in calls.items():
+        with pytest.raises(agentmsg.clients.ClientClosedError) as info:
+            run()
+        got[0][name] = error_dict(info.value)
+        assert isinstance(info.value, RuntimeError) and isinstance(info.value, ProviderError)
+
+    async def main() -> None:
+        http = httpx.AsyncClient() if how != "closed" else None
+        c = AsyncClient("anthropic", base_url=server.url, api_key="k", model="m", http_client=http)
+        made = c.stream(CONVO)
+        await (c.aclose() if http is None or how == "closed-with-its-http-client" else http.aclose())
+        calls: dict[str, Callable[[], Awaitable[object]]] = {
+            "call": lambda: c.call(CONVO),
+            "stream": lambda: c.stream(CONVO).until_done(),
+            "made before": lambda: made.until_done(),
+            "count_tokens": lambda: c.count_tokens(CONVO),
+        }
+        for name, run in calls.items():
+            with pytest.raises(agentmsg.clients.ClientClosedError) as info:
+                await run()
+            got[1][name] = error_dict(info.value)
+
+    asyncio.run(main())
+    if how == "closed":  # (its own pool, under another event loop: still closed)
+        with pytest.raises(agentmsg.clients.ClientClosedError):
+            closed = AsyncClient("anthropic", base_url=server.url, api_key="k", model="m")
+            asyncio.run(closed.aclose())
+            asyncio.run(closed.call(CONVO))
+    assert got[0] == got[1]
+    assert {e["message"] for e in got[0].values()} == {said} and {e["provider"] for e in got[0].values()} == {
+        "anthropic"
+    }
+    assert server.requests == []
+
+
+@pytest.mark.differential
+def test_a_client_closed_during_a_retrys_wait_says_so_sync_and_async(server: ReplayServer) -> None:
+    """A client closed while a call waited to retry (from another thread or task): the retry raised httpx's bare
+    RuntimeError. Now a ClientClosedError, the same sync and async; the retry is not sent."""
+    server.add(OPENAI, *[Reply(status=429, body=b'{"error": {"message": "slow down"}}') for _ in range(2)])
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=1, backoff=0.0)
+    c._sleep = lambda delay, stream: c.close()  # type: ignore[method-assign]  # (closed as it waits)
+    got = []
+    with pytest.raises(agentmsg.clients.ClientClosedError) as info:
+        c.call(CONVO)
+    got.append(error_dict(info.value))
+
+    async def main() -> None:
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=1, backoff=0.0)
+
+        async def closing(delay: float) -> None:
+            await c.aclose()
+
+        c._sleep = closing  # type: ignore[method-assign]
+        await c.call(CONVO)
+
+    with pytest.raises(agentmsg.clients.ClientClosedError) as info:
+        asyncio.run(main())
+    got.append(error_dict(info.value))
+    assert got[0] == got[1] and got[0]["message"] == "the client is closed: it sends nothing more (make a new one)"
+    assert len(server.requests) == 2  # (one each: no retry sent)
 
 
 def test_an_async_client_used_again_under_a_new_event_loop() -> None:

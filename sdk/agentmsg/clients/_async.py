@@ -34,6 +34,7 @@ from agentmsg.clients._errors import (
     APIConnectionError,
     ProviderError,
     body_broke,
+    client_closed,
     reason,
     too_big,
     unsendable,
@@ -380,6 +381,7 @@ class AsyncClient(BaseClient):
         self._own = http_client is None
         self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop the client's own pool runs on
+        self._client_closed = False
 
     def _pool(self) -> httpx.AsyncClient:
         """The http client, for the running event loop. The client's own pool keeps connections alive, each
@@ -394,7 +396,9 @@ class AsyncClient(BaseClient):
         return self.http
 
     async def aclose(self) -> None:
-        """Close the client's own connection pool (an ``http_client`` given is the caller's to close)."""
+        """Close the client: its own connection pool (an ``http_client`` given is the caller's to close). A call
+        after it raises :class:`ClientClosedError`."""
+        self._client_closed = True
         if self._own:
             await self._pool().aclose()
 
@@ -482,9 +486,13 @@ class AsyncClient(BaseClient):
 
     async def _send(self, request: FormattedRequest) -> httpx.Response:
         """The response (2xx) after retries."""
+        if self._client_closed:  # (before its own pool is made anew under another event loop)
+            raise client_closed(self.provider, True)
+        http = self._pool()
+        if http.is_closed:
+            raise client_closed(self.provider, False)
         out = self._outgoing(request)
         policy = self._retry_policy()
-        http = self._pool()
         attempt = 0
         while True:
             try:
@@ -500,6 +508,10 @@ class AsyncClient(BaseClient):
                 )
             except httpx.LocalProtocolError:
                 raise unsendable(self.provider) from None
+            except RuntimeError:
+                if http.is_closed:  # (closed since the look above: by another task)
+                    raise client_closed(self.provider, self._client_closed) from None
+                raise
             except httpx.HTTPError as exc:
                 await self._sleep(self._failed(policy, attempt, exc))
                 attempt += 1

@@ -34,11 +34,13 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BrokenStreamError",
+    "ClientClosedError",
     "ProviderError",
     "RateLimitError",
     "Redactor",
     "ReplyTooLargeError",
     "ServerError",
+    "client_closed",
     "credentials",
     "error_for_status",
     "not_http",
@@ -119,6 +121,11 @@ class APIConnectionError(ProviderError):
 
 class APITimeoutError(APIConnectionError):
     """No response within the timeout (after the retries)."""
+
+
+class ClientClosedError(ProviderError, RuntimeError):
+    """The client is closed (``close()``, ``aclose()``), or the ``http_client`` given to it is: nothing is sent.
+    A :class:`RuntimeError` too, as httpx's own error was."""
 
 
 class BrokenStreamError(ProviderError):
@@ -230,6 +237,13 @@ def unsendable(provider: str) -> BadRequestError:
         " a control character?): check headers=",
         provider=provider,
     )
+
+
+def client_closed(provider: str, by_client: bool) -> ClientClosedError:
+    """A call on a closed client: ``by_client``, the client was closed; else its HTTP client (``http_client``)."""
+    if by_client:
+        return ClientClosedError("the client is closed: it sends nothing more (make a new one)", provider=provider)
+    return ClientClosedError("the client's http_client is closed: it sends nothing more", provider=provider)
 
 
 def no_response(provider: str, exc: Exception) -> APIConnectionError:

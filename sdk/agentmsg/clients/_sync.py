@@ -25,6 +25,7 @@ from agentmsg.clients._errors import (
     APIConnectionError,
     ProviderError,
     body_broke,
+    client_closed,
     reason,
     too_big,
     unsendable,
@@ -363,9 +364,12 @@ class Client(BaseClient):
         # close() and collected since, which the next call closes (their connections back to the pool)
         self._held: dict[int, tuple[httpx.Response, Iterator[bytes]]] = {}
         self._abandoned: list[tuple[httpx.Response, Iterator[bytes]]] = []
+        self._client_closed = False
 
     def close(self) -> None:
-        """Close the client's own connection pool (an ``http_client`` given is the caller's to close)."""
+        """Close the client: its own connection pool (an ``http_client`` given is the caller's to close). A call
+        after it raises :class:`ClientClosedError`."""
+        self._client_closed = True
         self._close_abandoned()
         if self._own:
             self.http.close()
@@ -474,6 +478,8 @@ class Client(BaseClient):
     def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
         """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
         wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
+        if self._client_closed or self.http.is_closed:
+            raise client_closed(self.provider, self._client_closed)
         self._close_abandoned()
         out = self._outgoing(request)
         policy = self._retry_policy()
@@ -500,6 +506,10 @@ class Client(BaseClient):
                 )
             except httpx.LocalProtocolError:
                 raise unsendable(self.provider) from None
+            except RuntimeError:
+                if self.http.is_closed:  # (closed since the look above: from another thread)
+                    raise client_closed(self.provider, self._client_closed) from None
+                raise
             except httpx.HTTPError as exc:
                 if stream is not None:
                     stream._reading(None)
