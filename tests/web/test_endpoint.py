@@ -531,6 +531,47 @@ def test_a_client_that_disconnects_does_not_disturb_the_others() -> None:
     assert r.events == events(10)
 
 
+@pytest.mark.parametrize("fails_at", [0, 1, 2, 3])
+def test_a_send_that_raises_oserror_is_the_client_gone(fails_at: int) -> None:
+    """An ASGI server may raise an OSError from ``send()`` once the client is gone (the ASGI spec: hypercorn, daphne,
+    a test harness; uvicorn sends a disconnect message instead): the endpoint let it out of the application, a
+    server error for a client that merely left. Now it is the client gone, as the disconnect message is: nothing
+    more is sent to it, the application returns, and the stream goes on for the other clients. ``fails_at``: the
+    message whose send raises (the response's start, the events, the end event, the body's end)."""
+    stream = EventEndpoint(iter(events(5)), keepalive=math.inf)
+
+    async def request(fail: int | None) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+        first = True
+
+        async def receive() -> dict[str, Any]:
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await asyncio.Event().wait()  # (the server says nothing of a disconnect: it raises from send)
+            return {"type": "http.disconnect"}
+
+        async def send(message: Any) -> None:
+            sent.append(dict(message))
+            if len(sent) - 1 == fail:
+                raise ConnectionResetError(104, "Connection reset by peer")
+
+        await stream({"type": "http", "method": "GET", "headers": []}, receive, send)
+        return sent
+
+    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        left = await request(fails_at)
+        whole = await request(None)  # (another client, after: served as ever)
+        await stream.aclose()
+        return left, whole
+
+    left, whole = asyncio.run(main())
+    assert [m["type"] for m in whole] == ["http.response.start"] + ["http.response.body"] * 3
+    assert b"".join(m["body"] for m in whole[1:]).count(b"\nevent: ") == len(events(5)) + 1  # (and the end)
+    assert left == whole[: fails_at + 1]  # (nothing sent after the send that raised)
+
+
 def test_unbounded_replay_serves_every_client_from_the_start() -> None:
     stream = EventEndpoint(iter(events(300)), replay=None)  # read once; kept whole
     with serving(starlette_app(stream)) as port:

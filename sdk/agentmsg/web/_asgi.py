@@ -491,6 +491,13 @@ class EventEndpoint:
             return
         if scope["type"] != "http":
             raise RuntimeError(f"EventEndpoint serves HTTP, not {scope['type']!r}")
+        try:
+            await self._serve(scope, receive, _guarded(send))
+        except _Gone:  # the client is gone: nothing more to send it
+            return
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An HTTP request: its response, the stream or a refusal."""
         if scope["method"] not in ("GET", "HEAD", "POST"):
             await _plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
             return
@@ -698,6 +705,24 @@ def _query_protocol(scope: Scope) -> str | None:
     if len(values) > 1:
         raise _Refused(400, "the query names more than one protocol: ask for one")
     return values.pop() if values else None
+
+
+class _Gone(Exception):
+    """The client is gone: the server's ``send()`` raised an OSError, as the ASGI spec lets a server do on a closed
+    connection (hypercorn, daphne; uvicorn sends ``http.disconnect`` instead)."""
+
+
+def _guarded(send: Send) -> Send:
+    """``send``, its OSError (the client gone) raised as :class:`_Gone`: an OSError from anything else is no
+    client gone."""
+
+    async def guarded(message: Message) -> None:
+        try:
+            await send(message)
+        except OSError as exc:
+            raise _Gone from exc
+
+    return guarded
 
 
 async def _body(send: Send, data: bytes) -> None:
