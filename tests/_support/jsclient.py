@@ -66,9 +66,9 @@ for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
     events.push(...d.close());
   } catch (e) {
     if (!(e instanceof %(error)s)) throw e;
-    error = e.problems.map((p) => [p.pointer, p.rule]);
+    error = e.problems.map((p) => [p.pointer, p.rule, p.message]);
   }
-  out.push({ events, notes: d.notes.map((p) => [p.pointer, p.rule]), error });
+  out.push({ events, notes: d.notes.map((p) => [p.pointer, p.rule, p.message]), error });
 }
 process.stdout.write(JSON.stringify(out));
 """
@@ -95,9 +95,68 @@ def decoded_in_node(
     return out
 
 
+#: The same as a server: one ``{stream, strict}`` JSON line in on stdin, one result JSON line out (what one Node
+#: process answers for each example of a Hypothesis test, which would start Node once per example otherwise)
+_DECODER_SERVER = """
+import readline from "node:readline";
+const { %(decoder)s, %(error)s } = await import(%(client)s);
+for await (const line of readline.createInterface({ input: process.stdin })) {
+  const { stream, strict } = JSON.parse(line);
+  const d = new %(decoder)s({ strict, clock: () => %(clock)s });
+  const events = [];
+  let error = null;
+  try {
+    for (const item of stream) events.push(...d.feed(item));
+    events.push(...d.close());
+  } catch (e) {
+    if (!(e instanceof %(error)s)) throw e;
+    error = e.problems.map((p) => [p.pointer, p.rule, p.message]);
+  }
+  process.stdout.write(JSON.stringify({ events, notes: d.notes.map((p) => [p.pointer, p.rule, p.message]), error }) + "\\n");
+}
+"""
+
+
+class NodeDecoder:
+    """One of the client's UI protocol decoders (``decoder``, raising ``error``) in one Node process, for many
+    streams in turn: :meth:`decode` gives what :func:`decoded_in_node` gives for one case. Close it (a context
+    manager) to end the process."""
+
+    def __init__(self, decoder: str, error: str, clock: str, tmp_path: Path) -> None:
+        assert NODE is not None
+        script = tmp_path / f"{decoder}-server.mjs"
+        values = {
+            "decoder": decoder,
+            "error": error,
+            "client": json.dumps(built_client().as_uri()),
+            "clock": json.dumps(clock),
+        }
+        script.write_text(_DECODER_SERVER % values, encoding="utf-8")
+        self._proc = subprocess.Popen(
+            [NODE, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8"
+        )
+
+    def decode(self, stream: list[Any], strict: bool) -> dict[str, Any]:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps({"stream": stream, "strict": strict}) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        assert line, f"the Node decoder ended (exit {self._proc.poll()})"
+        out: dict[str, Any] = json.loads(line)
+        return out
+
+    def __enter__(self) -> NodeDecoder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.close()
+        self._proc.wait(timeout=60)
+
+
 def decoded(decoder: Any, stream: list[Any]) -> dict[str, Any]:
     """What a Python UI protocol decoder makes of ``stream``: its events (up to a strict decoder's error), its notes
-    and the error's problems (pointer, rule), as JSON values."""
+    and the error's problems (pointer, rule, message), as JSON values."""
     events: list[Any] = []
     error = None
     try:
@@ -105,7 +164,7 @@ def decoded(decoder: Any, stream: list[Any]) -> dict[str, Any]:
             events += decoder.feed(item)
         events += decoder.close()
     except AgentmsgError as exc:
-        error = [[p.pointer, p.rule] for p in getattr(exc, "problems", ())]
-    result = {"events": events, "notes": [[p.pointer, p.rule] for p in decoder.notes], "error": error}
+        error = [[p.pointer, p.rule, p.message] for p in getattr(exc, "problems", ())]
+    result = {"events": events, "notes": [[p.pointer, p.rule, p.message] for p in decoder.notes], "error": error}
     out: dict[str, Any] = json.loads(json.dumps(result))
     return out

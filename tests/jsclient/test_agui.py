@@ -3,22 +3,28 @@ build) against Python's (``agentmsg.ui.agui.AGUIDecoder``), on the same AG-UI st
 encoder writes for every reducer vector and for random emitted streams, those streams with events dropped, repeated
 and swapped (seeded), and AG-UI streams of other producers (``*_CHUNK`` events, the 0.0.x ``THINKING_*`` events,
 messages of other roles, a RUN_FINISHED's usage and outcome, content parts, encrypted values, events agentmsg has
-no event for, events that break AG-UI). The AgentEvents (ids and ``createdAt`` included) and the notes (pointer +
-rule, in order) must be the same, key order included, tolerant and strict (the reducers' agreement on the same
-events is tests/jsclient/test_reducer.py's)."""
+no event for, events that break AG-UI) and streams Hypothesis generates (tests/_support/uistreams.py). The
+AgentEvents (ids and ``createdAt`` included) and the notes (pointer, rule and message, in order) must be the same,
+key order included, tolerant and strict (the reducers' agreement on the same events is
+tests/jsclient/test_reducer.py's)."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentmsg.ui.agui import AGUIDecoder, AGUIEncoder
+from tests._support.budget import examples
 from tests._support.events import CASES, base_streams, events_of, load
-from tests._support.jsclient import NODE, decoded, decoded_in_node, same_json
+from tests._support.jsclient import NODE, NodeDecoder, decoded, decoded_in_node, same_json
 from tests._support.mutators import reordered
+from tests._support.uistreams import agui_streams
 
 pytestmark = [
     pytest.mark.differential,
@@ -193,6 +199,15 @@ FOREIGN: list[list[Any]] = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r4"},
         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r4", "outcome": {"type": "interrupt", "interrupts": "ab"}},
     ],
+    # ids and types quoted in notes: as JSON, cut by characters (code points, not UTF-16 units)
+    [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "it's"},
+        {"type": "TOOL_CALL_END", "toolCallId": "\U0001f600" * 41},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "\ud800" + "x" * 50, "delta": "x"},
+        {"type": "X\U0001f600" * 31},
+        {"type": "CUSTOM", "name": "n", "value": 1, "\U0001f600" * 41: 1},
+    ],
 ]
 
 
@@ -236,3 +251,19 @@ def test_the_typescript_decoder_gives_pythons_events_and_notes(strict: bool, tmp
         errors += py["error"] is not None
     if strict:
         assert errors >= 3  # the breaking events are errors in both
+
+
+@pytest.fixture(scope="module")
+def node_decoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeDecoder]:
+    with NodeDecoder("AGUIDecoder", "AGUIError", CLOCK, tmp_path_factory.mktemp("node")) as node:
+        yield node
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(agui_streams, st.booleans())
+def test_both_decoders_read_any_stream_alike(node_decoder: NodeDecoder, stream: list[Any], strict: bool) -> None:
+    """Streams of another producer, generated: the same events, notes (pointer, rule and message) and error."""
+    py = python_side(stream, strict)
+    ts = node_decoder.decode(stream, strict)
+    assert same_json(ts, py), (ts, py)

@@ -1,22 +1,27 @@
 """@agentmsg/client's AI SDK UI message stream decoder (TypeScript, ``AiSdkDecoder`` in sdk/typescript/src/aisdk.ts,
 run in Node from its build) against Python's (``agentmsg.ui.ai_sdk.AiSdkDecoder``), on the same chunk streams: what
 agentmsg's encoder writes for every reducer vector and for random emitted streams, those streams with chunks
-dropped, repeated and swapped (seeded), a stream of another producer, and chunks the AI SDK's schema refuses. The
-AgentEvents (ids and ``createdAt`` included, key order too) and the notes (pointer + rule, in order) must be the
-same, tolerant and strict."""
+dropped, repeated and swapped (seeded), a stream of another producer, chunks the AI SDK's schema refuses, and
+streams Hypothesis generates (tests/_support/uistreams.py). The AgentEvents (ids and ``createdAt`` included, key
+order too) and the notes (pointer, rule and message, in order) must be the same, tolerant and strict."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentmsg.ui import ai_sdk
+from tests._support.budget import examples
 from tests._support.events import CASES, base_streams, events_of, load
-from tests._support.jsclient import NODE, decoded, decoded_in_node, same_json
+from tests._support.jsclient import NODE, NodeDecoder, decoded, decoded_in_node, same_json
 from tests._support.mutators import reordered
+from tests._support.uistreams import ai_sdk_streams
 from tests.ui.test_ai_sdk import FOREIGN
 
 pytestmark = [
@@ -136,3 +141,19 @@ def test_the_typescript_decoder_gives_pythons_events_and_notes(strict: bool, tmp
         assert same_json(ts, py), (n, stream[:5], [k for k in ts if ts[k] != py[k]])
     if not strict:
         assert len(python_side(BAD, False)["notes"]) >= 20
+
+
+@pytest.fixture(scope="module")
+def node_decoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeDecoder]:
+    with NodeDecoder("AiSdkDecoder", "AiSdkError", CLOCK, tmp_path_factory.mktemp("node")) as node:
+        yield node
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ai_sdk_streams, st.booleans())
+def test_both_decoders_read_any_stream_alike(node_decoder: NodeDecoder, stream: list[Any], strict: bool) -> None:
+    """Streams of another producer, generated: the same events, notes (pointer, rule and message) and error."""
+    py = python_side(stream, strict)
+    ts = node_decoder.decode(stream, strict)
+    assert same_json(ts, py), (ts, py)

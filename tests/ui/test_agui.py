@@ -613,3 +613,23 @@ def test_what_a_run_s_end_names_and_no_event_keeps_is_said() -> None:
         ("/5/outcome/pendingToolCallIds", "ui-not-kept"),
         ("/7/outcome", "ui-not-kept"),
     ]
+
+
+def test_an_id_or_type_in_a_note_is_quoted_as_json_cut_by_characters() -> None:
+    """A note quoted a message or call id (at most 40 characters) and an unknown type (60) as Python writes them
+    (``'t1'``) where the TypeScript decoder writes JSON (``"t1"``), and cut them silently, the TypeScript decoder
+    by UTF-16 units (half an emoji). Both now quote JSON of the first characters (code points), ``...`` saying the
+    cut (tests/jsclient/test_agui.py compares the notes of both word for word)."""
+    smile = "\U0001f600"
+    stream: list[Any] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "it's"},
+        {"type": "TOOL_CALL_END", "toolCallId": smile * 41},
+        {"type": "X" * 61},
+    ]
+    _, dec = decode(stream)
+    assert [(p.pointer, p.message) for p in dec.notes] == [
+        ("/1/messageId", 'TEXT_MESSAGE_END of "it\'s", not open: ignored'),
+        ("/2/toolCallId", f'TOOL_CALL_END of "{smile * 40}"..., not open: ignored'),
+        ("/3/type", '"' + "X" * 60 + '"... is not an AG-UI 1.0 event type'),
+    ]

@@ -669,15 +669,36 @@ def test_a_tool_chunk_s_keys_no_event_keeps_are_said() -> None:
         check_chunk(chunk)
     dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
     events = [e for c in chunks for e in dec.feed(c)] + dec.close()
-    said = [(n.pointer, n.rule, n.message.split(":")[0]) for n in dec.notes]
+    said = [(n.pointer, n.rule, n.message) for n in dec.notes]
     assert said == [
-        ("/1", "ui-not-kept", "title"),
-        ("/2", "ui-not-kept", "toolMetadata"),
-        ("/3", "ui-not-kept", "providerExecuted"),
-        ("/3", "ui-not-kept", "dynamic"),
+        ("/1", "ui-not-kept", "title: a tool call's display title"),
+        ("/2", "ui-not-kept", "toolMetadata: a tool's own data on a call"),
+        ("/3", "ui-not-kept", "providerExecuted: a tool the provider ran, read as a call"),
+        ("/3", "ui-not-kept", "dynamic: a tool the app did not declare, read as a call"),
     ]
     ((call, result),) = [m["content"] for m in reduce(events)[0]]
     assert (call["name"], result["output"]) == ("f", [{"type": "text", "text": "18C"}])
+
+
+def test_a_chunk_s_values_in_a_refusal_are_quoted_as_json() -> None:
+    """A refusal's message quoted the chunk's values as Python writes them (``'done'``, ``['content-filter', ...]``)
+    and the TypeScript decoder as JSON (``"done"``): the same notes in two wordings. Both now quote as JSON, at most
+    200 characters (a type of 10,000 characters was said whole)."""
+    cases = [
+        ({"type": "finish", "finishReason": "done"}, "/0/finishReason", "enum", 'finishReason "done" is not one of '
+         '"content-filter", "error", "interrupted", "length", "other", "stop", "tool-calls"'),
+        ({"type": "text-delta", "id": "t"}, "/0", "required", 'a text-delta chunk needs "delta"'),
+        ({"type": "x" * 10_000}, "/0/type", "enum",
+         '"' + "x" * 200 + '"... is no UI message chunk type (ai 7: uiMessageChunkSchema)'),
+    ]  # fmt: skip
+    for chunk, pointer, rule, message in cases:
+        dec = ai_sdk.AiSdkDecoder()
+        assert dec.feed(chunk) == []
+        assert [(n.pointer, n.rule, n.message) for n in dec.notes] == [(pointer, rule, message)]
+    dec = ai_sdk.AiSdkDecoder(clock=lambda: AT)
+    dec.feed({"type": "start"})
+    dec.feed({"type": "finish", "finishReason": "length"})
+    assert [n.message for n in dec.notes] == ['finishReason "length": agentmsg\'s generate reasons have none for it']
 
 
 def test_a_tool_output_nested_as_deep_as_json_text_allows_is_read() -> None:

@@ -4,6 +4,7 @@ the SSE framing of one JSON event, the negotiation of a protocol for a request."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,6 +25,7 @@ __all__ = [
     "UIProtocol",
     "json_text",
     "negotiate",
+    "quoted",
     "sse_frame",
 ]
 
@@ -181,6 +183,31 @@ def value_text(value: Any) -> str:
             return repr(value)
         except RecursionError:  # (an object that is no JSON, nested beyond Python's stack)
             return f"<{type(value).__name__} that is no JSON, nested too deep to show>"
+
+
+#: characters of a value a decoder's note quotes at most (:func:`quoted`)
+QUOTED_CHARS = 200
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _js_json(value: Any) -> str:
+    """The JSON text ``JSON.stringify`` writes for a value read from JSON: compact, non-ASCII as it is, a lone
+    surrogate as its ``\\udxxx`` escape (what is no JSON: :func:`value_text`)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return value_text(value)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def quoted(value: Any, limit: int = QUOTED_CHARS) -> str:
+    """A value of the input as a decoder's note quotes it: a string as the JSON text of its first ``limit``
+    characters (code points), another value as its JSON text cut there, ``...`` after a cut saying it. What the
+    TypeScript decoders' ``quoted`` (sdk/typescript/src/notes.ts) writes, so that the notes of both are the same."""
+    if isinstance(value, str):
+        return _js_json(value[:limit]) + ("..." if len(value) > limit else "")
+    text = _js_json(value)
+    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None = None) -> bytes:

@@ -40,7 +40,7 @@ from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now, parse_timestamp
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
-from agentmsg.ui._protocol import SAFE_INTEGER, Decoder, Encoder, Notes, sse_frame, value_text
+from agentmsg.ui._protocol import SAFE_INTEGER, Decoder, Encoder, Notes, quoted, sse_frame, value_text
 from agentmsg.ui._requests import AG_PART_KEYS, AG_SOURCE_KEYS, RunInput, read_run_input
 
 __all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder", "RunInput", "read_input"]
@@ -809,7 +809,7 @@ class AGUIDecoder:
             self._problem("/type", "required" if kind is None else "type", "an AG-UI event has a string type")
             return []
         if kind not in _REQUIRED:
-            self._problem("/type", "enum", f"{kind[:60]!r} is not an AG-UI 1.0 event type")
+            self._problem("/type", "enum", f"{quoted(kind, 60)} is not an AG-UI 1.0 event type")
             return []
         if not self._valid(event, kind):
             return []
@@ -1084,7 +1084,7 @@ class AGUIDecoder:
     def _text_start(self, e: Mapping[str, Any], mid: str | None = None) -> list[dict[str, Any]]:
         mid = e["messageId"] if mid is None else mid
         if mid in self._texts or mid in self._others:
-            self._problem("/messageId", "order", f"TEXT_MESSAGE_START of {mid[:40]!r}, already open: ignored")
+            self._problem("/messageId", "order", f"TEXT_MESSAGE_START of {quoted(mid, 40)}, already open: ignored")
             return []
         if e.get("role", "assistant") != "assistant":
             self._others.add(mid)
@@ -1099,7 +1099,9 @@ class AGUIDecoder:
             return [self._ev("CUSTOM", name=FOREIGN + "TEXT_MESSAGE_CONTENT", value=dict(e))]
         out: list[dict[str, Any]] = []
         if mid not in self._texts:
-            self._problem("/messageId", "order", f"TEXT_MESSAGE_CONTENT of {mid[:40]!r}, not started: started here")
+            self._problem(
+                "/messageId", "order", f"TEXT_MESSAGE_CONTENT of {quoted(mid, 40)}, not started: started here"
+            )
             out += self._text_start({"messageId": mid}, mid)
         out.append(self._ev("TEXT_BLOCK_DELTA", replyId=self._reply(), blockId=self._texts[mid], delta=e["delta"]))
         return out
@@ -1110,7 +1112,7 @@ class AGUIDecoder:
             self._others.discard(mid)
             return [self._ev("CUSTOM", name=FOREIGN + "TEXT_MESSAGE_END", value=dict(e))]
         if mid not in self._texts:
-            self._problem("/messageId", "order", f"TEXT_MESSAGE_END of {mid[:40]!r}, not open: ignored")
+            self._problem("/messageId", "order", f"TEXT_MESSAGE_END of {quoted(mid, 40)}, not open: ignored")
             return []
         return [self._ev("TEXT_BLOCK_END", replyId=self._reply(), blockId=self._texts.pop(mid))]
 
@@ -1132,7 +1134,7 @@ class AGUIDecoder:
     def _reasoning_start(self, e: Mapping[str, Any], mid: str | None = None) -> list[dict[str, Any]]:
         mid = e["messageId"] if mid is None else mid
         if mid in self._reasoning:
-            self._problem("/messageId", "order", f"REASONING_MESSAGE_START of {mid[:40]!r}, already open: ignored")
+            self._problem("/messageId", "order", f"REASONING_MESSAGE_START of {quoted(mid, 40)}, already open: ignored")
             return []
         block = self._carry.get("blockId", mid) if self._carry is not None else mid
         self._reasoning[mid] = block
@@ -1143,7 +1145,7 @@ class AGUIDecoder:
         out: list[dict[str, Any]] = []
         if mid not in self._reasoning:
             self._problem(
-                "/messageId", "order", f"REASONING_MESSAGE_CONTENT of {mid[:40]!r}, not started: started here"
+                "/messageId", "order", f"REASONING_MESSAGE_CONTENT of {quoted(mid, 40)}, not started: started here"
             )
             out += self._reasoning_start({"messageId": mid}, mid)
         block = self._reasoning[mid]
@@ -1153,7 +1155,7 @@ class AGUIDecoder:
     def _reasoning_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         mid = e["messageId"]
         if mid not in self._reasoning:
-            self._problem("/messageId", "order", f"REASONING_MESSAGE_END of {mid[:40]!r}, not open: ignored")
+            self._problem("/messageId", "order", f"REASONING_MESSAGE_END of {quoted(mid, 40)}, not open: ignored")
             return []
         return [self._ev("THINKING_BLOCK_END", replyId=self._reply(), blockId=self._reasoning.pop(mid))]
 
@@ -1213,7 +1215,7 @@ class AGUIDecoder:
     def _tool_start(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         call, name = e["toolCallId"], e["toolCallName"]
         if call in self._calls:
-            self._problem("/toolCallId", "order", f"TOOL_CALL_START of {call[:40]!r}, already open: ignored")
+            self._problem("/toolCallId", "order", f"TOOL_CALL_START of {quoted(call, 40)}, already open: ignored")
             return []
         self._calls[call] = name
         self._known_calls[call] = {"type": "tool_use", "id": call, "name": name, "input": {}}
@@ -1225,7 +1227,7 @@ class AGUIDecoder:
     def _tool_args(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         call = e["toolCallId"]
         if call not in self._calls:
-            self._problem("/toolCallId", "order", f"TOOL_CALL_ARGS of {call[:40]!r}, not started: ignored")
+            self._problem("/toolCallId", "order", f"TOOL_CALL_ARGS of {quoted(call, 40)}, not started: ignored")
             return []
         if call in self._known_calls:
             self._args.setdefault(call, []).append(e["delta"])
@@ -1234,7 +1236,7 @@ class AGUIDecoder:
     def _tool_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         call = e["toolCallId"]
         if call not in self._calls:
-            self._problem("/toolCallId", "order", f"TOOL_CALL_END of {call[:40]!r}, not open: ignored")
+            self._problem("/toolCallId", "order", f"TOOL_CALL_END of {quoted(call, 40)}, not open: ignored")
             return []
         del self._calls[call]
         self._take_arguments(call)

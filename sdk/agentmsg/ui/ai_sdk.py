@@ -42,7 +42,7 @@ from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.events._handlers import ONLY_EMPTY
-from agentmsg.ui._protocol import SAFE_INTEGER, Notes, sse_frame, value_text
+from agentmsg.ui._protocol import SAFE_INTEGER, Notes, quoted, sse_frame, value_text
 from agentmsg.ui._requests import ChatRequest, read_chat_request
 
 NAME: Final = "ai-sdk"
@@ -949,6 +949,7 @@ _OPTIONAL_OF: Final[dict[str, dict[str, type]]] = {
 }
 _INPUT_ENCODINGS: Final = ("json", "text")
 _FINISH_REASONS: Final = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"})
+_FINISH_REASONS_SAID: Final = ", ".join(quoted(r) for r in sorted(_FINISH_REASONS))
 #: ``finishReason`` -> the generate reason a REQUEST_STOP gives the reply (the others: said, rule ui-not-kept)
 GENERATE_REASONS: Final = {"tool-calls": "TOOL_CALLS", "interrupted": "INTERRUPTED"}
 #: chunk kinds and keys agentmsg has no place for: said once per stream (rule ``ui-not-kept``)
@@ -971,20 +972,6 @@ _TOOL_KEYS_NOT_KEPT: Final = {
     "toolMetadata": "toolMetadata: a tool's own data on a call",
     "dynamic": "dynamic: a tool the app did not declare, read as a call",
 }
-
-
-#: characters of a chunk's text a note quotes at most
-_QUOTED_CHARS: Final = 200
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _quoted(text: str) -> str:
-    """A chunk's text as a note quotes it: the JSON text of its first 200 characters (code points), ``...`` after it
-    saying the cut; what ``JSON.stringify`` writes, so the TypeScript decoder's note is the same (a lone surrogate
-    escaped as ``\\udxxx``)."""
-    shown = json.dumps(text[:_QUOTED_CHARS], ensure_ascii=False)
-    shown = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
-    return shown + ("..." if len(text) > _QUOTED_CHARS else "")
 
 
 def _type_name(kind: type) -> str:
@@ -1062,11 +1049,11 @@ class AiSdkDecoder:
                 required = {"data": _ANY}
             else:
                 raise ValidationError.single(
-                    f"/{index}/type", "enum", f"{kind!r} is no UI message chunk type (ai 7: uiMessageChunkSchema)"
+                    f"/{index}/type", "enum", f"{quoted(kind)} is no UI message chunk type (ai 7: uiMessageChunkSchema)"
                 )
         for key, want in required.items():
             if key not in chunk:
-                raise ValidationError.single(f"/{index}", "required", f"a {kind} chunk needs {key!r}")
+                raise ValidationError.single(f"/{index}", "required", f"a {kind} chunk needs {quoted(key)}")
             if want is not _ANY and (
                 not isinstance(chunk[key], want) or (want is not bool and isinstance(chunk[key], bool))
             ):
@@ -1081,7 +1068,7 @@ class AiSdkDecoder:
             raise ValidationError.single(
                 f"/{index}/finishReason",
                 "enum",
-                f"finishReason {chunk['finishReason']!r} is not one of {sorted(_FINISH_REASONS)}",
+                f"finishReason {quoted(chunk['finishReason'])} is not one of {_FINISH_REASONS_SAID}",
             )
         return kind
 
@@ -1217,7 +1204,8 @@ class AiSdkDecoder:
                 out.append(self._event("REQUEST_STOP", generateReason=GENERATE_REASONS[reason]))
             elif reason != "stop":
                 self._note(
-                    f"finishReason:{reason}", f"finishReason {reason!r}: agentmsg's generate reasons have none for it"
+                    f"finishReason:{reason}",
+                    f"finishReason {quoted(reason)}: agentmsg's generate reasons have none for it",
                 )
         out.append(self._event("AGENT_END"))
         self._reply = None
@@ -1233,7 +1221,7 @@ class AiSdkDecoder:
     def _tool_input_start(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         out = self._ensure_reply()
         if chunk.get("inputEncoding") == "text":  # (``json``, the default, is how the decoder reads the deltas)
-            call = _quoted(chunk["toolCallId"])
+            call = quoted(chunk["toolCallId"])
             self._note(
                 f"inputEncoding:{call}",
                 f'inputEncoding "text" of tool call {call}: its input streamed as plain text, not JSON (no AgentEvent'
@@ -1339,7 +1327,7 @@ class AiSdkDecoder:
     def _not_kept(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A chunk no event stands for: said once per stream, or once per text it carries (quoted)."""
         kind = chunk["type"]
-        said = ", ".join(f"{k} {_quoted(chunk[k])}" for k in _OPTIONAL_OF.get(kind, {}) if chunk.get(k) is not None)
+        said = ", ".join(f"{k} {quoted(chunk[k])}" for k in _OPTIONAL_OF.get(kind, {}) if chunk.get(k) is not None)
         if said:
             self._note(f"{kind}; {said}", f"{_NOT_KEPT_CHUNKS[kind]}; {said}")
         else:

@@ -5,7 +5,7 @@
 // sentences are each runtime's own): tests/jsclient/test_agui.py checks it on the same streams. docs/ag-ui.md has
 // the mapping.
 
-import { keepNote, room } from "./notes.js";
+import { cut, keepNote, quoted, room } from "./notes.js";
 import { pointerOf, readEventJson } from "./json.js";
 import { assignOwn } from "./state.js";
 
@@ -259,7 +259,7 @@ export class AGUIDecoder {
       return [];
     }
     if (!has(REQUIRED, kind)) {
-      this.#problem("/type", "enum", `${JSON.stringify(kind.slice(0, 60))} is not an AG-UI 1.0 event type`);
+      this.#problem("/type", "enum", `${quoted(kind, 60)} is not an AG-UI 1.0 event type`);
       return [];
     }
     if (!this.#valid(event, kind)) return [];
@@ -391,7 +391,7 @@ export class AGUIDecoder {
     const kept = KEPT[kind];
     if (kept === undefined) return;
     for (const key of Object.keys(event)) {
-      if (!kept.has(key) && !STRUCTURAL.has(key)) this.#sayOnce(`${kind}/${key}`, `${kind} ${key.slice(0, 40)}: no AgentEvent keeps it (left out)`);
+      if (!kept.has(key) && !STRUCTURAL.has(key)) this.#sayOnce(`${kind}/${key}`, `${kind} ${cut(key, 40)}: no AgentEvent keeps it (left out)`);
     }
   }
 
@@ -502,7 +502,7 @@ export class AGUIDecoder {
         for (const [key, value] of Object.entries(entry)) {
           const counted = isInt(value) && value >= 0;
           if (has(USAGE_IN, key) ? counted : key === "model" && typeof value === "string") continue;
-          const message = `RUN_FINISHED usage ${key.slice(0, 40)}: no AgentEvent keeps it (left out)`;
+          const message = `RUN_FINISHED usage ${cut(key, 40)}: no AgentEvent keeps it (left out)`;
           this.#sayOnce(`usage/${key}`, message, "ui-not-kept", `/usage/${i}${pointerOf([key])}`);
         }
         if (typeof entry.model === "string") models.add(entry.model);
@@ -529,7 +529,7 @@ export class AGUIDecoder {
         calls.push({ ...call }); // (a copy: the event handed out never changes with the decoder)
         for (const key of Object.keys(item)) {
           if (key === "toolCallId" || key === "reason") continue;
-          const message = `RUN_FINISHED interrupt ${key.slice(0, 40)}: no AgentEvent keeps it (left out)`;
+          const message = `RUN_FINISHED interrupt ${cut(key, 40)}: no AgentEvent keeps it (left out)`;
           this.#sayOnce(`interrupt/${key}`, message, "ui-not-kept", `/outcome/interrupts/${k}${pointerOf([key])}`);
         }
       });
@@ -577,7 +577,7 @@ export class AGUIDecoder {
   #textStart(e: Obj, mid?: string): Obj[] {
     mid = mid ?? e.messageId;
     if (this.#texts.has(mid!) || this.#others.has(mid!)) {
-      this.#problem("/messageId", "order", `TEXT_MESSAGE_START of ${JSON.stringify(mid!.slice(0, 40))}, already open: ignored`);
+      this.#problem("/messageId", "order", `TEXT_MESSAGE_START of ${quoted(mid, 40)}, already open: ignored`);
       return [];
     }
     if ((has(e, "role") ? e.role : "assistant") !== "assistant") {
@@ -594,7 +594,7 @@ export class AGUIDecoder {
     if (this.#others.has(mid)) return [this.#ev("CUSTOM", true, { name: FOREIGN + "TEXT_MESSAGE_CONTENT", value: { ...e } })];
     const out: Obj[] = [];
     if (!this.#texts.has(mid)) {
-      this.#problem("/messageId", "order", `TEXT_MESSAGE_CONTENT of ${JSON.stringify(mid.slice(0, 40))}, not started: started here`);
+      this.#problem("/messageId", "order", `TEXT_MESSAGE_CONTENT of ${quoted(mid, 40)}, not started: started here`);
       out.push(...this.#textStart({ messageId: mid }, mid));
     }
     out.push(this.#ev("TEXT_BLOCK_DELTA", true, { replyId: this.#reply(), blockId: this.#texts.get(mid), delta: e.delta }));
@@ -608,7 +608,7 @@ export class AGUIDecoder {
       return [this.#ev("CUSTOM", true, { name: FOREIGN + "TEXT_MESSAGE_END", value: { ...e } })];
     }
     if (!this.#texts.has(mid)) {
-      this.#problem("/messageId", "order", `TEXT_MESSAGE_END of ${JSON.stringify(mid.slice(0, 40))}, not open: ignored`);
+      this.#problem("/messageId", "order", `TEXT_MESSAGE_END of ${quoted(mid, 40)}, not open: ignored`);
       return [];
     }
     const block = this.#texts.get(mid);
@@ -635,7 +635,7 @@ export class AGUIDecoder {
   #reasoningStart(e: Obj, mid?: string): Obj[] {
     mid = mid ?? e.messageId;
     if (this.#reasoning.has(mid!)) {
-      this.#problem("/messageId", "order", `REASONING_MESSAGE_START of ${JSON.stringify(mid!.slice(0, 40))}, already open: ignored`);
+      this.#problem("/messageId", "order", `REASONING_MESSAGE_START of ${quoted(mid, 40)}, already open: ignored`);
       return [];
     }
     const block = this.#carry !== null && has(this.#carry, "blockId") ? this.#carry.blockId : mid;
@@ -647,7 +647,7 @@ export class AGUIDecoder {
     const mid: string = e.messageId;
     const out: Obj[] = [];
     if (!this.#reasoning.has(mid)) {
-      this.#problem("/messageId", "order", `REASONING_MESSAGE_CONTENT of ${JSON.stringify(mid.slice(0, 40))}, not started: started here`);
+      this.#problem("/messageId", "order", `REASONING_MESSAGE_CONTENT of ${quoted(mid, 40)}, not started: started here`);
       out.push(...this.#reasoningStart({ messageId: mid }, mid));
     }
     out.push(this.#ev("THINKING_BLOCK_DELTA", true, { replyId: this.#reply(), blockId: this.#reasoning.get(mid), delta: e.delta }));
@@ -657,7 +657,7 @@ export class AGUIDecoder {
   #reasoningEnd(e: Obj): Obj[] {
     const mid: string = e.messageId;
     if (!this.#reasoning.has(mid)) {
-      this.#problem("/messageId", "order", `REASONING_MESSAGE_END of ${JSON.stringify(mid.slice(0, 40))}, not open: ignored`);
+      this.#problem("/messageId", "order", `REASONING_MESSAGE_END of ${quoted(mid, 40)}, not open: ignored`);
       return [];
     }
     const block = this.#reasoning.get(mid);
@@ -726,7 +726,7 @@ export class AGUIDecoder {
     const call: string = e.toolCallId;
     const name: string = e.toolCallName;
     if (this.#calls.has(call)) {
-      this.#problem("/toolCallId", "order", `TOOL_CALL_START of ${JSON.stringify(call.slice(0, 40))}, already open: ignored`);
+      this.#problem("/toolCallId", "order", `TOOL_CALL_START of ${quoted(call, 40)}, already open: ignored`);
       return [];
     }
     this.#calls.set(call, name);
@@ -742,7 +742,7 @@ export class AGUIDecoder {
   #toolArgs(e: Obj): Obj[] {
     const call: string = e.toolCallId;
     if (!this.#calls.has(call)) {
-      this.#problem("/toolCallId", "order", `TOOL_CALL_ARGS of ${JSON.stringify(call.slice(0, 40))}, not started: ignored`);
+      this.#problem("/toolCallId", "order", `TOOL_CALL_ARGS of ${quoted(call, 40)}, not started: ignored`);
       return [];
     }
     if (this.#knownCalls.has(call)) this.#args.set(call, (this.#args.get(call) ?? "") + e.delta);
@@ -752,7 +752,7 @@ export class AGUIDecoder {
   #toolEnd(e: Obj): Obj[] {
     const call: string = e.toolCallId;
     if (!this.#calls.has(call)) {
-      this.#problem("/toolCallId", "order", `TOOL_CALL_END of ${JSON.stringify(call.slice(0, 40))}, not open: ignored`);
+      this.#problem("/toolCallId", "order", `TOOL_CALL_END of ${quoted(call, 40)}, not open: ignored`);
       return [];
     }
     this.#calls.delete(call);
@@ -827,12 +827,12 @@ export class AGUIDecoder {
   #sayPartUnkept(part: Obj, where: string): void {
     for (const key of Object.keys(part)) {
       if (PART_KEPT.has(key)) continue;
-      this.#sayOnce(`part-key/${key}`, `TOOL_CALL_RESULT content part ${key.slice(0, 40)}: no block keeps it (left out)`, "ui-not-kept", where + pointerOf([key]));
+      this.#sayOnce(`part-key/${key}`, `TOOL_CALL_RESULT content part ${cut(key, 40)}: no block keeps it (left out)`, "ui-not-kept", where + pointerOf([key]));
     }
     const source = part.source;
     for (const key of isObj(source) ? Object.keys(source) : []) {
       if (SOURCE_KEPT.has(key)) continue;
-      const message = `TOOL_CALL_RESULT content part source ${key.slice(0, 40)}: no block keeps it (left out)`;
+      const message = `TOOL_CALL_RESULT content part source ${cut(key, 40)}: no block keeps it (left out)`;
       this.#sayOnce(`source-key/${key}`, message, "ui-not-kept", `${where}/source${pointerOf([key])}`);
     }
   }

@@ -5,7 +5,7 @@
 // `ui-<n>`, `createdAt` from the clock) and the same notes (pointer + rule): tests/jsclient/test_aisdk.py checks it.
 // docs/ai-sdk.md has the mapping.
 
-import { keepNote, room } from "./notes.js";
+import { keepNote, quoted, room } from "./notes.js";
 import { assignOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -96,9 +96,8 @@ const OPTIONAL_OF: Record<string, Record<string, string>> = {
   "tool-approval-response": { reason: STR },
 };
 const INPUT_ENCODINGS = new Set(["json", "text"]);
-/** Characters of a chunk's text a note quotes at most. */
-const QUOTED_CHARS = 200;
 const FINISH_REASONS = new Set(["stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"]);
+const FINISH_REASONS_SAID = [...FINISH_REASONS].sort().map((r) => quoted(r)).join(", ");
 const GENERATE_REASONS: Record<string, string> = { "tool-calls": "TOOL_CALLS", interrupted: "INTERRUPTED" };
 const NOT_KEPT_CHUNKS: Record<string, string> = {
   "reset-step": "reset-step (a step's parts withdrawn): agentmsg's events do not withdraw what was sent",
@@ -144,19 +143,6 @@ function typeName(value: unknown): string {
   if (value === null) return "NoneType";
   if (Array.isArray(value)) return "list";
   return { string: "str", number: Number.isInteger(value) ? "int" : "float", boolean: "bool" }[typeof value as string] ?? "dict";
-}
-
-/** A chunk's text as a note quotes it (Python's `_quoted`): the JSON text of its first 200 characters (code points,
- * as Python counts them), `...` after it saying the cut. */
-function quoted(text: string): string {
-  let shown = "";
-  let n = 0;
-  for (const ch of text) {
-    if (n === QUOTED_CHARS) return `${JSON.stringify(shown)}...`;
-    shown += ch;
-    n++;
-  }
-  return JSON.stringify(shown);
 }
 
 function nowIso(): string {
@@ -345,10 +331,10 @@ export class AiSdkDecoder {
     let required = REQUIRED[kind];
     if (!has(REQUIRED, kind)) {
       if (kind.startsWith("data-") && kind.length > 5) required = { data: ANY };
-      else this.#fail(`/${index}/type`, "enum", `${JSON.stringify(kind)} is no UI message chunk type (ai 7: uiMessageChunkSchema)`);
+      else this.#fail(`/${index}/type`, "enum", `${quoted(kind)} is no UI message chunk type (ai 7: uiMessageChunkSchema)`);
     }
     for (const [key, want] of Object.entries(required!)) {
-      if (!has(chunk, key)) this.#fail(`/${index}`, "required", `a ${kind} chunk needs ${JSON.stringify(key)}`);
+      if (!has(chunk, key)) this.#fail(`/${index}`, "required", `a ${kind} chunk needs ${quoted(key)}`);
       if (want !== ANY && !kindOk(chunk[key], want)) this.#fail(`/${index}/${key}`, "type", `${key} must be a ${want}`);
     }
     for (const [key, want] of [...Object.entries(OPTIONAL), ...Object.entries(OPTIONAL_OF[kind] ?? {})]) {
@@ -360,7 +346,7 @@ export class AiSdkDecoder {
       this.#fail(`/${index}/inputEncoding`, "enum", 'inputEncoding must be "json" or "text"');
     }
     if (kind === "finish" && chunk.finishReason !== undefined && chunk.finishReason !== null && !FINISH_REASONS.has(chunk.finishReason)) {
-      this.#fail(`/${index}/finishReason`, "enum", `finishReason ${JSON.stringify(chunk.finishReason)} is not one of ${[...FINISH_REASONS].sort().join(", ")}`);
+      this.#fail(`/${index}/finishReason`, "enum", `finishReason ${quoted(chunk.finishReason)} is not one of ${FINISH_REASONS_SAID}`);
     }
     return kind;
   }
@@ -426,7 +412,7 @@ export class AiSdkDecoder {
     if (this.#sources.length) this.#note("sources-after-step", "source-url after the last finish-step: no model call to hold it");
     if (typeof reason === "string" && !this.#carried) {
       if (has(GENERATE_REASONS, reason)) out.push(this.#event("REQUEST_STOP", {}, { generateReason: GENERATE_REASONS[reason] }));
-      else if (reason !== "stop") this.#note(`finishReason:${reason}`, `finishReason ${JSON.stringify(reason)}: agentmsg's generate reasons have none for it`);
+      else if (reason !== "stop") this.#note(`finishReason:${reason}`, `finishReason ${quoted(reason)}: agentmsg's generate reasons have none for it`);
     }
     out.push(this.#event("AGENT_END"));
     this.#reply = null;

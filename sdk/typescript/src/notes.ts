@@ -34,3 +34,28 @@ export function keepNote<P extends Note>(notes: P[], note: P): void {
   if (n === 1) notes.push(count);
   else notes[notes.length - 1] = count;
 }
+
+/** Characters of a value a note quotes at most (`quoted`). */
+export const QUOTED_CHARS = 200;
+
+/** The first `limit` characters of `text`, counted in code points as Python counts them (not UTF-16 units). */
+export function cut(text: string, limit: number): string {
+  let shown = "";
+  let n = 0;
+  for (const ch of text) {
+    if (n === limit) break;
+    shown += ch;
+    n++;
+  }
+  return shown;
+}
+
+/** A value of the input as a decoder's note quotes it (Python's `agentmsg.ui._protocol.quoted`): a string as the
+ * JSON text of its first `limit` characters (code points), another value as its JSON text cut there, `...` after a
+ * cut saying it. */
+export function quoted(value: unknown, limit = QUOTED_CHARS): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const shown = cut(text, limit);
+  const more = shown.length < text.length ? "..." : "";
+  return (typeof value === "string" ? JSON.stringify(shown) : shown) + more;
+}

@@ -1,0 +1,119 @@
+"""Hypothesis strategies for the UI protocols' streams as another producer may write them (AI SDK UI message chunks,
+AG-UI events): every chunk or event type with its fields mostly of the right JSON type, sometimes of another, the
+optional keys agentmsg reads or says, keys of no schema, bogus types and non-objects. Ids come from a small pool so
+that calls, messages and results meet. What the decoders of both languages must read alike (tests/jsclient).
+
+The values are JSON a JS number holds as Python does: integers within 2^53 and no floats (Python writes ``1.0``
+where JavaScript writes ``1``, a value the two read alike but print apart), strings without lone surrogates (a
+pair of them is one character to JavaScript and two to Python), object keys that are no array index (a JS object
+lists those first)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from agentmsg.ui import agui, ai_sdk
+
+_chars = st.characters(exclude_categories=["Cs"])
+#: text, short or past the 200 characters a note quotes
+text = st.text(_chars, max_size=12) | st.text(_chars, min_size=195, max_size=230)
+ids = st.sampled_from(["a", "b", "c", "call_1", "m1"]) | st.text(_chars, min_size=1, max_size=45)
+scalars = st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | text
+#: object keys: no array index (``"0"``), which a JS object puts before its other keys whatever the JSON's order
+keys = ids.filter(lambda k: not (k.isascii() and k.isdigit()))
+json_value = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3), max_leaves=8
+)
+objects = st.dictionaries(keys, json_value, max_size=3)
+
+
+def _typed(kind: Any) -> st.SearchStrategy[Any]:
+    """A value of JSON type ``kind`` (a Python type or an AG-UI type name), now and then one of any type."""
+    good: st.SearchStrategy[Any] = {
+        str: ids,
+        "string": ids,
+        bool: st.booleans(),
+        dict: objects,
+        "object": objects,
+        list: st.lists(json_value, max_size=3),
+        "array": st.lists(json_value, max_size=3),
+    }.get(kind, json_value)
+    return st.one_of(good, good, good, good, json_value)
+
+
+# ---- AI SDK UI message chunks --------------------------------------------------------------------------------
+
+_AI_SDK_OPTIONAL: dict[str, st.SearchStrategy[Any]] = {
+    "messageId": _typed(str),
+    "messageMetadata": json_value,
+    "finishReason": st.sampled_from([*sorted(ai_sdk._FINISH_REASONS), "done"]) | json_value,
+    "providerMetadata": st.just({"p": {"k": 1}}) | json_value,
+    "providerExecuted": _typed(bool),
+    "preliminary": _typed(bool),
+    "dynamic": _typed(bool),
+    "title": _typed(str) | text,
+    "toolMetadata": objects | json_value,
+    "inputEncoding": st.sampled_from(["json", "text", "yaml"]),
+    "reason": _typed(str) | text,
+    "signature": _typed(str),
+    "approvalDescriptor": json_value,
+    "inputSchemaInput": json_value,
+    "isAutomatic": _typed(bool),
+    "citations": json_value,
+    "errorText": _typed(str),
+    "transient": _typed(bool),
+    "id": _typed(str),
+    "x-other": json_value,
+}
+
+
+@st.composite
+def ai_sdk_chunk(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from([*ai_sdk._REQUIRED, "data-x", "bogus"]) | st.just(ai_sdk.CARRIER))
+    if kind == ai_sdk.CARRIER:
+        data = draw(
+            st.fixed_dictionaries({"uiOnly": st.just(True)}, optional={"opener": ids})
+            | st.fixed_dictionaries({"rest": st.sampled_from(["AGENT_START", "TOOL_CALL_END", "DATA_BLOCK"])}).map(
+                lambda d: {**d, "fields": {"metadata": {"k": 1}}}
+            )
+            | st.fixed_dictionaries({"event": st.fixed_dictionaries({"type": st.sampled_from(["USAGE", "CUSTOM"])})})
+            | json_value
+        )
+        return {"type": kind, "data": data, "transient": True}
+    chunk: dict[str, Any] = {"type": kind}
+    required = ai_sdk._REQUIRED.get(kind, {"data": object} if kind.startswith("data-") else {})
+    for key, want in required.items():
+        if draw(st.integers(0, 19)):  # (now and then left out)
+            chunk[key] = draw(_typed(want))
+    chunk.update(draw(st.fixed_dictionaries({}, optional=_AI_SDK_OPTIONAL)))
+    return draw(st.just(chunk) | st.just(chunk) | st.just(chunk) | st.just(chunk) | json_value)
+
+
+ai_sdk_streams = st.lists(ai_sdk_chunk(), max_size=20)
+
+
+# ---- AG-UI events ----------------------------------------------------------------------------------------------
+
+_AGUI_OPTIONAL: dict[str, st.SearchStrategy[Any]] = {
+    **{key: _typed(want) for key, want in agui._OPTIONAL.items()},
+    "timestamp": st.integers(0, 2**41) | json_value,
+    "parentRunId": ids,
+    "outcome": st.fixed_dictionaries({"type": st.sampled_from(["success", "interrupt", "cancelled"])}) | json_value,
+    "x-other": json_value,
+}
+
+
+@st.composite
+def agui_event(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from([*agui._REQUIRED, "BOGUS"]) | ids)
+    event: dict[str, Any] = {"type": kind}
+    for key, want in agui._REQUIRED.get(kind, {}).items():
+        if draw(st.integers(0, 19)):
+            event[key] = draw(_typed(want))
+    event.update(draw(st.fixed_dictionaries({}, optional=_AGUI_OPTIONAL)))
+    return draw(st.just(event) | st.just(event) | st.just(event) | st.just(event) | json_value)
+
+
+agui_streams = st.lists(agui_event(), max_size=20)
