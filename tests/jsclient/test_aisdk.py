@@ -92,7 +92,7 @@ TOOL_KEYS: list[dict[str, Any]] = [
 ]
 
 
-# text no AgentEvent keeps, quoted in notes (once per value), and values of those keys the AI SDK's schema refuses
+# values no AgentEvent keeps, quoted in notes (once per value), and values of those keys the AI SDK's schema refuses
 QUOTED: list[dict[str, Any]] = [
     {"type": "start"},
     {"type": "tool-input-start", "toolCallId": "c", "toolName": "f", "inputEncoding": "text"},
@@ -100,6 +100,22 @@ QUOTED: list[dict[str, Any]] = [
     {"type": "tool-input-start", "toolCallId": "e", "toolName": "f", "inputEncoding": "yaml"},
     {"type": "tool-approval-request", "approvalId": "a", "toolCallId": "c", "reason": "why", "signature": "s"},
     {"type": "tool-approval-request", "approvalId": "b", "toolCallId": "d", "signature": 5},
+    {
+        "type": "tool-approval-request",
+        "approvalId": "c",
+        "toolCallId": "e",
+        "approvalDescriptor": {"a": [1, "x" * 300]},
+    },
+    {
+        "type": "tool-approval-request",
+        "approvalId": "c",
+        "toolCallId": "e",
+        "inputSchemaInput": "s",
+        "isAutomatic": False,
+    },
+    {"type": "tool-approval-request", "approvalId": "c", "toolCallId": "e", "isAutomatic": "no"},
+    {"type": "tool-input-start", "toolCallId": "\U0001f600" * 3, "toolName": "f", "title": "\U0001f600" * 201},
+    {"type": "tool-output-available", "toolCallId": "c", "output": 1, "toolMetadata": {"t": "\ud800"}},
     {"type": "tool-approval-response", "approvalId": "a", "approved": True, "reason": "ok"},
     {"type": "abort", "reason": "\ud800" + "\U0001f600" * 250},
     {"type": "abort", "reason": None},

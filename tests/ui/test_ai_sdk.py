@@ -671,13 +671,73 @@ def test_a_tool_chunk_s_keys_no_event_keeps_are_said() -> None:
     events = [e for c in chunks for e in dec.feed(c)] + dec.close()
     said = [(n.pointer, n.rule, n.message) for n in dec.notes]
     assert said == [
-        ("/1", "ui-not-kept", "title: a tool call's display title"),
-        ("/2", "ui-not-kept", "toolMetadata: a tool's own data on a call"),
+        ("/1", "ui-not-kept", 'title "Weather" of tool call "c": a tool call\'s display title'),
+        ("/2", "ui-not-kept", 'toolMetadata {"v":1} of tool call "c": a tool\'s own data on a call'),
         ("/3", "ui-not-kept", "providerExecuted: a tool the provider ran, read as a call"),
         ("/3", "ui-not-kept", "dynamic: a tool the app did not declare, read as a call"),
     ]
     ((call, result),) = [m["content"] for m in reduce(events)[0]]
     assert (call["name"], result["output"]) == ("f", [{"type": "text", "text": "18C"}])
+
+
+def test_a_tool_call_s_title_and_metadata_are_quoted_once_per_call_and_value() -> None:
+    """A call's ``title`` and ``toolMetadata`` were said once per stream, without their value: the title of every
+    call but the first, and the text of all of them, were lost without a word. Each is now quoted in its note (as
+    JSON, at most 200 characters, ``...`` saying the cut) with its call's id, once per call and value; the same notes
+    as the TypeScript decoder's (sdk/typescript/test/aisdk.test.mjs, tests/jsclient/test_aisdk.py)."""
+    meta = {"doc": "x" * 300}
+    chunks: list[dict[str, Any]] = [
+        {"type": "start", "messageId": "m"},
+        {"type": "tool-input-start", "toolCallId": "c", "toolName": "f", "title": "Weather"},
+        {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {}, "title": "Weather"},
+        {"type": "tool-input-start", "toolCallId": "d", "toolName": "f", "title": "Weather"},
+        {"type": "tool-input-available", "toolCallId": "d", "toolName": "f", "input": {}, "title": "Forecast \"3 days\""},
+        {"type": "tool-output-available", "toolCallId": "d", "output": 1, "toolMetadata": meta},
+        {"type": "finish"},
+    ]  # fmt: skip
+    for chunk in chunks:
+        check_chunk(chunk)
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    for chunk in chunks:
+        dec.feed(chunk)
+    shown = ('{"doc":"' + "x" * 300)[:200]
+    assert [(n.pointer, n.rule, n.message) for n in dec.notes] == [
+        ("/1", "ui-not-kept", 'title "Weather" of tool call "c": a tool call\'s display title'),
+        ("/3", "ui-not-kept", 'title "Weather" of tool call "d": a tool call\'s display title'),
+        ("/4", "ui-not-kept", 'title "Forecast \\"3 days\\"" of tool call "d": a tool call\'s display title'),
+        ("/5", "ui-not-kept", f'toolMetadata {shown}... of tool call "d": a tool\'s own data on a call'),
+    ]
+
+
+def test_an_approval_request_s_descriptor_schema_input_and_automatic_flag_are_quoted() -> None:
+    """ai 7's ``tool-approval-request`` may carry ``approvalDescriptor`` and ``inputSchemaInput`` (any JSON) and
+    ``isAutomatic`` (a boolean), which no AgentEvent keeps: they were left out without a word. They are now quoted
+    in the chunk's note with its ``reason`` and ``signature``; an ``isAutomatic`` that is no boolean is refused, as
+    uiMessageChunkSchema refuses it."""
+    chunk = {
+        "type": "tool-approval-request",
+        "approvalId": "a",
+        "toolCallId": "c",
+        "approvalDescriptor": {"action": "rm", "paths": ["/tmp"]},
+        "inputSchemaInput": "s",
+        "isAutomatic": True,
+    }
+    check_chunk(chunk)
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    assert dec.feed(chunk) == []
+    assert [(n.pointer, n.rule, n.message) for n in dec.notes] == [
+        (
+            "/0",
+            "ui-not-kept",
+            'tool-approval-request: an approval the UI asks for; approvalDescriptor {"action":"rm","paths":["/tmp"]},'
+            ' inputSchemaInput "s", isAutomatic true',
+        )
+    ]
+    with pytest.raises(ValidationError) as info:
+        ai_sdk.decode([{**chunk, "isAutomatic": "yes"}], strict=True)
+    assert [(p.pointer, p.rule, p.message) for p in info.value.problems] == [
+        ("/0/isAutomatic", "type", "isAutomatic must be a boolean")
+    ]
 
 
 def test_a_chunk_s_values_in_a_refusal_are_quoted_as_json() -> None:

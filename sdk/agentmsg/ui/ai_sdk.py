@@ -15,9 +15,10 @@ What the UI stream has no chunk for is never dropped silently:
   notes each once per stream (rule ``ui-wrapped``).
 * A chunk or key of a UI stream agentmsg has no place for (``source-document``, ``custom``, ``steering-message``,
   ``messageMetadata`` of another producer, ``providerMetadata``, ``citations``, preliminary tool outputs, ...) is
-  noted by the decoder, once per stream and kind (rule ``ui-not-kept``); the text such a chunk carries (an
-  ``abort``'s or a tool approval's ``reason``, an approval's ``signature``, a call's ``inputEncoding`` ``text``) is
-  quoted in its note, said once per value.
+  noted by the decoder, once per stream and kind (rule ``ui-not-kept``); the values such a chunk carries (an
+  ``abort``'s or a tool approval's ``reason``, an approval request's ``signature``, ``approvalDescriptor``,
+  ``inputSchemaInput`` and ``isAutomatic``, a call's ``title``, ``toolMetadata`` and ``inputEncoding`` ``text``)
+  are quoted in its note as JSON (at most 200 characters), said once per value.
 * Event envelopes: ``id`` has no counterpart (the decoder mints ids, ``<prefix><n>``); ``createdAt`` is carried
   for AGENT_START (the message's timestamp) and whole events only, the decoder stamps the others with its clock.
 
@@ -944,7 +945,13 @@ _OPTIONAL: Final[dict[str, type]] = {
 #: optional keys of one chunk kind that agentmsg reads (each quoted in a note): the type uiMessageChunkSchema gives them
 _OPTIONAL_OF: Final[dict[str, dict[str, type]]] = {
     "abort": {"reason": _STR},
-    "tool-approval-request": {"reason": _STR, "signature": _STR},
+    "tool-approval-request": {
+        "reason": _STR,
+        "signature": _STR,
+        "approvalDescriptor": _ANY,
+        "inputSchemaInput": _ANY,
+        "isAutomatic": _BOOL,
+    },
     "tool-approval-response": {"reason": _STR},
 }
 _INPUT_ENCODINGS: Final = ("json", "text")
@@ -966,11 +973,10 @@ _NOT_KEPT_CHUNKS: Final = {
 }
 
 
-#: keys of the tool chunks agentmsg has no place for (and ``providerExecuted``): said once per stream each
-_TOOL_KEYS_NOT_KEPT: Final = {
-    "title": "title: a tool call's display title",
-    "toolMetadata": "toolMetadata: a tool's own data on a call",
-    "dynamic": "dynamic: a tool the app did not declare, read as a call",
+#: keys of the tool chunks agentmsg has no place for whose value a note quotes (once per call and value)
+_TOOL_VALUES_NOT_KEPT: Final = {
+    "title": "a tool call's display title",
+    "toolMetadata": "a tool's own data on a call",
 }
 
 
@@ -1110,12 +1116,18 @@ class AiSdkDecoder:
         return []
 
     def _tool_keys(self, chunk: Mapping[str, Any]) -> None:
-        """The keys of a tool chunk from another producer that no AgentEvent keeps: said once per stream each."""
+        """The keys of a tool chunk from another producer that no AgentEvent keeps: said once per stream each, a
+        ``title`` or ``toolMetadata`` once per call and value, quoted."""
         if chunk.get("providerExecuted"):
             self._note("providerExecuted", "providerExecuted: a tool the provider ran, read as a call")
-        for key, message in _TOOL_KEYS_NOT_KEPT.items():
+        if chunk.get("dynamic") is not None:
+            self._note("dynamic", "dynamic: a tool the app did not declare, read as a call")
+        call = chunk.get("toolCallId")
+        of_call = f" of tool call {quoted(call)}" if isinstance(call, str) else ""
+        for key, what in _TOOL_VALUES_NOT_KEPT.items():
             if chunk.get(key) is not None:
-                self._note(key, message)
+                said = f"{key} {quoted(chunk[key])}{of_call}"
+                self._note(said, f"{said}: {what}")
 
     # -- carried -------------------------------------------------------------------------------------------------
     def _carrier(self, chunk: Mapping[str, Any], index: int) -> list[dict[str, Any]]:

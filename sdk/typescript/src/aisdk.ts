@@ -92,7 +92,7 @@ const OPTIONAL: Record<string, string> = {
 /** Optional keys of one chunk kind that agentmsg reads (each quoted in a note): the type uiMessageChunkSchema gives them. */
 const OPTIONAL_OF: Record<string, Record<string, string>> = {
   abort: { reason: STR },
-  "tool-approval-request": { reason: STR, signature: STR },
+  "tool-approval-request": { reason: STR, signature: STR, approvalDescriptor: ANY, inputSchemaInput: ANY, isAutomatic: BOOL },
   "tool-approval-response": { reason: STR },
 };
 const INPUT_ENCODINGS = new Set(["json", "text"]);
@@ -110,11 +110,10 @@ const NOT_KEPT_CHUNKS: Record<string, string> = {
   "tool-approval-response": "tool-approval-response: an approval the UI gave",
   abort: "abort: the stream was aborted (the reply stays cut: INTERRUPTED)",
 };
-/** keys of the tool chunks agentmsg has no place for (and `providerExecuted`): said once per stream each */
-const TOOL_KEYS_NOT_KEPT: Record<string, string> = {
-  title: "title: a tool call's display title",
-  toolMetadata: "toolMetadata: a tool's own data on a call",
-  dynamic: "dynamic: a tool the app did not declare, read as a call",
+/** keys of the tool chunks agentmsg has no place for whose value a note quotes (once per call and value) */
+const TOOL_VALUES_NOT_KEPT: Record<string, string> = {
+  title: "a tool call's display title",
+  toolMetadata: "a tool's own data on a call",
 };
 const PARTS: Record<string, string> = {
   "text-start": "TEXT_BLOCK_START",
@@ -224,11 +223,16 @@ export class AiSdkDecoder {
     return [];
   }
 
-  /** The keys of a tool chunk from another producer that no AgentEvent keeps: said once per stream each. */
+  /** The keys of a tool chunk from another producer that no AgentEvent keeps: said once per stream each, a `title`
+   * or `toolMetadata` once per call and value, quoted. */
   #toolKeys(chunk: Obj): void {
     if (chunk.providerExecuted) this.#note("providerExecuted", "providerExecuted: a tool the provider ran, read as a call");
-    for (const [key, message] of Object.entries(TOOL_KEYS_NOT_KEPT)) {
-      if (chunk[key] !== undefined && chunk[key] !== null) this.#note(key, message);
+    if (chunk.dynamic !== undefined && chunk.dynamic !== null) this.#note("dynamic", "dynamic: a tool the app did not declare, read as a call");
+    const ofCall = typeof chunk.toolCallId === "string" ? ` of tool call ${quoted(chunk.toolCallId)}` : "";
+    for (const [key, what] of Object.entries(TOOL_VALUES_NOT_KEPT)) {
+      if (chunk[key] === undefined || chunk[key] === null) continue;
+      const said = `${key} ${quoted(chunk[key])}${ofCall}`;
+      this.#note(said, `${said}: ${what}`);
     }
   }
 

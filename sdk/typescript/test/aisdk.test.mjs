@@ -1,6 +1,6 @@
-// The AI SDK decoder's notes that quote a chunk's text (an abort's reason, a tool approval's reason and signature, a
-// tool call's inputEncoding "text"): the same notes, word for word, as Python's (tests/ui/test_ai_sdk.py,
-// test_the_text_of_an_abort_an_approval_and_a_text_encoded_call_is_quoted_in_a_note), and the same refusals.
+// The AI SDK decoder's notes that quote a chunk's values (an abort's reason, a tool approval's reason, signature and
+// other keys, a tool call's title, toolMetadata and inputEncoding "text"): the same notes, word for word, as
+// Python's (tests/ui/test_ai_sdk.py; tests/jsclient/test_aisdk.py compares every note), and the same refusals.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AiSdkDecoder, AiSdkError } from "../dist/index.js";
@@ -54,4 +54,32 @@ test("a reason, signature or inputEncoding the AI SDK refuses is refused", () =>
     assert.deepEqual(tolerant.feed(chunk), []);
     assert.deepEqual(tolerant.notes.map((n) => [n.pointer, n.rule]), [[pointer, rule]]);
   }
+});
+
+test("a tool call's title and metadata are quoted once per call and value, as Python's notes say", () => {
+  // (tests/ui/test_ai_sdk.py, test_a_tool_call_s_title_and_metadata_are_quoted_once_per_call_and_value)
+  const chunks = [
+    { type: "start", messageId: "m" },
+    { type: "tool-input-start", toolCallId: "c", toolName: "f", title: "Weather" },
+    { type: "tool-input-available", toolCallId: "c", toolName: "f", input: {}, title: "Weather" },
+    { type: "tool-input-start", toolCallId: "d", toolName: "f", title: "Weather" },
+    { type: "tool-input-available", toolCallId: "d", toolName: "f", input: {}, title: 'Forecast "3 days"' },
+    { type: "tool-output-available", toolCallId: "d", output: 1, toolMetadata: { doc: "x".repeat(300) } },
+    { type: "tool-approval-request", approvalId: "a", toolCallId: "d", approvalDescriptor: { action: "rm", paths: ["/tmp"] }, inputSchemaInput: "s", isAutomatic: true },
+    { type: "finish" },
+  ];
+  const decoder = new AiSdkDecoder({ strict: true, clock });
+  for (const chunk of chunks) decoder.feed(chunk);
+  const title = "a tool call's display title";
+  assert.deepEqual(decoder.notes.map((n) => [n.pointer, n.rule, n.message]), [
+    ["/1", "ui-not-kept", `title "Weather" of tool call "c": ${title}`],
+    ["/3", "ui-not-kept", `title "Weather" of tool call "d": ${title}`],
+    ["/4", "ui-not-kept", `title "Forecast \\"3 days\\"" of tool call "d": ${title}`],
+    ["/5", "ui-not-kept", `toolMetadata ${`{"doc":"${"x".repeat(300)}`.slice(0, 200)}... of tool call "d": a tool's own data on a call`],
+    ["/6", "ui-not-kept", 'tool-approval-request: an approval the UI asks for; approvalDescriptor {"action":"rm","paths":["/tmp"]}, inputSchemaInput "s", isAutomatic true'],
+  ]);
+  assert.throws(
+    () => new AiSdkDecoder({ strict: true, clock }).feed({ ...chunks[6], isAutomatic: "yes" }),
+    (e) => e instanceof AiSdkError && e.problems[0].pointer === "/0/isAutomatic" && e.problems[0].message === "isAutomatic must be a boolean",
+  );
 });
