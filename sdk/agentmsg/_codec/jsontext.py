@@ -60,6 +60,7 @@ __all__ = [
     "unwritten_at",
     "utf8_size",
     "writable",
+    "written_twice",
 ]
 
 JsonInput = str | bytes | bytearray | memoryview
@@ -262,13 +263,15 @@ def unwritten_at(
     walked as orjson writes them; keys are not looked at but for surrogates; mappings and sequences deeper than
     ``max_depth`` levels are not walked (the caller asks :func:`deeper_than`). The differences, asked for:
 
-    * ``check_keys``: an object key must be a string or an int (the standard library writes an int key as its
-      digits, ``logit_bias``'s token ids; 1.5, True or None it would write as "1.5", "true", "null"): another is
-      ``json-value`` at the key's pointer;
+    * ``check_keys``: an object key must be a string or an int (written as its digits, ``logit_bias``'s token ids;
+      1.5, True or None the standard library would write as "1.5", "true", "null"): another is ``json-value`` at the
+      key's pointer; an int key whose digits are another key of its object (``1`` and ``"1"``) is ``duplicate-key``
+      at its pointer;
     * ``refuse_deep``: a part below ``max_depth`` levels that is no string, int or None is ``json-value`` (a value
       that holds itself, too), where it is not walked otherwise;
-    * ``stdlib``: the writer is the standard library (``json.dumps``, which ``json_text`` falls back on): a leaf
-      that is no string, int, float, bool or None is ``json-value``, in its words, and so is a NaN or an infinity."""
+    * ``stdlib``: the writer is the standard library (``json.dumps``): a leaf that is no string, int, float, bool or
+      None is ``json-value``, in its words, and so is a NaN or an infinity. (``json_text`` fell back on it; it now
+      writes what orjson writes, int keys and integers past 64 bits as their digits, and asks for orjson's leaves.)"""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     pop, push = stack.pop, stack.extend
     while stack:
@@ -315,8 +318,10 @@ def unwritten_at(
         if deep:
             continue
         if type(inner) is dict:
+            digits = strs = False
             for key in inner:
                 if isinstance(key, str):
+                    strs = True
                     if not key.isascii() and _SURROGATE.search(key):
                         return pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key) + _NO_BODY
                 elif isinstance(key, int) and not INT_MIN <= key <= INT_MAX and (why := undigited(key)) is not None:
@@ -324,9 +329,30 @@ def unwritten_at(
                 elif check_keys and (not isinstance(key, int) or isinstance(key, bool)):
                     where = pointer_of((*path, str(key)))
                     return where, "json-value", f"object key {short_repr(key)} is neither a string nor an int{_NO_BODY}"
+                else:
+                    digits = True
+            if digits and strs and check_keys and (twice := written_twice(inner)) is not None:
+                return pointer_of((*path, twice[0])), "duplicate-key", twice[1]
             push((child, (*path, str(key))) for key, child in reversed(inner.items()))
         else:
             push((child, (*path, i)) for i, child in zip(range(len(inner) - 1, -1, -1), reversed(inner), strict=True))
+    return None
+
+
+def written_twice(obj: dict[Any, Any]) -> tuple[str, str] | None:
+    """An object with an int key, written as its digits: (the text of a key written as one before it was, the words)
+    when there is one (``1`` and ``"1"``: the body would hold the key twice, its reader keep one value); None
+    else."""
+    written: dict[str, Any] = {}
+    for key in obj:
+        text = key if isinstance(key, str) else int.__repr__(key)
+        if text in written:
+            words = (
+                f"object keys {short_repr(written[text])} and {short_repr(key)} are both written as {short_repr(text)}:"
+                " the body would hold the key twice, its reader keep one value (most, the last)"
+            )
+            return text, words
+        written[text] = key
     return None
 
 

@@ -9,7 +9,6 @@ that must be the same everywhere, so that a rule has one definition and one name
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
@@ -21,7 +20,16 @@ import attrs
 import orjson
 
 from agentmsg._codec.converter import dumps_json, surely_writes
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, surrogate_words, undigited, unwritten_at
+from agentmsg._codec.jsontext import (
+    INT_MAX,
+    INT_MIN,
+    has_lone_surrogate,
+    plainly_written,
+    surrogate_words,
+    undigited,
+    unwritten_at,
+    written_twice,
+)
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import (
     BLOCK_CLASSES,
@@ -122,8 +130,8 @@ class FormattedRequest:
         is in the body."""
         try:
             return orjson.dumps(self.body, default=_plain)
-        except TypeError:  # integers beyond 64 bits: the standard library writes them
-            return json_text(self.body).encode()
+        except TypeError:  # an int key (logit_bias's token ids), an integer beyond 64 bits: written as their digits
+            return _written_with_digits(self.body)
 
     def diagnostics_dicts(self) -> list[dict[str, Any]]:
         """The diagnostics as plain dicts (``pointer``, ``rule``, ``kind``, ``message``; a diagnostic said once for
@@ -760,26 +768,133 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
 
 
 def json_text(value: Any) -> str:
-    """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers and int keys,
-    written as their digits). A mapping that is no dict is an object, a sequence that is no list an array; a value
-    no JSON carries (an object key that is no string or int, NaN, a set) raises :class:`~agentmsg.ValidationError`
-    (rule ``json-value``) at its pointer in ``value``; a string or key holding a lone UTF-16 surrogate, which UTF-8
-    cannot encode, rule ``lone-surrogate`` (the standard library wrote it, and encoding the body failed); an integer
-    of more digits than Python writes, rule ``integer-range``. (The walk is the tool definitions' own,
-    :func:`~agentmsg._codec.jsontext.unwritten_at`, with the standard library's keys, leaves and depth.)"""
+    """Compact JSON text, as orjson writes it (a float, an enum member, a datetime, a UUID, a dataclass alike); what
+    orjson refuses and JSON carries, an int key (``logit_bias``'s token ids) and an integer past 64 bits, written as
+    its digits (as the standard library writes them), whatever else the value holds: the same text of a part of it
+    whether or not another part holds one. A mapping that is no dict is an object, a sequence that is no list an
+    array; a value no JSON carries (an object key that is no string or int, NaN, a set) raises
+    :class:`~agentmsg.ValidationError` (rule ``json-value``) at its pointer in ``value``; a string or key holding a
+    lone UTF-16 surrogate, which UTF-8 cannot encode, rule ``lone-surrogate``; an integer of more digits than Python
+    writes, rule ``integer-range``; an int key whose digits are another key of its object, rule ``duplicate-key``
+    (the walk is the tool definitions' own, :func:`~agentmsg._codec.jsontext.unwritten_at`, with keys and depth
+    looked at)."""
     try:
         return orjson.dumps(value, default=_plain).decode()
     except TypeError:
         pass
-    # the standard library writes what orjson refuses, but also a float, bool or None key as "1.5", "true", "null"
-    # and NaN as no JSON at all: what the body cannot carry as given is refused first
-    found = unwritten_at(value, limits.max_depth, check_keys=True, refuse_deep=True, stdlib=True)
-    if found is None:
-        try:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain)
-        except (TypeError, ValueError):
-            found = ("", "json-value", "the value is not JSON: no JSON body carries it")
-    raise ValidationError.single(*found) from None
+    return _written_with_digits(value).decode()
+
+
+def _written_with_digits(value: Any) -> bytes:
+    """``value`` written as orjson writes it, but for its int keys and integers past 64 bits, written as their
+    digits (``json_text``, ``body_bytes``, where orjson refused ``value``). Where the quick build
+    (:func:`_with_digits`) cannot tell every part written as it is, the walk says what is not (and, finding
+    nothing, the value is built without the quick tests)."""
+    max_depth = limits.max_depth
+    ready = _with_digits(value, max_depth, checked=False)
+    if ready is _DOUBT:
+        found = unwritten_at(value, max_depth, check_keys=True, refuse_deep=True)
+        if found is not None:
+            raise ValidationError.single(*found)
+        ready = _with_digits(value, max_depth, checked=True)
+    try:
+        return orjson.dumps(ready, default=_plain)
+    except TypeError:  # pragma: no cover (the walk finds what orjson refuses)
+        raise ValidationError.single("", "json-value", "the value is not JSON: no JSON body carries it") from None
+
+
+#: what :func:`_with_digits` gives for a value whose every part it cannot tell written as it is
+_DOUBT: Final = object()
+
+
+def _with_digits(value: Any, max_depth: int, *, checked: bool) -> Any:
+    """A copy of ``value`` that orjson writes as :func:`json_text` writes ``value``: every object holding an int key
+    copied with the key as its digits (``int.__repr__``, as ``json.dumps`` writes one), every integer past 64 bits
+    an ``orjson.Fragment`` of its digits, every mapping and sequence on their way a dict and a list; a part orjson
+    writes as it is is kept, the same object, so that orjson writes it as it writes it anywhere (an enum member as
+    its value, a datetime or a UUID as its text, a float as its shortest digits). Iterative; a part is written as it
+    is when :func:`~agentmsg._codec.jsontext.plainly_written` says so (one C pass, usually), else copied.
+    ``checked``: ``unwritten_at`` found nothing in ``value``, and a part orjson writes (``orjson.dumps`` does not
+    raise) is kept; else a part that may be refused (a NaN, a set, a lone surrogate, an int key's digits that are
+    another key of its object, a part past ``max_depth``) gives :data:`_DOUBT` (the walk then tells)."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, parent, slot, depth = pop()
+        t = type(node)
+        if t is str or t is bool or node is None:
+            if t is str and not checked and has_lone_surrogate(node):
+                return _DOUBT
+            continue
+        if isinstance(node, int):  # (an int subclass, an IntEnum member, in range: orjson writes it as its value)
+            if not INT_MIN <= node <= INT_MAX:
+                if not checked and undigited(node) is not None:
+                    return _DOUBT
+                parent[slot] = orjson.Fragment(int.__repr__(node))
+            continue
+        if t is float:
+            if not checked and node - node != 0.0:  # (NaN and the infinities)
+                return _DOUBT
+            continue
+        if depth and _as_written(node, max_depth - depth, checked):
+            continue
+        inner: Any = node if t is dict or t is list else _container_of(node)
+        if inner is None:  # (a leaf orjson refuses, or writes as null: only the walk has a verdict)
+            if checked:
+                continue
+            return _DOUBT
+        if not checked and depth >= max_depth:
+            return _DOUBT
+        if type(inner) is dict:
+            copied: dict[str, Any] = {}
+            for key, child in inner.items():
+                if type(key) is not str:
+                    if not isinstance(key, int) or isinstance(key, bool):
+                        if checked:  # pragma: no cover (the walk refuses such a key)
+                            raise TypeError(f"a key of type {type(key).__name__} is not JSON")
+                        return _DOUBT
+                    if not checked and not INT_MIN <= key <= INT_MAX and undigited(key) is not None:
+                        return _DOUBT
+                    key = int.__repr__(key)
+                elif not checked and has_lone_surrogate(key):
+                    return _DOUBT
+                if key in copied:  # (an int key whose digits are another key: the walk says duplicate-key)
+                    if checked:  # pragma: no cover
+                        raise TypeError(f"key {key!r} twice in one object")
+                    return _DOUBT
+                copied[key] = child
+                push((child, copied, key, depth + 1))
+            parent[slot] = copied
+        else:
+            listed = list(inner)
+            for i, child in enumerate(listed):
+                push((child, listed, i, depth + 1))
+            parent[slot] = listed
+    return root[0]
+
+
+def _as_written(node: Any, room: int, checked: bool) -> bool:
+    """Whether orjson writes ``node``, a container or a leaf of a value ``room`` levels from the depth limit, as it
+    is (unless ``checked``: and the walk would find nothing in it)."""
+    if not checked:
+        return plainly_written(node, room)
+    try:
+        orjson.dumps(node, default=_plain)
+    except TypeError:
+        return False
+    return True
+
+
+def _container_of(value: Any) -> Mapping[Any, Any] | list[Any] | tuple[Any, ...] | None:
+    """A mapping, or a sequence that is no string (a list of it), as the body writer writes them; None else."""
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return list(value)
+    return None
 
 
 def _plain(value: Any) -> Any:
@@ -1142,7 +1257,8 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
     write (it goes in the body, or in Gemini's URL path); a parameter's value holds nothing its JSON body cannot
     carry as given: no NaN or infinite number (JSON has none, and orjson would send it as null), no string or key
     with a lone UTF-16 surrogate, no key that is neither a string nor an int (an int key, as ``logit_bias``'s token
-    ids, is written as its digits, ``body_bytes`` does so), no nesting deeper than ``limits.max_depth``.
+    ids, is written as its digits, ``body_bytes`` does so; not one whose digits are another key of its object, rule
+    ``duplicate-key``), no nesting deeper than ``limits.max_depth``.
     :class:`~agentmsg.ValidationError` (:class:`~agentmsg.SizeLimitError` for depth) names the value. Values of other
     kinds (tuples, the large integers ``body_bytes`` writes, a schema class in ``response_format``) are the
     formatters' to take or refuse. Iterative and linear: a deep or large value cannot exhaust the stack."""
@@ -1166,8 +1282,10 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
                     pointer_of(path), "max-depth", f"nested deeper than {max_depth} levels (limits.max_depth)"
                 )
             if isinstance(node, Mapping):
+                ints = strs = False
                 for key, child in node.items():
                     if isinstance(key, int) and not isinstance(key, bool):  # (logit_bias's token ids: written "50256")
+                        ints = True
                         if not INT_MIN <= key <= INT_MAX and (why := undigited(key)) is not None:  # (str(key) raises)
                             raise ValidationError.single(pointer_of(path), "integer-range", "object key: " + why)
                         stack.append((child, (*path, str(key))))
@@ -1183,7 +1301,10 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
                         raise ValidationError.single(
                             pointer_of(path), "lone-surrogate", "object key: " + surrogate_words(key)
                         )
+                    strs = True
                     stack.append((child, (*path, key)))
+                if ints and strs and (twice := written_twice(dict(node))) is not None:  # ({7: 1, "7": 2}: one key)
+                    raise ValidationError.single(pointer_of((*path, twice[0])), "duplicate-key", twice[1])
             else:
                 stack.extend((child, (*path, i)) for i, child in enumerate(node))
         elif isinstance(node, float) and not math.isfinite(node):
