@@ -2176,23 +2176,34 @@ def test_a_key_neither_a_string_nor_an_int_is_refused_where_it_is(name: str) -> 
     """A float, bool or None key in a tool's schema or in a mapping parameter that is no dict was written by the
     standard-library fallback as "1.5", "true", "null" (orjson refuses such keys, then json.dumps wrote them), and a
     NaN in such a parameter as null: each is now the SDK's ValidationError, rule json-value, at the key's pointer
-    (at the call, for a parameter). An int key is written as its digits, as ``logit_bias``'s token ids are."""
+    (at the call, for a parameter). An int key is written as its digits, as ``logit_bias``'s token ids are.
+
+    Such a key in a tool definition or a structured output's schema was refused only by body_bytes (and Gemini
+    dropped it with its keyword): what format_request accepted could not be written, and count_tokens counted it.
+    Now format_request and count_tokens refuse it on every provider, at its pointer in the tools (the schema), as
+    they refuse a set or NaN there."""
     from types import MappingProxyType
+
+    from agentmsg.context import count_tokens
 
     def tool(extra: dict[Any, Any]) -> list[dict[str, Any]]:
         return [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string", **extra}}}}]
 
     for key in (1.5, True, None, (1, 2)):
-        if name != "gemini":  # (Gemini sends its schema subset: an unknown keyword is dropped, and said)
-            request = get(name).format_request([UserMessage("hi")], model="m", tools=tool({key: 1}))
+        for call in (
+            lambda t: get(name).format_request([UserMessage("hi")], model="m", tools=t),
+            lambda t: count_tokens([UserMessage("hi")], provider=name, tools=t),
+        ):
             with pytest.raises(ValidationError) as caught:
-                request.body_bytes()
-            (problem,) = caught.value.problems
-            assert problem.rule == "json-value" and problem.pointer.endswith(f"/properties/a/{key}"), problem
-        else:
-            request = get(name).format_request([UserMessage("hi")], model="m", tools=tool({key: 1}))
-            assert [p.rule for p in request.diagnostics] == ["schema-keyword-dropped"]
-            assert str(key) not in request.body_bytes().decode().replace('"type":"STRING"', "")
+                call(tool({key: 1}))
+            assert [(p.pointer, p.rule) for p in caught.value.problems] == [
+                (f"/tools/0/parameters/properties/a/{key}", "json-value")
+            ]
+        with pytest.raises(ValidationError) as caught:  # (a structured output's schema alike)
+            get(name).format_request([UserMessage("hi")], model="m", structured_output={"x-k": {key: 1}})
+        assert [(p.pointer, p.rule) for p in caught.value.problems] == [
+            (f"/structured_output/schema/x-k/{key}", "json-value")
+        ]
         with pytest.raises(ValidationError) as caught:
             get(name).format_request([UserMessage("hi")], model="m", metadata=MappingProxyType({"k": {key: "x"}}))
         assert (
@@ -2298,8 +2309,8 @@ def test_a_tool_definition_is_written_alike_whatever_else_the_request_holds(valu
 def test_an_int_key_beside_an_enum_member_or_a_datetime_is_written(name: str) -> None:
     """(Each provider, one definition: the example of the differential test above.) An enum member, a datetime, a
     UUID and a dataclass in a tool definition are written as orjson writes them, whether or not a parameter holds an
-    int key; an int key whose digits are another key of its object (``1`` and ``"1"``) in a parameter is refused by
-    format_request at its pointer (rule duplicate-key), where the body would have held the key twice."""
+    int key; an int key whose digits are another key of its object (``1`` and ``"1"``) is refused by format_request
+    at its pointer (rule duplicate-key), where the body would have held the key twice."""
     import uuid
 
     schema = {
@@ -2319,6 +2330,9 @@ def test_an_int_key_beside_an_enum_member_or_a_datetime_is_written(name: str) ->
     with pytest.raises(ValidationError) as caught:
         get(name).format_request(msgs, model="m", x_bias={"7": 1, 7: 2})
     assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/params/x_bias/7", "duplicate-key")]
+    with pytest.raises(ValidationError) as caught:
+        get(name).format_request(msgs, model="m", tools=[{"name": "f", "parameters": {"x-k": {7: 1, "7": 2}}}])
+    assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/tools/0/parameters/x-k/7", "duplicate-key")]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -102,7 +102,7 @@ def _refuse_unwritten(schema: Mapping[str, Any]) -> None:
     are (``tools.py``). (Walked with pointers only when the quick test, one C pass, says there may be one.)"""
     if plainly_written(schema, limits.max_depth):  # (a Mapping that is no dict: orjson says no, and it is walked)
         return
-    found = unwritten_at(schema, limits.max_depth)
+    found = unwritten_at(schema, limits.max_depth, check_keys=True)
     if found is not None:
         raise ValidationError.single(POINTER + "/schema" + found[0], found[1], found[2])
 

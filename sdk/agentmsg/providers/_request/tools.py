@@ -177,10 +177,10 @@ def _tool_def(tool: Any, i: int) -> ToolDef:
         tool = dict(tool)
     room = limits.max_depth - TOOL_ROOM
     if not plainly_written(tool, room):
-        # (NaN or an infinity: orjson would write null, another definition; bytes, a lone surrogate: the body could not
-        # be written, as too deep a definition could not; refused here, at the leaf's pointer, so that the formatter
-        # and the count refuse it alike, not body_bytes alone)
-        if (found := unwritten_at(tool, room)) is not None:
+        # (NaN or an infinity: orjson would write null, another definition; bytes, a lone surrogate, a key that is no
+        # string or int: the body could not be written, as too deep a definition could not; refused here, at the
+        # leaf's pointer, so that the formatter and the count refuse it alike, not body_bytes alone)
+        if (found := unwritten_at(tool, room, check_keys=True)) is not None:
             raise ValidationError.single(pointer + found[0], found[1], found[2])
         if deeper_than(tool, room, finite=True):
             raise depth_error(None, pointer)
