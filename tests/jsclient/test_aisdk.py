@@ -116,6 +116,13 @@ QUOTED: list[dict[str, Any]] = [
     {"type": "tool-approval-request", "approvalId": "c", "toolCallId": "e", "isAutomatic": "no"},
     {"type": "tool-input-start", "toolCallId": "\U0001f600" * 3, "toolName": "f", "title": "\U0001f600" * 201},
     {"type": "tool-output-available", "toolCallId": "c", "output": 1, "toolMetadata": {"t": "\ud800"}},
+    # numbers and keys as JSON.stringify writes what JSON.parse read: 1, 0, 1e-7, the double, index keys first
+    {
+        "type": "tool-output-available",
+        "toolCallId": "d",
+        "output": 1,
+        "toolMetadata": {"b": 1.0, "1": [-0.0, 1e-7, 2**64]},
+    },
     {"type": "tool-approval-response", "approvalId": "a", "approved": True, "reason": "ok"},
     {"type": "abort", "reason": "\ud800" + "\U0001f600" * 250},
     {"type": "abort", "reason": None},

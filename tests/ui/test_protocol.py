@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 import tracemalloc
 from typing import Any
@@ -144,3 +145,23 @@ def test_negotiate_refuses_offered_protocols_that_are_no_protocols(offered: Any,
         with pytest.raises(ValidationError) as info:
             ui.negotiate(offered, query, None)
         assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+
+
+def test_a_quoted_value_is_written_as_json_stringify_writes_it() -> None:
+    """A decoder's note quotes a value as the TypeScript decoders do (``quoted``, sdk/typescript/src/notes.ts), so
+    that the notes of both are word for word the same. Python's JSON writer wrote numbers and keys its own way:
+    ``1.0``, ``-0.0``, ``1e-07``, an integer past 2**53 in all its digits, and keys in the order read, where
+    ``JSON.stringify`` (of what ``JSON.parse`` read) writes ``1``, ``0``, ``1e-7``, the double the integer became,
+    and an object's integer keys first, ascending. The expected texts are Node's."""
+    text = (
+        '{"b":1,"1":2,"01":3,"4294967295":4,"4294967294":5,"n":[1.0,-0.0,100.0,1e-7,0.000001,1e21,1e20,'
+        "123456789012345678901,2e300,1.5e-300,12345678901234567890,9007199254740993,1e400,0.1,-2.5e-8]}"
+    )
+    assert _protocol.quoted(json.loads(text), 1000) == (
+        '{"1":2,"4294967294":5,"b":1,"01":3,"4294967295":4,"n":[1,0,100,1e-7,0.000001,1e+21,100000000000000000000,'
+        "123456789012345680000,2e+300,1.5e-300,12345678901234567000,9007199254740992,null,0.1,-2.5e-8]}"
+    )
+    assert _protocol.quoted({"t": "\ud800\U0001f600", "u": [True, None]}) == '{"t":"\\ud800\U0001f600","u":[true,null]}'
+    # a value far longer than a note quotes is written only as far as the note shows it
+    big = {"k": list(range(2_000_000))}
+    assert _protocol.quoted(big, 12) == '{"k":[0,1,2,...'

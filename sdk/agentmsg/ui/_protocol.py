@@ -3,9 +3,11 @@ the SSE framing of one JSON event, the negotiation of a protocol for a request."
 
 from __future__ import annotations
 
+import decimal
 import json
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import orjson
@@ -188,16 +190,92 @@ def value_text(value: Any) -> str:
 #: characters of a value a decoder's note quotes at most (:func:`quoted`)
 QUOTED_CHARS = 200
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: an object key JavaScript takes for an array index (0 to 2**32 - 2 in canonical digits): JSON.stringify writes
+#: those first, ascending, then the other keys in the order read
+_INDEX_KEY = re.compile(r"0|[1-9][0-9]{0,9}")
 
 
-def _js_json(value: Any) -> str:
-    """The JSON text ``JSON.stringify`` writes for a value read from JSON: compact, non-ASCII as it is, a lone
-    surrogate as its ``\\udxxx`` escape (what is no JSON: :func:`value_text`)."""
+def _js_number(x: float) -> str:
+    """A number as ``JSON.stringify`` writes the double ``JSON.parse`` read it as (ECMAScript's Number::toString:
+    the shortest digits that read back, as Python's repr; plain from 1e-6 up to 1e21, else ``1e+21``, ``1e-7``;
+    ``-0`` as ``0``; Infinity as ``null``)."""
+    if not math.isfinite(x):
+        return "null"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    _, digits, exponent = decimal.Decimal(repr(abs(x))).normalize().as_tuple()
+    s = "".join(map(str, digits))
+    k = len(s)
+    n = int(exponent) + k  # the value is 0.<s> times 10**n
+    if k <= n <= 21:
+        return sign + s + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + s[:n] + "." + s[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + s
+    return sign + s[0] + ("." + s[1:] if k > 1 else "") + f"e{n - 1:+d}"
+
+
+def _js_string(text: str) -> str:
+    """A string as ``JSON.stringify`` writes it: non-ASCII as it is, a lone surrogate as its ``\\udxxx`` escape."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
+def _js_pieces(value: Any) -> Iterator[str]:
+    """The pieces of the JSON text ``JSON.stringify`` writes for a value read from JSON (what ``JSON.parse`` read the
+    same text as): compact, a string's non-ASCII as it is and a lone surrogate as its ``\\udxxx`` escape, numbers
+    as :func:`_js_number`, an object's array-index keys first. TypeError for what is no JSON."""
+    if isinstance(value, str):
+        yield _js_string(value)
+    elif value is True or value is False or value is None:
+        yield "true" if value is True else "false" if value is False else "null"
+    elif isinstance(value, int):
+        if -(2**53) <= value <= 2**53:
+            yield str(value)
+        else:
+            try:
+                yield _js_number(float(value))  # (the double JSON.parse reads it as)
+            except OverflowError:
+                yield "null"  # (Infinity)
+    elif isinstance(value, float):
+        yield _js_number(value)
+    elif isinstance(value, (list, tuple)):
+        yield "["
+        for i, item in enumerate(value):
+            if i:
+                yield ","
+            yield from _js_pieces(item)
+        yield "]"
+    elif isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("an object key that is no string")
+        index = sorted((k for k in value if _INDEX_KEY.fullmatch(k) and int(k) < 2**32 - 1), key=int)
+        taken = set(index)
+        yield "{"
+        for i, key in enumerate([*index, *(k for k in value if k not in taken)]):
+            yield ("," if i else "") + _js_string(key) + ":"
+            yield from _js_pieces(value[key])
+        yield "}"
+    else:
+        raise TypeError(f"{type(value).__name__} is no JSON")
+
+
+def _js_json(value: Any, limit: int) -> str:
+    """The JSON text ``JSON.stringify`` writes for a value read from JSON (:func:`_js_pieces`), written only as far
+    as its first ``limit`` characters and one more (all a note shows of it, and that it goes on: a value of megabytes
+    is not written whole); what is no JSON as :func:`value_text`."""
+    out: list[str] = []
+    size = 0
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
+        for piece in _js_pieces(value):
+            out.append(piece)
+            size += len(piece)
+            if size > limit:
+                break
+    except (TypeError, RecursionError):
         return value_text(value)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return "".join(out)
 
 
 def quoted(value: Any, limit: int = QUOTED_CHARS) -> str:
@@ -205,8 +283,8 @@ def quoted(value: Any, limit: int = QUOTED_CHARS) -> str:
     characters (code points), another value as its JSON text cut there, ``...`` after a cut saying it. What the
     TypeScript decoders' ``quoted`` (sdk/typescript/src/notes.ts) writes, so that the notes of both are the same."""
     if isinstance(value, str):
-        return _js_json(value[:limit]) + ("..." if len(value) > limit else "")
-    text = _js_json(value)
+        return _js_string(value[:limit]) + ("..." if len(value) > limit else "")
+    text = _js_json(value, limit)
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
