@@ -1099,8 +1099,10 @@ class Reader(PayloadReader):
 
     def chunk(self, event: str, obj: dict[str, Any]) -> None:
         kind = obj.get("type", event)
-        if "type" not in obj and obj.get("error") and not isinstance(obj.get("output"), list):
-            kind = "error"  # the HTTP error envelope {"error": {...}} (a proxy's, with a 200), as reply() reads it
+        # the HTTP error envelope {"error": ...} (a proxy's, with a 200; its error of any shape), as reply() reads it
+        envelope = obj.get("type") is None and bool(obj.get("error")) and not isinstance(obj.get("output"), list)
+        if envelope:
+            kind = "error"
         if kind == "response.output_text.delta":
             st = self._at(obj, event)
             if st is not None:
@@ -1215,7 +1217,8 @@ class Reader(PayloadReader):
             self.reply(obj)
         elif kind == "error":
             self._flush()
-            _error(self.b, obj.get("error") if isinstance(obj.get("error"), dict) else obj)
+            err = obj.get("error")
+            _error(self.b, err if envelope or isinstance(err, dict) else obj)
             self._failed = True  # (the response.failed that follows ends the reply)
         elif isinstance(kind, str) and kind.startswith("response."):
             self.b.not_kept(

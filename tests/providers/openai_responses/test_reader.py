@@ -161,6 +161,23 @@ def test_an_error_envelope_where_a_stream_was_asked_for_is_the_error(body: bytes
     assert whole[0]["message"] == "quota" and whole[0]["type"] == "insufficient_quota"
 
 
+@pytest.mark.parametrize(
+    "envelope",
+    [{"error": "Unauthorized"}, {"error": ["quota", 2]}, {"type": None, "error": {"message": "quota", "code": "c"}}],
+    ids=["string", "list", "type null"],
+)
+def test_an_error_envelope_of_any_shape_in_a_stream_is_said_as_parse_response_says_it(
+    envelope: dict[str, Any],
+) -> None:
+    """An envelope whose ``error`` is no object (a proxy's ``{"error": "Unauthorized"}``) was said by the stream
+    reader as Python's repr of the whole envelope (``{'error': 'Unauthorized'}``), and one with ``"type": null``
+    as a stream that ended early, where parse_response says the error itself: the stream now says what it says."""
+    whole = P.parse_response(envelope).to_dict()["metadata"]["agentmsg_errors"]
+    (msg,) = reduce_events(list(P.parse_stream(orjson.dumps(envelope))))
+    assert msg.to_dict()["metadata"]["agentmsg_errors"] == whole
+    assert "{'" not in whole[0]["message"] and whole[0]["type"] == "provider_error"
+
+
 def test_a_failed_responses_misalignment_review_is_said() -> None:
     # ResponseError.misalignment (a misalignment_policy_violation's public explanation, its classification and the
     # target that continues the review) was dropped unsaid: the error event holds the code and message alone
