@@ -250,17 +250,24 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block
 def _lands_on(content: Sequence[Any], blocks: Sequence[int]) -> set[int]:
     """The blocks the breakpoints of a marker naming ``blocks`` land on, as the block-marking formatter (Anthropic's
     walk, ``Walk.cut``) places them: each named block, or when it takes no marker (reasoning, a hint, a text empty or
-    of whitespace alone, which the formatter leaves out: not a part that takes one, as :func:`_mark_for` says) the
-    nearest before it that does; none for a block beyond the content or with none before it."""
+    of whitespace alone: :func:`_takes_marker`) the nearest before it that does; none for a block beyond the content
+    or with none before it."""
     named = set(blocks)
     out = set()
     last = -1  # the last block so far that takes a marker
     for k, b in enumerate(content):
-        if not (type(b) is ThinkingBlock or type(b) is HintBlock or (type(b) is TextBlock and not b.text.strip())):
+        if _takes_marker(b):
             last = k
         if k in named and last >= 0:
             out.add(last)
     return out
+
+
+def _takes_marker(block: Any) -> bool:
+    """Whether a block is a part of the request a marker can go on: not reasoning, a hint, or a text empty or of
+    whitespace alone (the formatters leave it out)."""
+    t = type(block)
+    return not (t is ThinkingBlock or t is HintBlock or (t is TextBlock and not block.text.strip()))
 
 
 def _tool_mark(tool: Mapping[str, Any]) -> Any:
@@ -298,10 +305,7 @@ def _mark_for(msg: Msg, value: Any, per_block: bool = True) -> Any:
     content: list[Any] = msg.content
     for j in range(len(content) - 1, -1, -1):
         b = content[j]
-        t = type(b)
-        if t is ThinkingBlock or t is HintBlock or (t is TextBlock and not b.text.strip()):
-            continue
-        if t is ToolUseBlock and not per_block:
+        if not _takes_marker(b) or (not per_block and type(b) is ToolUseBlock):
             continue
         if j == len(content) - 1:
             return value
