@@ -11,6 +11,7 @@ import os
 import socket
 from typing import Any
 
+import anyio
 import httpcore
 import httpx
 import pytest
@@ -241,6 +242,32 @@ def test_a_network_error_says_the_oss_words_where_the_backends_error_has_them() 
     gone = "Server disconnected without sending a response."
     assert reason(_raised(httpx.RemoteProtocolError(gone), BrokenPipeError(32, "Broken pipe"))) == gone
     assert reason(_raised(httpx.ReadError(""), OSError(), OSError(5, "said"))) == f"[Errno 5] {os.strerror(5)}"
+
+
+def _hid(outer: BaseException, inner: BaseException) -> BaseException:
+    """``outer`` raised ``from None`` while ``inner`` was handled: ``inner`` its context, which its raiser hid."""
+    outer.__context__ = inner
+    outer.__suppress_context__ = True
+    return outer
+
+
+def test_a_network_error_says_nothing_its_raiser_hid() -> None:
+    """anyio's read of a stream closed under it pops its empty read queue, and raises ClosedResourceError ``from
+    None`` over the IndexError (its own control flow, which a traceback does not show); httpcore's pool re-raises
+    its ReadError ``from None`` too. The text said was that hidden IndexError's: a stream read as its
+    AsyncClient closed broke with 'the connection broke: pop from an empty deque'. A context its raiser hid is
+    not quoted; an OS error behind one still gives the OS's words (the async backend's reset read)."""
+    closed = _hid(anyio.ClosedResourceError(), IndexError("pop from an empty deque"))
+    read = _raised(httpx.ReadError(""), _hid(httpcore.ReadError(""), closed))
+    assert reason(read) == "ReadError"
+    reset = _raised(anyio.BrokenResourceError(), ConnectionResetError(104, "reset"))
+    assert reason(_raised(httpx.ReadError(""), _hid(httpcore.ReadError(""), reset))) == (
+        f"[Errno 104] {os.strerror(104)}"
+    )
+    shown = ValueError("a context shown")  # (raised while it was handled, not hidden: its text said)
+    shown_over = RuntimeError()
+    shown_over.__context__ = shown
+    assert reason(_raised(httpx.ReadError(""), shown_over)) == "a context shown"
 
 
 # ---- the root of every exception ------------------------------------------------------------------------------

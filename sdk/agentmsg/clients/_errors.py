@@ -391,7 +391,10 @@ def reason(exc: Exception) -> str:
     out'), another error its text, else the first text of the errors it was raised from (the async backend's
     read error has none: '[Errno 104] Connection reset by peer' is the OS's error behind it, which the sync
     one says), else its kind. A text that is the network backend's own error (httpx's and httpcore's quote it)
-    says the OS's words when an error of the OS is behind it (:func:`_os_words`)."""
+    says the OS's words when an error of the OS is behind it (:func:`_os_words`). Behind a context its raiser
+    hid (``raise ... from None``, which a traceback does not show) only an error of the OS is said: httpcore's
+    pool hides the backend's error so, and anyio its own control flow (the IndexError of an empty read queue,
+    under the ClosedResourceError of a stream closed as it was read: 'pop from an empty deque')."""
     if isinstance(exc, httpx.TimeoutException):
         for cls, key, text in _TIMEOUTS:
             if isinstance(exc, cls):
@@ -404,11 +407,14 @@ def reason(exc: Exception) -> str:
     seen: set[int] = set()
     cause: BaseException | None = exc
     text = ""
+    hidden = False  # (behind a context its raiser hid)
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        text = text or str(cause)
+        if not hidden or isinstance(cause, OSError):
+            text = text or str(cause)
         if text and isinstance(cause, OSError) and type(cause).__module__ == "builtins":  # (the backend's error)
             return (_os_words(cause) if str(cause) == text else None) or text
+        hidden = hidden or (cause.__cause__ is None and cause.__suppress_context__)
         cause = cause.__cause__ or cause.__context__
     return text or type(exc).__name__
 
