@@ -18,6 +18,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -1065,6 +1066,132 @@ def test_a_client_closed_during_a_retrys_wait_says_so_sync_and_async(server: Rep
     got.append(error_dict(info.value))
     assert got[0] == got[1] and got[0]["message"] == "the client is closed: it sends nothing more (make a new one)"
     assert len(server.requests) == 2  # (one each: no retry sent)
+
+
+#: What a thread waits in, in the kernel, for a socket to be readable (Linux's names: /proc/.../wchan)
+_READ_WAITS = ("poll_schedule_timeout", "do_select", "do_sys_poll", "wait_woken", "sk_wait_data")
+
+
+def _wait_until_blocked_in_a_read(native_id: int) -> None:
+    """Until the thread ``native_id`` waits in the kernel for a socket to be readable (not for the GIL, nor
+    running): the state a read of a silent server is in. Where the kernel does not say (no /proc), at once."""
+    try:
+        with open(f"/proc/self/task/{native_id}/wchan") as f:
+            f.read()
+    except OSError:
+        return
+    deadline = time.monotonic() + 30
+    while True:
+        with open(f"/proc/self/task/{native_id}/wchan") as f:
+            if f.read().startswith(_READ_WAITS):
+                return
+        assert time.monotonic() < deadline, "the reader never blocked in its read"
+        time.sleep(0)  # (lets the reader run: no wait for time to pass)
+
+
+def _causes(exc: BaseException) -> list[type[BaseException]]:
+    """The types of the errors ``exc`` was raised from (``__cause__``), in turn."""
+    out: list[type[BaseException]] = []
+    cause = exc.__cause__
+    while cause is not None:
+        out.append(type(cause))
+        cause = cause.__cause__
+    return out
+
+
+#: The text deltas of CUT (its last event is one): a stream has read all of CUT once it has yielded them
+CUT_DELTAS = CUT.count(b'"content":"') - CUT.count(b'"content":""')
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize(
+    ("how", "when"),
+    [("closed", "in-a-read"), ("closed", "between-events"), ("its-http-client-closed", "between-events")],
+)
+def test_a_client_closed_under_its_stream_says_so_sync_and_async(server: ReplayServer, how: str, when: str) -> None:
+    """A client closed (``close()`` from another thread, ``aclose()`` from another task) while its stream was
+    read broke the stream with the backend's words: '[Errno 9] Bad file descriptor' sync, 'pop from an empty
+    deque' async (anyio's empty read queue), the error with no cause; and a sync read blocked as the client
+    closed was not cut: it waited for the server's next bytes. Now the stream says the client was closed while it
+    was read (or that its caller closed the client's http_client), what arrived kept (``partial``, INTERRUPTED,
+    an error event of type ``client_closed``); the error is raised from a ClientClosedError, itself from the
+    read's error. The same sync and async. (The caller's own httpx client closed under a blocked read is httpx's
+    to cut: only between events here.)"""
+    said = {
+        "closed": "the client was closed while the stream was read",
+        "its-http-client-closed": "the client's http_client was closed while the stream was read",
+    }[how]
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, stall_after=len(CUT), stall=60))
+    http = httpx.Client() if how != "closed" else None
+    c = Client("openai", base_url=server.url, api_key="k", model="m", http_client=http)
+    stream = c.stream(CONVO)
+    last, closed = threading.Event(), threading.Event()
+    native: list[int] = []
+    outcome: list[BaseException | str] = []
+
+    def consume() -> None:
+        native.append(threading.get_native_id())
+        try:
+            deltas = 0
+            for e in stream:
+                deltas += e["type"] == "TEXT_BLOCK_DELTA"
+                if deltas == CUT_DELTAS and not last.is_set():
+                    last.set()
+                    if when == "between-events":
+                        assert closed.wait(30)
+            outcome.append("ended")
+        except BaseException as exc:  # (what the consuming thread raised)
+            outcome.append(exc)
+
+    reader = threading.Thread(target=consume, daemon=True)
+    reader.start()
+    assert last.wait(30)
+    if when == "in-a-read":  # (the read after CUT's last delta, which blocks: the server is silent)
+        _wait_until_blocked_in_a_read(native[0])
+    c.close() if http is None else http.close()
+    closed.set()
+    reader.join(30)
+    assert not reader.is_alive() and len(outcome) == 1 and isinstance(outcome[0], agentmsg.clients.BrokenStreamError)
+    sync_error = outcome[0]
+    got = [(error_dict(sync_error), state(stream))]
+    causes = [_causes(sync_error)]
+
+    async def main() -> None:
+        http = httpx.AsyncClient() if how != "closed" else None
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", http_client=http)
+        stream = c.stream(CONVO)
+        last, closed = asyncio.Event(), asyncio.Event()
+
+        async def consume() -> None:
+            deltas = 0
+            async for e in stream:
+                deltas += e["type"] == "TEXT_BLOCK_DELTA"
+                if deltas == CUT_DELTAS and not last.is_set():
+                    last.set()
+                    if when == "between-events":
+                        await closed.wait()
+
+        task = asyncio.create_task(consume())
+        await last.wait()  # (in-a-read: the task has gone on to wait for the body's next bytes)
+        await (c.aclose() if http is None else http.aclose())
+        closed.set()
+        with pytest.raises(agentmsg.clients.BrokenStreamError) as info:
+            await asyncio.wait_for(task, 30)
+        got.append((error_dict(info.value), state(stream)))
+        causes.append(_causes(info.value))
+
+    asyncio.run(main())
+    assert got[0] == got[1]
+    error, ended = got[0]
+    assert error["type"] == "BrokenStreamError" and error["message"] == said and error["status_code"] == 200
+    assert (
+        error["partial"] == ended["message"]
+        and ended["message"]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+    )
+    assert ended["stream_error"] == said and ended["done"]
+    assert [e["value"]["type"] for e in ended["closing"] if e["type"] == "CUSTOM"] == ["client_closed"]
+    for chain in causes:  # (the read's error: httpx's, from the backend's)
+        assert chain[0] is agentmsg.clients.ClientClosedError and issubclass(chain[1], httpx.HTTPError)
 
 
 def test_an_async_client_used_again_under_a_new_event_loop() -> None:

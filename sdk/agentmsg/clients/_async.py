@@ -402,6 +402,11 @@ class AsyncClient(BaseClient):
         if self._own:
             await self._pool().aclose()
 
+    def _closed_by(self) -> bool | None:
+        if self._client_closed:
+            return True
+        return False if self.http.is_closed else None
+
     async def __aenter__(self) -> AsyncClient:
         return self
 

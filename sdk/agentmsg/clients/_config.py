@@ -378,6 +378,11 @@ class BaseClient:
         """``exc`` (raised by a call) with the client's credentials redacted, in place."""
         return self._redactor().error(exc)
 
+    def _closed_by(self) -> bool | None:
+        """Whether the client is closed (True: its ``close()`` / ``aclose()``) or only its HTTP client (False: the
+        ``http_client`` given, its caller closed it); None while both are open."""
+        raise NotImplementedError
+
     def format(
         self,
         messages: Sequence[Msg],

@@ -41,6 +41,7 @@ __all__ = [
     "ReplyTooLargeError",
     "ServerError",
     "client_closed",
+    "closed_while_read",
     "credentials",
     "error_for_status",
     "not_http",
@@ -244,6 +245,13 @@ def client_closed(provider: str, by_client: bool) -> ClientClosedError:
     if by_client:
         return ClientClosedError("the client is closed: it sends nothing more (make a new one)", provider=provider)
     return ClientClosedError("the client's http_client is closed: it sends nothing more", provider=provider)
+
+
+def closed_while_read(by_client: bool) -> str:
+    """What a stream broken by its client's close says (the backend's words say only that the read failed: '[Errno
+    9] Bad file descriptor'): ``by_client``, the client was closed; else its HTTP client (``http_client``)."""
+    closed = "client" if by_client else "client's http_client"
+    return f"the {closed} was closed while the stream was read"
 
 
 def no_response(provider: str, exc: Exception) -> APIConnectionError:

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx
 
 from agentmsg import GenerateReason, Msg, Problem, Reducer
-from agentmsg.clients._errors import BrokenStreamError, ReplyTooLargeError, reason, request_id
+from agentmsg.clients._errors import (
+    BrokenStreamError,
+    ReplyTooLargeError,
+    client_closed,
+    closed_while_read,
+    reason,
+    request_id,
+)
 from agentmsg.errors import with_article
 from agentmsg.message import METADATA_GENERATE_REASON
 from agentmsg.providers import FormattedRequest
@@ -312,6 +319,7 @@ class StreamState:
         self._heading = True  # _body_head holds fewer than _BODY_HEAD bytes
         self._parsed = False  # whether the parser made anything of the body before its closing events
         self._over: int | None = None  # the limit (bytes) the reply went over: read no further
+        self._cause: BaseException | None = None  # what broke the body's read: the error raised is raised from it
 
     @property
     def diagnostics(self) -> tuple[Problem, ...]:
@@ -356,7 +364,18 @@ class StreamState:
 
     def _read_failed(self, parser: StreamParser, exc: httpx.HTTPError) -> list[dict[str, Any]]:
         """The closing events of a stream whose body broke: a read timeout, a disconnect, or a body that could not
-        be decoded (a content coding not inflated here, compressed data that is not: the connection was whole)."""
+        be decoded (a content coding not inflated here, compressed data that is not: the connection was whole); or
+        the client closed under it (``close()`` from another thread, ``aclose()`` from another task, its
+        ``http_client`` closed by its caller), said so (an error of type ``client_closed``), the error raised
+        then raised from a :class:`ClientClosedError` (itself from ``exc``). The error raised is raised from
+        ``exc``."""
+        self._cause = exc
+        by_client = self.client._closed_by()
+        if by_client is not None:
+            closed = client_closed(self.client.provider, by_client)
+            closed.__cause__ = self._cause
+            self._cause = closed
+            return parser.error(closed_while_read(by_client), kind="client_closed")
         if isinstance(exc, httpx.TimeoutException):
             return parser.error(reason(exc), kind="timeout")
         if isinstance(exc, httpx.DecodingError):
@@ -396,12 +415,15 @@ class StreamState:
         self._end(parser)
 
     def _closed(self, parser: StreamParser) -> None:
-        """After the closing events: the message is final; a broken stream raises (unless asked not to)."""
+        """After the closing events: the message is final; a broken stream raises (unless asked not to), from
+        what broke its read, if that did."""
+        cause = self._cause
         self._end(parser)
         if self.error is not None and self._raise:
-            raise self._broken(self.error)
+            raise self._broken(self.error) from cause
 
     def _end(self, parser: StreamParser) -> None:
+        self._cause = None  # (not held by the stream: its traceback's frames hold the stream)
         msgs = self.reducer.finish()
         self._message = msgs[-1] if msgs else None
         self._done = True

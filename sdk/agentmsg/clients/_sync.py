@@ -368,11 +368,20 @@ class Client(BaseClient):
 
     def close(self) -> None:
         """Close the client: its own connection pool (an ``http_client`` given is the caller's to close). A call
-        after it raises :class:`ClientClosedError`."""
+        after it raises :class:`ClientClosedError`; a stream read meanwhile (by another thread) breaks, saying the
+        client was closed (its read cut: the socket it waits on is shut down; closing it would not wake the read,
+        which waited for the server's next bytes)."""
         self._client_closed = True
         self._close_abandoned()
         if self._own:
+            for response, _ in tuple(self._held.values()):  # (the streams' threads add and remove theirs)
+                _shut(response.extensions.get("network_stream"))
             self.http.close()
+
+    def _closed_by(self) -> bool | None:
+        if self._client_closed:
+            return True
+        return False if self.http.is_closed else None
 
     def _close_abandoned(self) -> None:
         """Close the responses of the streams left without ``with`` or close() and collected since. Each is taken
@@ -478,8 +487,9 @@ class Client(BaseClient):
     def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
         """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
         wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
-        if self._client_closed or self.http.is_closed:
-            raise client_closed(self.provider, self._client_closed)
+        closed = self._closed_by()
+        if closed is not None:
+            raise client_closed(self.provider, closed)
         self._close_abandoned()
         out = self._outgoing(request)
         policy = self._retry_policy()
