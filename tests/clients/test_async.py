@@ -1041,6 +1041,43 @@ def test_a_closed_client_says_so_sync_and_async(server: ReplayServer, how: str) 
 
 
 @pytest.mark.differential
+@pytest.mark.parametrize("how", ["closed", "its-http-client-closed"])
+def test_a_count_on_a_closed_client_says_it_is_closed_first_sync_and_async(server: ReplayServer, how: str) -> None:
+    """``count_tokens`` on a closed client of a provider with no counting endpoint (OpenAI) said the provider has
+    none (BadRequestError), where every other call on it says the client is closed. Nothing is sent either way;
+    now the closed client comes first, as for each call: the input is formatted (checked) first, then whether
+    the client can send at all, then what it would send (a header HTTP cannot carry, an endpoint there is none
+    of). The same sync and async; an open client still says the provider has no endpoint."""
+    said = {
+        "closed": "the client is closed: it sends nothing more (make a new one)",
+        "its-http-client-closed": "the client's http_client is closed: it sends nothing more",
+    }[how]
+    http = httpx.Client() if how != "closed" else None
+    c = Client("openai", base_url=server.url, api_key="k", model="m", http_client=http)
+    with pytest.raises(agentmsg.clients.BadRequestError, match="no token-counting endpoint"):
+        c.count_tokens(CONVO)
+    c.close() if http is None else http.close()
+    got = []
+    with pytest.raises(agentmsg.clients.ClientClosedError) as info:
+        c.count_tokens(CONVO)
+    got.append(error_dict(info.value))
+
+    async def main() -> None:
+        http = httpx.AsyncClient() if how != "closed" else None
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", http_client=http)
+        with pytest.raises(agentmsg.clients.BadRequestError, match="no token-counting endpoint"):
+            await c.count_tokens(CONVO)
+        await (c.aclose() if http is None else http.aclose())
+        with pytest.raises(agentmsg.clients.ClientClosedError) as info:
+            await c.count_tokens(CONVO)
+        got.append(error_dict(info.value))
+
+    asyncio.run(main())
+    assert got[0] == got[1] and got[0]["message"] == said
+    assert server.requests == []
+
+
+@pytest.mark.differential
 def test_a_client_closed_during_a_retrys_wait_says_so_sync_and_async(server: ReplayServer) -> None:
     """A client closed while a call waited to retry (from another thread or task): the retry raised httpx's bare
     RuntimeError. Now a ClientClosedError, the same sync and async; the retry is not sent."""

@@ -452,7 +452,11 @@ class AsyncClient(BaseClient):
         """The provider's own count of the input tokens, as :meth:`Client.count_tokens`."""
         if model is not None:
             params["model"] = model
-        request = counting_request(self.spec, self.format(messages, stream=False, tools=tools, **params))
+        formatted = self.format(messages, stream=False, tools=tools, **params)
+        closed = self._closed_by()
+        if closed is not None:  # (before the endpoint: a closed client says so whatever the call, as _send does)
+            raise client_closed(self.provider, closed)
+        request = counting_request(self.spec, formatted)
         try:
             response = await self._send(request)
             body = await self._reply_body(response)

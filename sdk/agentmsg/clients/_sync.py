@@ -444,10 +444,14 @@ class Client(BaseClient):
         (the spec's ``counting``: Anthropic's ``/v1/messages/count_tokens``, Gemini's ``:countTokens``, DashScope's
         ``/tokenizer``), for the request the formatter builds for them. Raises :class:`BadRequestError` for a
         provider with no such endpoint (nothing sent: count offline with ``agentmsg.context.count_tokens``) and
-        the provider's error as :meth:`call` does."""
+        the provider's error as :meth:`call` does; :class:`ClientClosedError` on a closed client, before either."""
         if model is not None:
             params["model"] = model
-        request = counting_request(self.spec, self.format(messages, stream=False, tools=tools, **params))
+        formatted = self.format(messages, stream=False, tools=tools, **params)
+        closed = self._closed_by()
+        if closed is not None:  # (before the endpoint: a closed client says so whatever the call, as _send does)
+            raise client_closed(self.provider, closed)
+        request = counting_request(self.spec, formatted)
         try:
             response = self._send(request)
             body = self._reply_body(response)
