@@ -117,3 +117,26 @@ def agui_event(draw: st.DrawFn) -> Any:
 
 
 agui_streams = st.lists(agui_event(), max_size=20)
+
+
+#: an AG-UI stream whose carriers (``metadata.agentmsg``, ``agentmsg.absent``) contradict what the events say
+AGUI_CONTRADICTED: list[Any] = [
+    {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "metadata": {"agentmsg": {"replyId": "other"}}},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m", "metadata": {"agentmsg": {"blockId": "elsewhere"}}},
+    {
+        "type": "TEXT_MESSAGE_CONTENT",
+        "messageId": "m",
+        "delta": "hi",
+        "metadata": {"agentmsg": {"type": "TOOL_CALL_DELTA", "delta": "rm -rf", "id": "e1", "extra": 1}},
+    },
+    {"type": "TEXT_MESSAGE_END", "messageId": "m", "metadata": {"agentmsg.absent": ["blockId", "id"]}},
+    {
+        "type": "TOOL_CALL_START",
+        "toolCallId": "c",
+        "toolCallName": "f",
+        "metadata": {"agentmsg": {"toolCallName": "g"}},
+    },
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}", "metadata": {"agentmsg": {"toolCallId": "d"}}},
+    {"type": "TOOL_CALL_END", "toolCallId": "c"},
+    {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+]

@@ -24,7 +24,7 @@ from tests._support.budget import examples
 from tests._support.events import CASES, base_streams, events_of, load
 from tests._support.jsclient import NODE, NodeDecoder, decoded, decoded_in_node, same_json
 from tests._support.mutators import reordered
-from tests._support.uistreams import agui_streams
+from tests._support.uistreams import AGUI_CONTRADICTED, agui_streams
 
 pytestmark = [
     pytest.mark.differential,
@@ -207,6 +207,28 @@ FOREIGN: list[list[Any]] = [
         {"type": "TOOL_CALL_ARGS", "toolCallId": "\ud800" + "x" * 50, "delta": "x"},
         {"type": "X\U0001f600" * 31},
         {"type": "CUSTOM", "name": "n", "value": 1, "\U0001f600" * 41: 1},
+    ],
+    # carriers that contradict the events (said, not applied), and the renames and fallbacks agentmsg's encoder
+    # writes (applied)
+    AGUI_CONTRADICTED,
+    [
+        {"type": "RUN_STARTED", "threadId": "run", "runId": "run", "metadata": {"agentmsg": {"replyId": ""}}},
+        {"type": "TEXT_MESSAGE_START", "messageId": "b~2", "metadata": {"agentmsg": {"blockId": "b", "replyId": "x"}}},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "b~2", "delta": "a", "metadata": {"agentmsg": {"blockId": "c"}}},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "k~1",
+            "toolCallName": "f",
+            "metadata": {"agentmsg": {"toolCallId": "k", "toolCallName": "__pending__", "value": {"a": 1}}},
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "k~1", "delta": "{}", "metadata": {"agentmsg": {"toolCallId": "k~"}}},
+        {
+            "type": "TOOL_CALL_END",
+            "toolCallId": "k~1",
+            "metadata": {"agentmsg.absent": ["toolCallId", "replyId", "id"]},
+        },
+        {"type": "CUSTOM", "name": "n", "value": {"a": 1}, "metadata": {"agentmsg": {"value": {"a": 1}, "name": 1}}},
+        {"type": "RUN_FINISHED", "threadId": "run", "runId": "run", "metadata": {"agentmsg.absent": ["replyId"]}},
     ],
 ]
 

@@ -16,6 +16,7 @@ from agentmsg._wire.sse import SSEDecoder
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.ui import agui, get
 from tests._support.events import CASES, events_of, load, writable
+from tests._support.uistreams import AGUI_CONTRADICTED
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -633,3 +634,58 @@ def test_an_id_or_type_in_a_note_is_quoted_as_json_cut_by_characters() -> None:
         ("/2/toolCallId", f'TOOL_CALL_END of "{smile * 40}"..., not open: ignored'),
         ("/3/type", '"' + "X" * 60 + '"... is not an AG-UI 1.0 event type'),
     ]
+
+
+def test_a_carrier_adds_what_the_ag_ui_event_lacks_and_never_contradicts_it() -> None:
+    """``metadata.agentmsg`` set any key of the decoded event, ``type`` and ``delta`` included: a TEXT_MESSAGE_CONTENT
+    an AG-UI client shows as the text "hi" decoded to a TOOL_CALL_DELTA "rm -rf". A carrier now adds keys, and sets
+    only what the decoder mints or takes from its context (``id``, ``createdAt``, a block's ``replyId``); a key that
+    contradicts the event (its type, text, block, run, call or tool name) is not applied and said."""
+    events, dec = decode(AGUI_CONTRADICTED)
+    assert [(e["type"], e.get("blockId") or e.get("toolCallId"), e.get("delta")) for e in events] == [
+        ("AGENT_START", None, None),
+        ("TEXT_BLOCK_START", "m", None),
+        ("TEXT_BLOCK_DELTA", "m", "hi"),
+        ("TEXT_BLOCK_END", "m", None),
+        ("TOOL_CALL_START", "c", None),
+        ("TOOL_CALL_DELTA", "c", "{}"),
+        ("TOOL_CALL_END", "c", None),
+        ("AGENT_END", None, None),
+    ]
+    assert events[0]["replyId"] == "r"
+    assert (events[2]["id"], events[2]["extra"]) == ("e1", 1)  # (what the decoder mints, what it lacks: set)
+    assert "id" not in events[3]
+    assert events[4]["toolCallName"] == "f"
+    assert [(p.pointer, p.rule, p.message) for p in dec.notes] == [
+        ("/0/metadata", "ui-carrier-conflict", 'agentmsg "replyId" "other" contradicts AGENT_START "r": not applied'),
+        (
+            "/1/metadata",
+            "ui-carrier-conflict",
+            'agentmsg "blockId" "elsewhere" contradicts TEXT_BLOCK_START "m": not applied',
+        ),
+        (
+            "/2/metadata",
+            "ui-carrier-conflict",
+            'agentmsg "type" "TOOL_CALL_DELTA" contradicts TEXT_BLOCK_DELTA "TEXT_BLOCK_DELTA": not applied',
+        ),
+        (
+            "/2/metadata",
+            "ui-carrier-conflict",
+            'agentmsg "delta" "rm -rf" contradicts TEXT_BLOCK_DELTA "hi": not applied',
+        ),
+        ("/3", "ui-not-kept", "TEXT_MESSAGE_END metadata: no AgentEvent keeps it (left out)"),  # (no carrier: not ours)
+        ("/3/metadata", "ui-carrier-conflict", 'agentmsg.absent "blockId" contradicts TEXT_BLOCK_END "m": not applied'),
+        (
+            "/4/metadata",
+            "ui-carrier-conflict",
+            'agentmsg "toolCallName" "g" contradicts TOOL_CALL_START "f": not applied',
+        ),
+        (
+            "/5/metadata",
+            "ui-carrier-conflict",
+            'agentmsg "toolCallId" "d" contradicts TOOL_CALL_DELTA "c": not applied',
+        ),
+    ]
+    with pytest.raises(ValidationError) as raised:
+        decode(AGUI_CONTRADICTED, strict=True)
+    assert [(p.pointer, p.rule) for p in raised.value.problems] == [("/0/metadata", "ui-carrier-conflict")]

@@ -422,6 +422,13 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`/messages/1/parts/0: source-url: no content block holds it; kept whole in the message metadata ai_sdk_parts [ui-mapped]`",
         "none needed: the part is kept (docs/ai-sdk.md, docs/ag-ui.md: reading what a front end posts)",
     ),
+    "ui-carrier-conflict": (
+        "a note: a key of agentmsg's carrier in a UI event (metadata.agentmsg) that contradicts what the event"
+        " itself says (its type, text, block, run, call or tool name): not applied",
+        '`/2/metadata: agentmsg "type" "TOOL_CALL_DELTA" contradicts TEXT_BLOCK_DELTA "TEXT_BLOCK_DELTA": not applied'
+        " [ui-carrier-conflict]`",
+        "none needed: the event is read as a UI client shows it; find what rewrote the carrier (docs/ag-ui.md rule 1)",
+    ),
     "ui-legacy": (
         "a note: an event of an older version of the UI protocol, read as its current form",
         "`/1: THINKING_START is AG-UI 0.0.x's, read as REASONING_START [ui-legacy]`",

@@ -68,6 +68,41 @@ def _implicit() -> dict[str, Any]:
 _REPLY: Final = ("replyId",)
 
 
+#: AgentEvents whose ``replyId`` the AG-UI event itself says (``runId``, ``stepName``): a carrier may set it only
+#: where the encoder put a fallback in its place (the AgentEvent's was no non-empty string)
+_SAID_REPLY: Final = frozenset({"AGENT_START", "AGENT_END", "MODEL_CALL_START", "MODEL_CALL_END"})
+_RENAMED = re.compile(r"~[0-9]+")
+
+
+def _renamed(visible: Any, carried: Any) -> bool:
+    """Whether ``visible`` is the id the encoder made of ``carried`` for AG-UI: it, or it with ``~<n>`` (made unique
+    in the stream; ``block`` for an empty one)."""
+    if not isinstance(carried, str) or not isinstance(visible, str):
+        return False
+    base = carried or "block"
+    return visible == base or (visible.startswith(base) and _RENAMED.fullmatch(visible, len(base)) is not None)
+
+
+def _settable(kind: str, key: str, carried: Any, visible: Any) -> bool:
+    """Whether a carrier (``metadata.agentmsg``, or ``agentmsg.absent`` with ``carried`` None) may set ``key`` of a
+    decoded ``kind`` event the decoder set to ``visible``: what the decoder mints (``id``, ``createdAt``) or takes from
+    its context (a block's or call's ``replyId``, a result's ``state``), a fallback the encoder wrote for an id or
+    name the AgentEvent lacked, an id the encoder made unique; never what the AG-UI event itself says."""
+    if key in ("id", "createdAt"):
+        return True
+    if key == "replyId":
+        return kind not in _SAID_REPLY or not _str(carried)
+    if key == "state":
+        return kind == "TOOL_RESULT_END"
+    if key == "toolCallName":
+        return kind == "TOOL_CALL_START" and (not _str(carried) or carried in _PLACEHOLDERS)
+    if key == "toolCallId":
+        return _str(carried) and _renamed(visible, carried)
+    if key == "blockId":
+        return kind in ("TEXT_BLOCK_START", "THINKING_BLOCK_START") and _renamed(visible, carried)
+    return False
+
+
 #: an RFC 3339 time in UTC as agentmsg writes it (Java's too): the date, the time, a fraction, ``Z``
 _UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]+))?[Zz]")
 _DAY_MS: Final = 86_400_000
@@ -914,12 +949,28 @@ class AGUIDecoder:
         out: dict[str, Any] = {"type": kind, "id": f"ag-ui-{self._minted}", "createdAt": self._created}
         out.update(fields)
         if primary and self._carry is not None:
-            out.update(self._carry)
+            for key, value in self._carry.items():
+                if key not in out or _settable(kind, key, value, out[key]):
+                    out[key] = value
+                elif not (type(value) is str and value == out[key]):  # (the same text changes nothing; another
+                    self._conflict(
+                        kind, key, value, out[key], absent=False
+                    )  # value is said: TS equates JSON otherwise)
         if primary and isinstance(self._absent, list):
             for key in self._absent:
-                if isinstance(key, str):
-                    out.pop(key, None)
+                if isinstance(key, str) and key in out:
+                    if _settable(kind, key, None, out[key]):
+                        del out[key]
+                    else:
+                        self._conflict(kind, key, None, out[key], absent=True)
         return out
+
+    def _conflict(self, kind: str, key: str, value: Any, visible: Any, *, absent: bool) -> None:
+        """A carried key (``value``), or one listed absent, that would change what the AG-UI event itself says: not
+        applied, said (rule ``ui-carrier-conflict``): what an AG-UI client shows is what agentmsg keeps."""
+        said = f"{ABSENT} {quoted(key, 40)}" if absent else f"{CARRY} {quoted(key, 40)} {quoted(value, 60)}"
+        message = f"{said} contradicts {kind} {quoted(visible, 60)}: not applied"
+        self._problem("/metadata", "ui-carrier-conflict", message)
 
     def _reply(self) -> str:
         return self._step or self._run or "ag-ui"
@@ -1090,6 +1141,7 @@ class AGUIDecoder:
             self._others.add(mid)
             return [self._ev("CUSTOM", name=FOREIGN + "TEXT_MESSAGE_START", value=dict(e))]
         block = self._carry.get("blockId", mid) if self._carry is not None else mid
+        block = block if _renamed(mid, block) else mid  # (any other carried blockId: said by _ev, not applied)
         self._texts[mid] = block
         return [self._ev("TEXT_BLOCK_START", replyId=self._reply(), blockId=block)]
 
@@ -1137,6 +1189,7 @@ class AGUIDecoder:
             self._problem("/messageId", "order", f"REASONING_MESSAGE_START of {quoted(mid, 40)}, already open: ignored")
             return []
         block = self._carry.get("blockId", mid) if self._carry is not None else mid
+        block = block if _renamed(mid, block) else mid  # (any other carried blockId: said by _ev, not applied)
         self._reasoning[mid] = block
         return [self._ev("THINKING_BLOCK_START", replyId=self._reply(), blockId=block)]
 

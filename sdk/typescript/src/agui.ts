@@ -7,7 +7,7 @@
 
 import { cut, keepNote, quoted, room } from "./notes.js";
 import { pointerOf, readEventJson } from "./json.js";
-import { assignOwn } from "./state.js";
+import { setOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -157,6 +157,32 @@ const USAGE_IN: Record<string, string> = {
   cacheWriteInputTokens: "cacheCreationInputTokens",
   reasoningTokens: "reasoningTokens",
 };
+
+/** AgentEvents whose `replyId` the AG-UI event itself says (`runId`, `stepName`): a carrier may set it only where the
+ * encoder put a fallback in its place (the AgentEvent's was no non-empty string). Python's `_SAID_REPLY`. */
+const SAID_REPLY = new Set(["AGENT_START", "AGENT_END", "MODEL_CALL_START", "MODEL_CALL_END"]);
+const PLACEHOLDERS = new Set(["__fragment__", "__pending__"]); // AgentScope Java's tool-call names before the real one
+const filled = (v: unknown): boolean => typeof v === "string" && v !== "";
+
+/** Whether `visible` is the id the encoder made of `carried` for AG-UI: it, or it with `~<n>` (Python's `_renamed`). */
+function renamed(visible: unknown, carried: unknown): boolean {
+  if (typeof carried !== "string" || typeof visible !== "string") return false;
+  const base = carried || "block";
+  return visible === base || (visible.startsWith(base) && /^~[0-9]+$/.test(visible.slice(base.length)));
+}
+
+/** Whether a carrier may set `key` of a decoded `kind` event the decoder set to `visible` (Python's `_settable`):
+ * what the decoder mints or takes from its context, a fallback the encoder wrote, an id it made unique; never what
+ * the AG-UI event itself says. */
+function settable(kind: string, key: string, carried: unknown, visible: unknown): boolean {
+  if (key === "id" || key === "createdAt") return true;
+  if (key === "replyId") return !SAID_REPLY.has(kind) || !filled(carried);
+  if (key === "state") return kind === "TOOL_RESULT_END";
+  if (key === "toolCallName") return kind === "TOOL_CALL_START" && (!filled(carried) || PLACEHOLDERS.has(carried as string));
+  if (key === "toolCallId") return filled(carried) && renamed(visible, carried);
+  if (key === "blockId") return (kind === "TEXT_BLOCK_START" || kind === "THINKING_BLOCK_START") && renamed(visible, carried);
+  return false;
+}
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
@@ -399,11 +425,30 @@ export class AGUIDecoder {
     this.#minted++;
     if (this.#created === null) this.#created = this.#clock();
     const out: Obj = { type: kind, id: `ag-ui-${this.#minted}`, createdAt: this.#created, ...fields };
-    if (primary && this.#carry !== null) assignOwn(out, this.#carry);
+    if (primary && this.#carry !== null) {
+      for (const key of Object.keys(this.#carry)) {
+        const value = this.#carry[key] as Json;
+        if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
+        // (the same text changes nothing; another value is said: Python equates JSON otherwise)
+        else if (!(typeof value === "string" && value === out[key])) this.#conflict(kind, key, value, out[key], false);
+      }
+    }
     if (primary && Array.isArray(this.#absent)) {
-      for (const key of this.#absent) if (typeof key === "string") delete out[key];
+      for (const key of this.#absent) {
+        if (typeof key === "string" && has(out, key)) {
+          if (settable(kind, key, null, out[key])) delete out[key];
+          else this.#conflict(kind, key, null, out[key], true);
+        }
+      }
     }
     return out;
+  }
+
+  /** A carried key, or one listed absent, that would change what the AG-UI event itself says: not applied, said
+   * (rule `ui-carrier-conflict`; Python's `_conflict`). */
+  #conflict(kind: string, key: string, value: unknown, visible: unknown, absent: boolean): void {
+    const said = absent ? `${ABSENT} ${quoted(key, 40)}` : `${CARRY} ${quoted(key, 40)} ${quoted(value, 60)}`;
+    this.#problem("/metadata", "ui-carrier-conflict", `${said} contradicts ${kind} ${quoted(visible, 60)}: not applied`);
   }
 
   #reply(): string {
@@ -584,7 +629,8 @@ export class AGUIDecoder {
       this.#others.add(mid!);
       return [this.#ev("CUSTOM", true, { name: FOREIGN + "TEXT_MESSAGE_START", value: { ...e } })];
     }
-    const block = this.#carry !== null && has(this.#carry, "blockId") ? this.#carry.blockId : mid;
+    const carried = this.#carry !== null && has(this.#carry, "blockId") ? this.#carry.blockId : mid;
+    const block = renamed(mid, carried) ? carried : mid; // (any other carried blockId: said by #ev, not applied)
     this.#texts.set(mid!, block);
     return [this.#ev("TEXT_BLOCK_START", true, { replyId: this.#reply(), blockId: block })];
   }
@@ -638,7 +684,8 @@ export class AGUIDecoder {
       this.#problem("/messageId", "order", `REASONING_MESSAGE_START of ${quoted(mid, 40)}, already open: ignored`);
       return [];
     }
-    const block = this.#carry !== null && has(this.#carry, "blockId") ? this.#carry.blockId : mid;
+    const carried = this.#carry !== null && has(this.#carry, "blockId") ? this.#carry.blockId : mid;
+    const block = renamed(mid, carried) ? carried : mid; // (any other carried blockId: said by #ev, not applied)
     this.#reasoning.set(mid!, block);
     return [this.#ev("THINKING_BLOCK_START", true, { replyId: this.#reply(), blockId: block })];
   }

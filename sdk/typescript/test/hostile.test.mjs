@@ -195,3 +195,26 @@ test("tool results 10,000 deep, each with a legacy key, are refused in output li
   const chars = JSON.stringify(problems).length;
   assert.ok(chars < depth, `${problems.length} problems of ${chars} characters for an event ${depth} deep`);
 });
+
+test("a carrier adds what an AG-UI event lacks and never contradicts it: as Python's", () => {
+  const d = new AGUIDecoder({ clock });
+  const out = [
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
+    {
+      type: "TEXT_MESSAGE_CONTENT",
+      messageId: "m",
+      delta: "hi",
+      metadata: { agentmsg: { type: "TOOL_CALL_DELTA", delta: "rm -rf", id: "e1", extra: 1 } },
+    },
+  ].flatMap((e) => d.feed(e));
+  const last = out[out.length - 1];
+  assert.deepEqual([last.type, last.delta, last.id, last.extra], ["TEXT_BLOCK_DELTA", "hi", "e1", 1]);
+  assert.deepEqual(
+    d.notes.map((n) => [n.pointer, n.rule, n.message]),
+    [
+      ["/2/metadata", "ui-carrier-conflict", 'agentmsg "type" "TOOL_CALL_DELTA" contradicts TEXT_BLOCK_DELTA "TEXT_BLOCK_DELTA": not applied'],
+      ["/2/metadata", "ui-carrier-conflict", 'agentmsg "delta" "rm -rf" contradicts TEXT_BLOCK_DELTA "hi": not applied'],
+    ],
+  );
+});
