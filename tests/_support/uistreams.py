@@ -140,3 +140,28 @@ AGUI_CONTRADICTED: list[Any] = [
     {"type": "TOOL_CALL_END", "toolCallId": "c"},
     {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
 ]
+
+
+def _rest(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "data-agentmsg", "data": {"rest": kind, "fields": fields}, "transient": True}
+
+
+#: a UI message stream whose carriers (``data-agentmsg`` rest) contradict what the chunks after them say, and some
+#: that only add or set what the decoder mints, takes from its context or the chunk holds only in part
+AISDK_CONTRADICTED: list[Any] = [
+    _rest("AGENT_START", {"replyId": "other", "sessionId": "s"}),
+    {"type": "start", "messageId": "r"},
+    _rest("MODEL_CALL_START", {"replyId": "step", "type": "AGENT_END"}),
+    {"type": "start-step"},
+    _rest("TEXT_BLOCK_DELTA", {"type": "TOOL_CALL_DELTA", "delta": "rm -rf", "blockId": "t2", "id": "e1", "x": 1}),
+    {"type": "text-start", "id": "t"},
+    {"type": "text-delta", "id": "t", "delta": "hi"},
+    _rest("TOOL_CALL_END", {"toolCallName": "g", "input": {"path": "/"}}),
+    {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {"a": 1}},
+    _rest("CUSTOM", {"value": {"message": "other"}}),
+    {"type": "error", "errorText": "boom"},
+    _rest("CUSTOM", {"value": {"message": "boom", "code": 5}}),
+    {"type": "error", "errorText": "boom"},
+    _rest("CUSTOM", {"value": {"message": "boom"}, "name": "agentmsg.error"}),
+    {"type": "error", "errorText": "boom"},
+]

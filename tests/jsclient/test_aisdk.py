@@ -21,7 +21,7 @@ from tests._support.budget import examples
 from tests._support.events import CASES, base_streams, events_of, load
 from tests._support.jsclient import NODE, NodeDecoder, decoded, decoded_in_node, same_json
 from tests._support.mutators import reordered
-from tests._support.uistreams import ai_sdk_streams
+from tests._support.uistreams import AISDK_CONTRADICTED, ai_sdk_streams
 from tests.ui.test_ai_sdk import FOREIGN
 
 pytestmark = [
@@ -143,7 +143,7 @@ def streams() -> list[list[Any]]:
     out += [reordered(s, rng) for s in list(out) for _ in range(2)]
     # more notes than a decoder keeps (10,000): both keep as many and count the rest in one last note, at the cap
     flood = [{"type": f"bogus-{k}"} for k in range(10_050)] + FOREIGN
-    return [*out, FOREIGN, BAD, TOOL_KEYS, QUOTED, flood]
+    return [*out, FOREIGN, BAD, TOOL_KEYS, QUOTED, AISDK_CONTRADICTED, flood]
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:

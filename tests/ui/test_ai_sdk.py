@@ -17,6 +17,7 @@ from agentmsg.cli._rules import RULES
 from agentmsg.ui import ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, UIProtocol
 from tests._support.events import CASES, base_streams, events_of, load, read_jsonl
+from tests._support.uistreams import AISDK_CONTRADICTED
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -909,3 +910,52 @@ def test_a_reason_signature_or_input_encoding_the_ai_sdk_refuses_is_refused(
     dec = ai_sdk.AiSdkDecoder()
     assert dec.feed(chunk) == []
     assert [(n.pointer, n.rule) for n in dec.notes] == [(pointer, rule)]
+
+
+def test_a_carrier_adds_what_the_chunk_lacks_and_never_contradicts_it() -> None:
+    """A ``data-agentmsg`` carrier's ``rest`` set any key of the next event of its type, ``type`` and ``delta``
+    included: a ``text-delta`` the AI SDK's reader shows as "hi" decoded to a TOOL_CALL_DELTA "rm -rf". It now adds
+    keys, and sets only what the decoder mints or takes from its context (``id``, ``createdAt``, ``replyId``) and
+    what the chunk holds only in part (an error's value with the same message); what contradicts the chunk is not
+    applied and said."""
+    dec = ai_sdk.AiSdkDecoder(clock=lambda: AT)
+    events = [e for c in AISDK_CONTRADICTED for e in dec.feed(c)]
+    assert [(e["type"], e.get("replyId"), e.get("delta"), e.get("input"), e.get("value")) for e in events] == [
+        ("AGENT_START", "r", None, None, None),
+        ("MODEL_CALL_START", "step", None, None, None),
+        ("TEXT_BLOCK_START", "step", None, None, None),
+        ("TEXT_BLOCK_DELTA", "step", "hi", None, None),
+        ("TOOL_CALL_START", "step", None, None, None),
+        ("TOOL_CALL_END", "step", None, {"a": 1}, None),
+        ("CUSTOM", None, None, None, {"message": "boom"}),
+        ("CUSTOM", None, None, None, {"message": "boom", "code": 5}),
+        ("CUSTOM", None, None, None, {"message": "boom"}),
+    ]
+    assert (events[0]["sessionId"], events[3]["id"], events[3]["x"], events[3]["blockId"]) == ("s", "e1", 1, "t")
+    conflict = "ui-carrier-conflict"
+    assert [(p.pointer, p.rule, p.message) for p in dec.notes] == [
+        ("/1", conflict, 'data-agentmsg "replyId" "other" contradicts AGENT_START "r": not applied'),
+        (
+            "/3",
+            conflict,
+            'data-agentmsg "type" "AGENT_END" contradicts MODEL_CALL_START "MODEL_CALL_START": not applied',
+        ),
+        (
+            "/6",
+            conflict,
+            'data-agentmsg "type" "TOOL_CALL_DELTA" contradicts TEXT_BLOCK_DELTA "TEXT_BLOCK_DELTA": not applied',
+        ),
+        ("/6", conflict, 'data-agentmsg "delta" "rm -rf" contradicts TEXT_BLOCK_DELTA "hi": not applied'),
+        ("/6", conflict, 'data-agentmsg "blockId" "t2" contradicts TEXT_BLOCK_DELTA "t": not applied'),
+        ("/8", conflict, 'data-agentmsg "input" {"path":"/"} contradicts TOOL_CALL_END {"a":1}: not applied'),
+        (
+            "/10",
+            conflict,
+            'data-agentmsg "value" {"message":"other"} contradicts CUSTOM {"message":"boom"}: not applied',
+        ),
+    ]
+    strict = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    with pytest.raises(ValidationError) as raised:
+        for c in AISDK_CONTRADICTED:
+            strict.feed(c)
+    assert [(p.pointer, p.rule) for p in raised.value.problems] == [("/1", conflict)]

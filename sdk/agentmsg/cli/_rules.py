@@ -423,11 +423,12 @@ RULES: dict[str, tuple[str, str, str]] = {
         "none needed: the part is kept (docs/ai-sdk.md, docs/ag-ui.md: reading what a front end posts)",
     ),
     "ui-carrier-conflict": (
-        "a note: a key of agentmsg's carrier in a UI event (metadata.agentmsg) that contradicts what the event"
-        " itself says (its type, text, block, run, call or tool name): not applied",
+        "a note: a key of agentmsg's carrier (AG-UI metadata.agentmsg, the AI SDK's data-agentmsg) that contradicts"
+        " what the UI event itself says (its type, text, block, run, call or tool name): not applied",
         '`/2/metadata: agentmsg "type" "TOOL_CALL_DELTA" contradicts TEXT_BLOCK_DELTA "TEXT_BLOCK_DELTA": not applied'
         " [ui-carrier-conflict]`",
-        "none needed: the event is read as a UI client shows it; find what rewrote the carrier (docs/ag-ui.md rule 1)",
+        "none needed: the event is read as a UI client shows it; find what rewrote the carrier (docs/ag-ui.md rule 1,"
+        " docs/ai-sdk.md)",
     ),
     "ui-legacy": (
         "a note: an event of an older version of the UI protocol, read as its current form",

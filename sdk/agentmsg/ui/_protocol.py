@@ -288,6 +288,20 @@ def quoted(value: Any, limit: int = QUOTED_CHARS) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same, as the TypeScript decoders' ``sameJson`` (sdk/typescript/src/state.ts)
+    compares them: a number by its value (``1`` is ``1.0``), never a boolean; an object's keys in any order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+    return type(a) is type(b) and a == b
+
+
 def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None = None) -> bytes:
     """``data: <JSON>`` as one SSE event, with ``id: <position>`` when given and ``event: <kind>`` when given."""
     return encode_event(json_text(event), id=None if position is None else str(position), event=kind).encode()

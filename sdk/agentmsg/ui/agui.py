@@ -40,7 +40,7 @@ from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now, parse_timestamp
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
-from agentmsg.ui._protocol import SAFE_INTEGER, Decoder, Encoder, Notes, quoted, sse_frame, value_text
+from agentmsg.ui._protocol import SAFE_INTEGER, Decoder, Encoder, Notes, quoted, same_json, sse_frame, value_text
 from agentmsg.ui._requests import AG_PART_KEYS, AG_SOURCE_KEYS, RunInput, read_run_input
 
 __all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder", "RunInput", "read_input"]
@@ -952,10 +952,8 @@ class AGUIDecoder:
             for key, value in self._carry.items():
                 if key not in out or _settable(kind, key, value, out[key]):
                     out[key] = value
-                elif not (type(value) is str and value == out[key]):  # (the same text changes nothing; another
-                    self._conflict(
-                        kind, key, value, out[key], absent=False
-                    )  # value is said: TS equates JSON otherwise)
+                elif not same_json(value, out[key]):
+                    self._conflict(kind, key, value, out[key], absent=False)
         if primary and isinstance(self._absent, list):
             for key in self._absent:
                 if isinstance(key, str) and key in out:

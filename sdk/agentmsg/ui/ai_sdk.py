@@ -43,7 +43,7 @@ from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.events._handlers import ONLY_EMPTY
-from agentmsg.ui._protocol import SAFE_INTEGER, Notes, quoted, sse_frame, value_text
+from agentmsg.ui._protocol import SAFE_INTEGER, Notes, quoted, same_json, sse_frame, value_text
 from agentmsg.ui._requests import ChatRequest, read_chat_request
 
 NAME: Final = "ai-sdk"
@@ -71,6 +71,26 @@ TRANSIENT_CUSTOM: Final = frozenset({"agentmsg.problem", "agentmsg.not-kept"})
 #: Java's placeholder tool names (docs/events.md rule 3): a call so named gets its real name later
 PLACEHOLDER_NAMES: Final = frozenset({"__fragment__", "__pending__"})
 _ENVELOPE = frozenset({"type", "id", "createdAt"})
+#: a carried key that contradicts what the chunk itself says (not applied)
+CONFLICT_RULE: Final = "ui-carrier-conflict"
+
+
+def _settable(kind: str, key: str, carried: Any, visible: Any) -> bool:
+    """Whether a carrier's ``rest`` may set ``key`` of a decoded ``kind`` event the decoder set (to ``visible``)
+    already: what the decoder mints (``id``, ``createdAt``) or takes from its context (``replyId``, but AGENT_START's:
+    the ``start`` chunk's ``messageId``); what the chunk holds only in part (an error event's ``value``, of which the
+    ``error`` chunk shows the message: the same message, or a value without one, shown as JSON; a tool call's
+    ``input`` that is no object, which ``tool-input-available`` cannot hold); never what the chunk itself says (the
+    type, a text, a block or call id, a name)."""
+    if key in ("id", "createdAt"):
+        return True
+    if key == "replyId":
+        return kind != "AGENT_START"
+    if key == "value" and kind == "CUSTOM" and isinstance(visible, dict) and visible.keys() == {"message"}:
+        message = carried.get("message") if isinstance(carried, dict) else None
+        return not isinstance(message, str) or message == visible["message"]
+    return key == "input" and kind == "TOOL_CALL_END" and not isinstance(carried, dict)
+
 
 #: generate reason (metadata ``agentscope_generate_reason``) -> ``finishReason``
 FINISH_REASONS: Final = {
@@ -1032,10 +1052,25 @@ class AiSdkDecoder:
         out.update((k, v) for k, v in more.items() if v is not None)
         rest = self._rest.pop(kind, None)
         if rest:
-            out.update(rest)
+            for key, value in rest.items():
+                if key not in out or _settable(kind, key, value, out[key]):
+                    out[key] = value
+                elif not same_json(value, out[key]):
+                    self._conflict(kind, key, value, out[key])
             if "replyId" in rest and kind != "AGENT_START":
                 self._reply = rest["replyId"]  # a carried replyId sticks, as in the encoder
         return out
+
+    def _conflict(self, kind: str, key: str, value: Any, visible: Any) -> None:
+        """A carried key that would change what the chunk itself says: not applied, said (rule
+        ``ui-carrier-conflict``): what the AI SDK's reader shows is what agentmsg keeps."""
+        message = (
+            f"{CARRIER} {quoted(key, 40)} {quoted(value, 60)} contradicts {kind} {quoted(visible, 60)}: not applied"
+        )
+        problem = Problem(f"/{self._count}", CONFLICT_RULE, message)
+        if self.strict:
+            raise ValidationError([problem])
+        self.notes.append(problem)
 
     def _check(self, chunk: Any, index: int) -> str:
         if not isinstance(chunk, Mapping):

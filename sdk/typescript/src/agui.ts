@@ -7,7 +7,7 @@
 
 import { cut, keepNote, quoted, room } from "./notes.js";
 import { pointerOf, readEventJson } from "./json.js";
-import { setOwn } from "./state.js";
+import { sameJson, setOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -429,8 +429,7 @@ export class AGUIDecoder {
       for (const key of Object.keys(this.#carry)) {
         const value = this.#carry[key] as Json;
         if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
-        // (the same text changes nothing; another value is said: Python equates JSON otherwise)
-        else if (!(typeof value === "string" && value === out[key])) this.#conflict(kind, key, value, out[key], false);
+        else if (!sameJson(value, out[key])) this.#conflict(kind, key, value, out[key], false);
       }
     }
     if (primary && Array.isArray(this.#absent)) {

@@ -6,7 +6,7 @@
 // docs/ai-sdk.md has the mapping.
 
 import { keepNote, quoted, room } from "./notes.js";
-import { assignOwn } from "./state.js";
+import { assignOwn, sameJson, setOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -16,6 +16,19 @@ export interface AiSdkProblem {
   pointer: string;
   rule: string;
   message: string;
+}
+
+/** Whether a carrier's `rest` may set `key` of a decoded `kind` event the decoder set already (Python's `_settable`):
+ * what the decoder mints or takes from its context (`replyId`, but AGENT_START's), what the chunk holds only in part
+ * (an error's `value`, a tool call's `input` that is no object); never what the chunk itself says. */
+function settable(kind: string, key: string, carried: unknown, visible: unknown): boolean {
+  if (key === "id" || key === "createdAt") return true;
+  if (key === "replyId") return kind !== "AGENT_START";
+  if (key === "value" && kind === "CUSTOM" && isObj(visible) && Object.keys(visible).length === 1 && Object.hasOwn(visible, "message")) {
+    const message = isObj(carried) && Object.hasOwn(carried, "message") ? carried.message : undefined;
+    return typeof message !== "string" || message === visible.message;
+  }
+  return key === "input" && kind === "TOOL_CALL_END" && !isObj(carried);
 }
 
 /** Thrown by a strict decoder at the first chunk the AI SDK's schema (uiMessageChunkSchema) refuses. */
@@ -316,10 +329,22 @@ export class AiSdkDecoder {
     const rest = this.#rest.get(kind);
     this.#rest.delete(kind);
     if (rest !== undefined && Object.keys(rest).length) {
-      assignOwn(out, rest);
+      for (const key of Object.keys(rest)) {
+        const value = rest[key] as Json;
+        if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
+        else if (!sameJson(value, out[key])) this.#conflict(kind, key, value, out[key]);
+      }
       if (has(rest, "replyId") && kind !== "AGENT_START") this.#reply = rest.replyId;
     }
     return out;
+  }
+
+  /** A carried key that would change what the chunk itself says: not applied, said (Python's `_conflict`). */
+  #conflict(kind: string, key: string, value: unknown, visible: unknown): void {
+    const message = `${AI_SDK_CARRIER} ${quoted(key, 40)} ${quoted(value, 60)} contradicts ${kind} ${quoted(visible, 60)}: not applied`;
+    const problem = { pointer: `/${this.#count}`, rule: "ui-carrier-conflict", message };
+    if (this.strict) throw new AiSdkError([problem]);
+    keepNote(this.notes, problem);
   }
 
   #fail(pointer: string, rule: string, message: string): never {

@@ -263,3 +263,17 @@ export class State {
     return (this.reply ??= new Reply(false, this.count - 1, this.eventId));
   }
 }
+
+/** Whether two JSON values are the same (Python's `agentmsg.ui._protocol.same_json`): a number by its value, never a
+ * boolean; an object's keys in any order. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+  if (isObj(a) && isObj(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+  }
+  return a === b;
+}

@@ -218,3 +218,26 @@ test("a carrier adds what an AG-UI event lacks and never contradicts it: as Pyth
     ],
   );
 });
+
+test("an AI SDK carrier adds what a chunk lacks and never contradicts it: as Python's", () => {
+  const d = new AiSdkDecoder({ clock });
+  const rest = (kind, fields) => ({ type: "data-agentmsg", data: { rest: kind, fields }, transient: true });
+  const out = [
+    { type: "start", messageId: "r" },
+    rest("TEXT_BLOCK_DELTA", { type: "TOOL_CALL_DELTA", delta: "rm -rf", id: "e1" }),
+    { type: "text-start", id: "t" },
+    { type: "text-delta", id: "t", delta: "hi" },
+    rest("CUSTOM", { value: { code: 5, message: "boom" } }),
+    { type: "error", errorText: "boom" },
+  ].flatMap((c) => d.feed(c));
+  const delta = out.find((e) => e.type === "TEXT_BLOCK_DELTA");
+  assert.deepEqual([delta.delta, delta.id], ["hi", "e1"]);
+  assert.deepEqual(out[out.length - 1].value, { code: 5, message: "boom" });
+  assert.deepEqual(
+    d.notes.map((n) => [n.pointer, n.rule, n.message]),
+    [
+      ["/3", "ui-carrier-conflict", 'data-agentmsg "type" "TOOL_CALL_DELTA" contradicts TEXT_BLOCK_DELTA "TEXT_BLOCK_DELTA": not applied'],
+      ["/3", "ui-carrier-conflict", 'data-agentmsg "delta" "rm -rf" contradicts TEXT_BLOCK_DELTA "hi": not applied'],
+    ],
+  );
+});
