@@ -305,37 +305,26 @@ def test_markers_already_there_count_as_the_breakpoints_the_request_sends(
     assert "message 1's marker names block(s) 0 more than once: one breakpoint each" in got.notes
 
 
-def test_named_blocks_that_land_on_one_part_count_as_one_breakpoint() -> None:
-    """Anthropic walks a marker on a block that takes none (reasoning, a hint, an empty text) back to the nearest block
-    before it that does: ``{"blocks": [0, 1]}`` on text, thinking, text sends one breakpoint, on the first text. The
-    markers already there were counted one per named block: two such messages counted four of four, and the helper
-    placed nothing where the request sent two. They now count as the parts they land on, and the system prompt is
-    marked."""
-    thinking = ThinkingBlock(thinking="t", metadata={"signature": "c2ln", "provider": "anthropic"})
+_THINKING = ThinkingBlock(thinking="t", metadata={"signature": "c2ln", "provider": "anthropic"})
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        pytest.param([_THINKING, TextBlock(text="more")], id="thinking"),
+        pytest.param([TextBlock(text="   ")], id="whitespace-text"),
+    ],
+)
+def test_named_blocks_that_land_on_one_part_count_as_one_breakpoint(after: list[ContentBlock]) -> None:
+    """Anthropic walks a marker on a block that takes none (reasoning, a hint, a text empty or of whitespace alone,
+    which the formatter leaves out) back to the nearest block before it that does: ``{"blocks": [0, 1]}`` on text,
+    thinking, text (or on "a", "   ") sends one breakpoint, on the first text. The markers already there were counted
+    one per named block (a whitespace text, after the first fix, as a part of its own): two such messages counted four
+    of four, and the helper placed nothing where the request sent two. They now count as the parts they land on, and
+    the system prompt is marked."""
 
     def answer(text: str) -> Msg:
-        content: list[ContentBlock] = [TextBlock(text=text), thinking, TextBlock(text="more")]
-        return Msg(role="ASSISTANT", content=content, metadata={"_cache_control": {"blocks": [0, 1]}})
-
-    msgs = [SystemMessage("You are helpful."), UserMessage("q1"), answer("a"), UserMessage("q2"), answer("b")]
-    msgs.append(UserMessage("q3"))
-    assert json.dumps(formatted("anthropic", msgs).body).count('"cache_control"') == 2
-    got = place_cache_markers(msgs, provider="anthropic")
-    assert "2 breakpoint(s) already in the conversation or tools, kept" in got.notes
-    assert [p.where for p in got.placed] == ["system"]
-    r = formatted("anthropic", got.messages)
-    assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
-    assert json.dumps(r.body).count('"cache_control"') == 3
-
-
-def test_a_marked_whitespace_text_lands_as_anthropic_marks() -> None:
-    """A text of whitespace alone is no part Anthropic takes (the formatter leaves it out, ``empty-text-dropped``), so
-    a marker naming it lands on the block before it, as on an empty text: ``{"blocks": [0, 1]}`` on "a", "   " sends
-    one breakpoint. The markers already there counted it as a part of its own: two such messages counted four of four,
-    and the helper placed nothing where the request sent two."""
-
-    def answer(text: str) -> Msg:
-        content: list[ContentBlock] = [TextBlock(text=text), TextBlock(text="   ")]
+        content: list[ContentBlock] = [TextBlock(text=text), *after]
         return Msg(role="ASSISTANT", content=content, metadata={"_cache_control": {"blocks": [0, 1]}})
 
     msgs = [SystemMessage("You are helpful."), UserMessage("q1"), answer("a"), UserMessage("q2"), answer("b")]
