@@ -139,7 +139,7 @@ def _old_tools_walk(value: Any, max_depth: int) -> tuple[str, str, str] | None:
             continue
         if node is None:
             continue
-        inner = node if type(node) is dict or type(node) is list else jsontext._container(node)
+        inner = node if type(node) is dict or type(node) is list else jsontext.container(node)
         if inner is None:
             if jsontext._not_written(node):
                 # (inside an enum member's value or a dataclass, what is not written, at its own pointer)

@@ -40,6 +40,7 @@ __all__ = [
     "JsonInput",
     "TooDeep",
     "check_json_value",
+    "container",
     "deep_json_text",
     "deeper_than",
     "depth_error",
@@ -166,7 +167,7 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
                     return True
             elif t is int or t is bool or child is None:
                 pass
-            elif (inner := _container(child)) is not None:
+            elif (inner := container(child)) is not None:
                 if inner:
                     push((inner, depth + 1))
                 elif depth + 1 >= max_depth:
@@ -211,7 +212,7 @@ def _written_parts(value: Any) -> Any:
     return None
 
 
-def _container(value: Any) -> dict[Any, Any] | list[Any] | tuple[Any, ...] | None:
+def container(value: Any) -> dict[Any, Any] | list[Any] | tuple[Any, ...] | None:
     """A mapping as a dict, a sequence that is no string as a list (a tuple as it is), as the request writer
     writes them; None for anything else."""
     if isinstance(value, Mapping):
@@ -290,7 +291,7 @@ def unwritten_at(
         if deep and refuse_deep:
             return pointer_of(path), "json-value", f"nested deeper than {max_depth} levels (limits.max_depth){_NO_BODY}"
         t = type(node)
-        inner = node if t is dict or t is list else _container(node)
+        inner = node if t is dict or t is list else container(node)
         if inner is None:
             if stdlib:
                 if not isinstance(node, float):

@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import enum
 import json
+import types
 from typing import Any
 
 import orjson
@@ -337,6 +338,18 @@ def test_a_parameter_keyed_by_ints_is_sent_with_the_ints_as_keys(provider: str) 
     a string. An int key is still sent so; a key JSON has no form for (None, a bool) is refused."""
     sent = get(provider).format_request([UserMessage("hi")], model="m-1", x_bias={50256: -100, 7: {1: 2}})
     assert b'"x_bias":{"50256":-100,"7":{"1":2}}' in sent.body_bytes()
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_mapping_that_is_no_dict_keeps_its_members_where_the_writer_falls_back(provider: str) -> None:
+    """A mapping that is no dict (a ``MappingProxyType``) holding an int key or an integer past 64 bits, which send
+    the body down the writer's fallback, is an object of its members there as everywhere: the fallback's copy took it
+    for a sequence and sent the list of its keys (``"logit_bias":[50256]``, ``"metadata":["a"]``)."""
+    p = get(provider)
+    biased = p.format_request([UserMessage("hi")], model="m-1", x_bias=types.MappingProxyType({50256: -100, 7: 3}))
+    assert b'"x_bias":{"50256":-100,"7":3}' in biased.body_bytes()
+    big = p.format_request([UserMessage("hi")], model="m-1", x_meta=types.MappingProxyType({"a": 2**70}))
+    assert f'"x_meta":{{"a":{2**70}}}'.encode() in big.body_bytes()
 
 
 @pytest.mark.parametrize("provider", NAMES)

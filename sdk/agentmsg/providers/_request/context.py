@@ -23,6 +23,7 @@ from agentmsg._codec.converter import dumps_json, surely_writes
 from agentmsg._codec.jsontext import (
     INT_MAX,
     INT_MIN,
+    container,
     has_lone_surrogate,
     plainly_written,
     surrogate_words,
@@ -839,7 +840,7 @@ def _with_digits(value: Any, max_depth: int, *, checked: bool) -> Any:
             continue
         if depth and _as_written(node, max_depth - depth, checked):
             continue
-        inner: Any = node if t is dict or t is list else _container_of(node)
+        inner: Any = node if t is dict or t is list else container(node)
         if inner is None:  # (a leaf orjson refuses, or writes as null: only the walk has a verdict)
             if checked:
                 continue
@@ -884,17 +885,6 @@ def _as_written(node: Any, room: int, checked: bool) -> bool:
     except TypeError:
         return False
     return True
-
-
-def _container_of(value: Any) -> Mapping[Any, Any] | list[Any] | tuple[Any, ...] | None:
-    """A mapping, or a sequence that is no string (a list of it), as the body writer writes them; None else."""
-    if isinstance(value, Mapping):
-        return value
-    if isinstance(value, tuple):
-        return value
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
-        return list(value)
-    return None
 
 
 def _plain(value: Any) -> Any:
