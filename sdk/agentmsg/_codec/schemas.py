@@ -631,13 +631,15 @@ def _problems(instance: Any, uri: str, closed: bool) -> list[Problem]:
     return list(unique.values())
 
 
-def find_unknown_keys(instance: Any, kind: str = "msg") -> list[Problem]:
+def find_unknown_keys(instance: Any, kind: str = "msg", *, checked: bool = False) -> list[Problem]:
     """The keys of a parsed JSON value that its schema does not declare (written by a newer producer): one
     :class:`Problem` with rule ``unknown-key`` per key, its pointer the key's own. ``[]`` when there are
     none. Readers keep such keys and write them back; ``strict=True`` rejects them. Other problems of the
-    value are not reported here (see :func:`validate`)."""
+    value are not reported here (see :func:`validate`). ``checked``: the caller has made sure ``instance`` is
+    JSON that can be written back (:func:`check_json_value`: ``loads`` read it)."""
     uri = schema_uri(kind)
-    check_json_value(instance, kind)
+    if not checked:
+        check_json_value(instance, kind)
     try:
         if _validator(uri, True).is_valid(instance):
             return []
@@ -700,6 +702,18 @@ def validate(instance: Any, kind: str = "msg", *, strict: bool = False) -> None:
     uri = schema_uri(kind)
     # JSON-ness, integer range and depth first: the validator must never see input it cannot handle.
     check_json_value(instance, kind)
+    _validate(instance, uri, kind, strict)
+
+
+def validate_checked(instance: Any, kind: str = "msg", *, strict: bool = False) -> None:
+    """:func:`validate` for a value the caller has made sure is JSON that can be written back
+    (:func:`check_json_value`: ``loads`` read it, as ``agentmsg.read_records`` does): the same verdict and
+    problems, without checking the value a second time."""
+    _validate(instance, schema_uri(kind), kind, strict)
+
+
+def _validate(instance: Any, uri: str, kind: str, strict: bool) -> None:
+    """:func:`validate` of a value that is JSON that can be written back, against the schema at ``uri``."""
     try:
         if _validator(uri, strict).is_valid(instance):
             return

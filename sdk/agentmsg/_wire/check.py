@@ -21,8 +21,7 @@ import attrs
 import orjson
 
 from agentmsg._codec.legacy import read_legacy_keys
-from agentmsg._codec.schemas import KINDS, schema_documents, validate
-from agentmsg._codec.unknown import find_unknown_keys
+from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, validate, validate_checked
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records, read_sse
 from agentmsg._wire.sse import SSEEvent, sniff_format
@@ -243,8 +242,9 @@ def _findings(stream: Peeked, kind: str, provider: str | None, strict: bool) -> 
     """Each instance's problems then notes, as it is read; then the rules across the file's instances."""
     across = Across(kind, provider)
     checked = schema_kind(kind)
-    for prefix, instance, error, line in _records(stream, checked):
-        problems, notes = ([error], []) if error is not None else _check(instance, checked, strict)
+    records, parsed = _records(stream, checked)
+    for prefix, instance, error, line in records:
+        problems, notes = ([error], []) if error is not None else _check(instance, checked, strict, parsed)
         across.add(instance if error is None else None, problems, line, prefix)
         at = int(prefix[1:]) if prefix else None
         for p in problems:
@@ -265,30 +265,33 @@ def _findings(stream: Peeked, kind: str, provider: str | None, strict: bool) -> 
             )
 
 
-def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[Problem]]:
+def _check(instance: Any, kind: str, strict: bool, parsed: bool = False) -> tuple[list[Problem], list[Problem]]:
     """(problems, notes) of one instance. The verdict is the schema's on the instance as it is; a legacy key
     (AgentScope's seed documents) is also said as the readers read it (a note, rule ``legacy-key``, even where the
-    schema rejects the legacy form: the note says what a reader makes of it); ``strict`` refuses it (an error)."""
+    schema rejects the legacy form: the note says what a reader makes of it); ``strict`` refuses it (an error).
+    ``parsed``: the instance was read by ``loads`` (``read_records``), which held it to ``check_json_value``
+    already: it is not checked again (an SSE event's data is)."""
     legacy = read_legacy_keys(instance, kind)[1]
     try:
-        validate(instance, kind, strict=strict)
+        (validate_checked if parsed else validate)(instance, kind, strict=strict)
     except ValidationError as exc:
         if strict:
             refused = [Problem(p.pointer, p.rule, f"strict reading refuses it: {p.message}") for p in legacy]
             return list(exc.problems) + refused, []
-        return list(exc.problems), legacy + _unknown_keys(instance, kind, legacy)
+        return list(exc.problems), legacy + _unknown_keys(instance, kind, legacy, parsed)
     if strict:
         return [], []  # (a legacy key is a key the closed schema does not declare: never strict-valid)
-    return [], sorted(legacy + _unknown_keys(instance, kind, legacy), key=lambda p: p.pointer)
+    return [], sorted(legacy + _unknown_keys(instance, kind, legacy, parsed), key=lambda p: p.pointer)
 
 
-def _unknown_keys(instance: Any, kind: str, legacy: list[Problem]) -> list[Problem]:
+def _unknown_keys(instance: Any, kind: str, legacy: list[Problem], parsed: bool) -> list[Problem]:
     """The keys an instance's schema does not declare, but its legacy keys (said already), by pointer: a valid
     instance's, and an invalid one's too, as ``--strict`` says them (a misspelt key is often why a required one
-    is missing). Empty for a value that is no JSON the validator reads (its problem is said)."""
+    is missing). Empty for a value that is no JSON the validator reads (its problem is said). (The schema's
+    search, not ``agentmsg.find_unknown_keys``, which reads the legacy keys again to say those: left out here.)"""
     said = {p.pointer for p in legacy}
     try:
-        unknown = find_unknown_keys(instance, kind)
+        unknown = find_unknown_keys(instance, kind, checked=parsed)
     except ValidationError:  # (not JSON that can be written back: an integer out of range, a lone surrogate, ...)
         return []
     return [p for p in unknown if p.pointer not in said]
@@ -298,13 +301,18 @@ def _unknown_keys(instance: Any, kind: str, legacy: list[Problem]) -> list[Probl
 _Record = tuple[str, Any, Problem | None, int | None]
 
 
-def _records(stream: Peeked, kind: str) -> Iterator[_Record]:
-    """The records of a file (``agentmsg.read_records``); with kind ``event``, an SSE stream too (what
-    ``agentmsg reduce`` and ``agentmsg serve`` read): each SSE event's data is an instance, prefix ``/N`` for the
-    N-th event."""
+def _records(stream: Peeked, kind: str) -> tuple[Iterator[_Record], bool]:
+    """The records of a file (``agentmsg.read_records``), and whether their values were read by ``loads`` (held
+    to ``check_json_value``); with kind ``event``, an SSE stream too (what ``agentmsg reduce`` and ``agentmsg
+    serve`` read), whose values were not: each SSE event's data is an instance, prefix ``/N`` for the N-th
+    event."""
     if sniff_format(stream.head.removeprefix(_BOM).lstrip(b" \t\r\n")) != "sse":
-        yield from read_records(stream, unique_keys=True)  # (a key given twice: refused, rule duplicate-key)
-        return
+        return read_records(stream, unique_keys=True), True  # (a key given twice: refused, rule duplicate-key)
+    return _sse_records(stream, kind), False
+
+
+def _sse_records(stream: Peeked, kind: str) -> Iterator[_Record]:
+    """The records of an SSE file (:func:`_records`)."""
     if kind != "event":
         yield (
             "",
