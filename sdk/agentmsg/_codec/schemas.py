@@ -67,6 +67,13 @@ def schema_documents() -> dict[str, dict[str, Any]]:
 
 def schema_version() -> str:
     """The version of the shipped schemas (``schemas/VERSION.json``)."""
+    return _shipped_version()
+
+
+@cache
+def _shipped_version() -> str:
+    """:func:`schema_version`, read once, as the documents are (:func:`schema_documents`): each unknown key's
+    message names it (the file was read again for each instance with a problem or an unknown key: 30 us each)."""
     text = (resources.files("agentmsg_models") / "schemas" / "VERSION.json").read_text(encoding="utf-8")
     return str(json.loads(text)["version"])
 
@@ -645,7 +652,7 @@ def find_unknown_keys(instance: Any, kind: str = "msg", *, checked: bool = False
             return []
     except (ValueError, TypeError, OverflowError):
         return []
-    version = schema_version()
+    version = _shipped_version()
     out = []
     for path, err in leaf_errors(instance, uri, closed=True):
         if type(err.kind).__name__ != "AdditionalProperties":
