@@ -72,7 +72,18 @@ from agentmsg._codec.jsontext import (  # (the reducer's parse: the same text in
 from agentmsg._codec.limits import limits
 from agentmsg.errors import Problem, pointer_of
 
-__all__ = ["LEGACY_EVENT_TYPES", "RULE", "block", "event", "message", "read_legacy_keys", "refuse", "same", "tell"]
+__all__ = [
+    "LEGACY_EVENT_TYPES",
+    "RULE",
+    "block",
+    "event",
+    "message",
+    "read_legacy_keys",
+    "read_legacy_keys_checked",
+    "refuse",
+    "same",
+    "tell",
+]
 
 RULE = "legacy-key"
 _OCTETS = "application/octet-stream"
@@ -697,6 +708,12 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     ``block_from_dict``, the event reducer)."""
     if deeper_than(value, limits.max_depth):  # (as every reader of JSON refuses it)
         raise depth_error(kind)
+    return read_legacy_keys_checked(value, kind)
+
+
+def read_legacy_keys_checked(value: Any, kind: str) -> tuple[Any, list[Problem]]:
+    """:func:`read_legacy_keys` of a value the caller has held to ``limits.max_depth`` already (``loads`` read
+    it, or ``check_json_value`` checked it): its depth is not walked again."""
     notes: list[Problem] = []
     reader = _READERS.get(kind)
     return (reader(value, notes) if reader is not None else value), notes

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 import attrs
 import orjson
 
-from agentmsg._codec.legacy import read_legacy_keys
+from agentmsg._codec.legacy import read_legacy_keys, read_legacy_keys_checked
 from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, validate, validate_checked
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records, read_sse
@@ -270,8 +270,8 @@ def _check(instance: Any, kind: str, strict: bool, parsed: bool = False) -> tupl
     (AgentScope's seed documents) is also said as the readers read it (a note, rule ``legacy-key``, even where the
     schema rejects the legacy form: the note says what a reader makes of it); ``strict`` refuses it (an error).
     ``parsed``: the instance was read by ``loads`` (``read_records``), which held it to ``check_json_value``
-    already: it is not checked again (an SSE event's data is)."""
-    legacy = read_legacy_keys(instance, kind)[1]
+    already: it is not checked again, nor its depth walked again for its legacy keys (an SSE event's data is)."""
+    legacy = (read_legacy_keys_checked if parsed else read_legacy_keys)(instance, kind)[1]
     try:
         (validate_checked if parsed else validate)(instance, kind, strict=strict)
     except ValidationError as exc:
