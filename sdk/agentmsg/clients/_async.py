@@ -347,6 +347,8 @@ class AsyncClient(BaseClient):
     """The async :class:`Client` (``httpx.AsyncClient``): ``stream()`` gives an
     :class:`AsyncReplyStream`, ``await call()`` the message."""
 
+    http: httpx.AsyncClient
+
     def __init__(
         self,
         provider: str | None = None,
@@ -381,7 +383,6 @@ class AsyncClient(BaseClient):
         self._own = http_client is None
         self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop the client's own pool runs on
-        self._client_closed = False
 
     def _pool(self) -> httpx.AsyncClient:
         """The http client, for the running event loop. The client's own pool keeps connections alive, each
@@ -401,11 +402,6 @@ class AsyncClient(BaseClient):
         self._client_closed = True
         if self._own:
             await self._pool().aclose()
-
-    def _closed_by(self) -> bool | None:
-        if self._client_closed:
-            return True
-        return False if self.http.is_closed else None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -453,9 +449,7 @@ class AsyncClient(BaseClient):
         if model is not None:
             params["model"] = model
         formatted = self.format(messages, stream=False, tools=tools, **params)
-        closed = self._closed_by()
-        if closed is not None:  # (before the endpoint: a closed client says so whatever the call, as _send does)
-            raise client_closed(self.provider, closed)
+        self._refuse_if_closed()  # (before the endpoint: a closed client says so whatever the call, as _send does)
         request = counting_request(self.spec, formatted)
         try:
             response = await self._send(request)

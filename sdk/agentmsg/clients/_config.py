@@ -23,6 +23,7 @@ from agentmsg.clients._errors import (
     AuthenticationError,
     BadRequestError,
     Redactor,
+    client_closed,
     credentials,
     error_for_status,
     no_response,
@@ -378,10 +379,23 @@ class BaseClient:
         """``exc`` (raised by a call) with the client's credentials redacted, in place."""
         return self._redactor().error(exc)
 
+    #: the HTTP client the calls go through (the shells' own, or the ``http_client`` given)
+    http: httpx.Client | httpx.AsyncClient
+    #: whether ``close()`` / ``aclose()`` was called
+    _client_closed: bool = False
+
     def _closed_by(self) -> bool | None:
         """Whether the client is closed (True: its ``close()`` / ``aclose()``) or only its HTTP client (False: the
         ``http_client`` given, its caller closed it); None while both are open."""
-        raise NotImplementedError
+        if self._client_closed:
+            return True
+        return False if self.http.is_closed else None
+
+    def _refuse_if_closed(self) -> None:
+        """Raise :class:`ClientClosedError` when the client or its HTTP client is closed: nothing is sent."""
+        closed = self._closed_by()
+        if closed is not None:
+            raise client_closed(self.provider, closed)
 
     def format(
         self,

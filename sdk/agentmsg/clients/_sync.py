@@ -327,6 +327,8 @@ class Client(BaseClient):
     the replies read as reasoning, docs/streams.md), ``http_client`` (your own ``httpx.Client``, e.g. with a mock
     transport)."""
 
+    http: httpx.Client
+
     def __init__(
         self,
         provider: str | None = None,
@@ -364,7 +366,6 @@ class Client(BaseClient):
         # close() and collected since, which the next call closes (their connections back to the pool)
         self._held: dict[int, tuple[httpx.Response, Iterator[bytes]]] = {}
         self._abandoned: list[tuple[httpx.Response, Iterator[bytes]]] = []
-        self._client_closed = False
 
     def close(self) -> None:
         """Close the client: its own connection pool (an ``http_client`` given is the caller's to close). A call
@@ -377,11 +378,6 @@ class Client(BaseClient):
             for response, _ in tuple(self._held.values()):  # (the streams' threads add and remove theirs)
                 _shut(response.extensions.get("network_stream"))
             self.http.close()
-
-    def _closed_by(self) -> bool | None:
-        if self._client_closed:
-            return True
-        return False if self.http.is_closed else None
 
     def _close_abandoned(self) -> None:
         """Close the responses of the streams left without ``with`` or close() and collected since. Each is taken
@@ -448,9 +444,7 @@ class Client(BaseClient):
         if model is not None:
             params["model"] = model
         formatted = self.format(messages, stream=False, tools=tools, **params)
-        closed = self._closed_by()
-        if closed is not None:  # (before the endpoint: a closed client says so whatever the call, as _send does)
-            raise client_closed(self.provider, closed)
+        self._refuse_if_closed()  # (before the endpoint: a closed client says so whatever the call, as _send does)
         request = counting_request(self.spec, formatted)
         try:
             response = self._send(request)
@@ -491,9 +485,7 @@ class Client(BaseClient):
     def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
         """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
         wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
-        closed = self._closed_by()
-        if closed is not None:
-            raise client_closed(self.provider, closed)
+        self._refuse_if_closed()
         self._close_abandoned()
         out = self._outgoing(request)
         policy = self._retry_policy()
