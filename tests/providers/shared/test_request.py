@@ -1824,6 +1824,25 @@ def test_nan_in_a_tuple_or_a_mapping_of_a_tool_definition_is_refused_at_its_poin
     assert b'"maximum":1.5' in get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
 
 
+def _refused_as_an_enum_member(name: str, bad: Any) -> None:
+    """``bad``, an enum member of a tool's parameter, is refused by format_request and count_tokens alike: rule
+    json-value at its pointer in the tools, its type named."""
+    from agentmsg.context import count_tokens
+
+    msgs = [agentmsg.UserMessage("q")]
+    tool = {"name": "f", "parameters": {"properties": {"a": {"enum": ["x", bad], "default": "x"}}}}
+    for call in (
+        lambda t: get(name).format_request(msgs, model="m", tools=t),
+        lambda t: count_tokens(msgs, provider=name, tools=t),
+    ):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            call([tool])
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [
+            ("/tools/0/parameters/properties/a/enum/1", "json-value")
+        ], bad
+        assert type(bad).__name__ in info.value.problems[0].message
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_bytes_in_a_tool_definition_are_refused_when_formatted_at_their_pointer(name: str) -> None:
     """Bytes in a tool definition passed format_request's check, and the request writer refused them only when
@@ -1831,21 +1850,10 @@ def test_bytes_in_a_tool_definition_are_refused_when_formatted_at_their_pointer(
     refused them on Gemini at a pointer without its /tools/N. Now format_request and count_tokens alike refuse
     them (rule json-value) at their pointer in the tools; a memoryview, which the writer writes as an array of
     its bytes, is sent so."""
-    from agentmsg.context import count_tokens
 
     msgs = [agentmsg.UserMessage("q")]
     for raw in (b"ab", bytearray(b"ab")):
-        tool = {"name": "f", "parameters": {"properties": {"a": {"enum": ["x", raw], "default": "x"}}}}
-        for call in (
-            lambda t: get(name).format_request(msgs, model="m", tools=t),
-            lambda t: count_tokens(msgs, provider=name, tools=t),
-        ):
-            with pytest.raises(agentmsg.ValidationError) as info:
-                call([tool])
-            assert [(p.pointer, p.rule) for p in info.value.problems] == [
-                ("/tools/0/parameters/properties/a/enum/1", "json-value")
-            ]
-            assert type(raw).__name__ in info.value.problems[0].message
+        _refused_as_an_enum_member(name, raw)
     fine = {"name": "g", "parameters": {"properties": {"a": {"type": "array", "default": memoryview(b"ab")}}}}
     assert b'"default":[97,98]' in get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
 
@@ -1877,17 +1885,7 @@ def test_any_value_the_writer_refuses_in_a_tool_definition_is_refused_when_forma
 
     msgs = [agentmsg.UserMessage("q")]
     for bad in ({"x"}, frozenset({1}), decimal.Decimal("1.5"), 1j, _Float32()):
-        tool = {"name": "f", "parameters": {"properties": {"a": {"enum": ["x", bad], "default": "x"}}}}
-        for call in (
-            lambda t: get(name).format_request(msgs, model="m", tools=t),
-            lambda t: count_tokens(msgs, provider=name, tools=t),
-        ):
-            with pytest.raises(agentmsg.ValidationError) as info:
-                call([tool])
-            assert [(p.pointer, p.rule) for p in info.value.problems] == [
-                ("/tools/0/parameters/properties/a/enum/1", "json-value")
-            ], bad
-            assert type(bad).__name__ in info.value.problems[0].message
+        _refused_as_an_enum_member(name, bad)
     when = datetime.datetime(2025, 1, 2, 3, 4, 5)
     fine = {"name": "g", "description": "d", "parameters": {"properties": {"a": {"type": "string"}}}}
     for value, written in ((when, b'"2025-01-02T03:04:05"'), (uuid.UUID(int=1), b'"00000000-'), (Color.RED, b'"red"')):
