@@ -49,54 +49,19 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-#: A Node script that runs one of the client's UI protocol decoders (``%(decoder)s``, raising ``%(error)s``) over
-#: JSON lines of ``{stream, strict}``, with a fixed clock, and prints what :func:`decoded` gives for each
-_DECODER_SCRIPT = """
-import fs from "node:fs";
-const { %(decoder)s, %(error)s } = await import(%(client)s);
-const out = [];
-for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
-  if (!line) continue;
-  const { stream, strict } = JSON.parse(line);
-  const d = new %(decoder)s({ strict, clock: () => %(clock)s });
-  const events = [];
-  let error = null;
-  try {
-    for (const item of stream) events.push(...d.feed(item));
-    events.push(...d.close());
-  } catch (e) {
-    if (!(e instanceof %(error)s)) throw e;
-    error = e.problems.map((p) => [p.pointer, p.rule, p.message]);
-  }
-  out.push({ events, notes: d.notes.map((p) => [p.pointer, p.rule, p.message]), error });
-}
-process.stdout.write(JSON.stringify(out));
-"""
-
-
 def decoded_in_node(
     decoder: str, error: str, cases: list[dict[str, Any]], clock: str, tmp_path: Path
 ) -> list[dict[str, Any]]:
     """What the client's decoder class ``decoder`` (its error class ``error``) makes of each case (``{"stream",
-    "strict"}``), run in Node from the built client: as :func:`decoded` gives Python's."""
-    assert NODE is not None
-    script = tmp_path / f"{decoder}.mjs"
-    values = {
-        "decoder": decoder,
-        "error": error,
-        "client": json.dumps(built_client().as_uri()),
-        "clock": json.dumps(clock),
-    }
-    script.write_text(_DECODER_SCRIPT % values, encoding="utf-8")
-    data = tmp_path / f"{decoder}.jsonl"
-    data.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    done = subprocess.run([NODE, str(script), str(data)], capture_output=True, text=True, timeout=600, check=True)
-    out: list[dict[str, Any]] = json.loads(done.stdout)
-    return out
+    "strict"}``), run in Node from the built client (one process, :class:`NodeDecoder`): as :func:`decoded` gives
+    Python's."""
+    with NodeDecoder(decoder, error, clock, tmp_path) as node:
+        return [node.decode(case["stream"], case["strict"]) for case in cases]
 
 
-#: The same as a server: one ``{stream, strict}`` JSON line in on stdin, one result JSON line out (what one Node
-#: process answers for each example of a Hypothesis test, which would start Node once per example otherwise)
+#: A Node script that runs one of the client's UI protocol decoders (``%(decoder)s``, raising ``%(error)s``) with a
+#: fixed clock, as a server: one ``{stream, strict}`` JSON line in on stdin, one result JSON line out, what
+#: :func:`decoded` gives (one Node process answers every case, every example of a Hypothesis test)
 _DECODER_SERVER = """
 import readline from "node:readline";
 const { %(decoder)s, %(error)s } = await import(%(client)s);
@@ -119,7 +84,7 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
 
 class NodeDecoder:
     """One of the client's UI protocol decoders (``decoder``, raising ``error``) in one Node process, for many
-    streams in turn: :meth:`decode` gives what :func:`decoded_in_node` gives for one case. Close it (a context
+    streams in turn: :meth:`decode` gives what :func:`decoded` gives of one stream in Python. Close it (a context
     manager) to end the process."""
 
     def __init__(self, decoder: str, error: str, clock: str, tmp_path: Path) -> None:
