@@ -165,3 +165,43 @@ AISDK_CONTRADICTED: list[Any] = [
     _rest("CUSTOM", {"value": {"message": "boom"}, "name": "agentmsg.error"}),
     {"type": "error", "errorText": "boom"},
 ]
+
+
+def _end(call: str, carried: Any) -> dict[str, Any]:
+    return {"type": "TOOL_CALL_END", "toolCallId": call, "metadata": {"agentmsg": {"input": carried}}}
+
+
+def _args(call: str, delta: str, **meta: Any) -> dict[str, Any]:
+    return {"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta, **({"metadata": meta} if meta else {})}
+
+
+#: an AG-UI stream whose TOOL_CALL_ENDs carry an ``input`` (``metadata.agentmsg``): one other than the arguments the
+#: TOOL_CALL_ARGS showed, and ones that are them (the same JSON value, the text the encoder wrote of it where the
+#: reducer's reader refuses that text, a call's arguments gone on after its end in the same step, no object)
+AGUI_INPUTS: list[Any] = [
+    {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+    {"type": "STEP_STARTED", "stepName": "s"},
+    {"type": "TOOL_CALL_START", "toolCallId": "a", "toolCallName": "f"},
+    _args("a", '{"path": '),
+    _args("a", '"/tmp"}'),
+    _end("a", {"path": "/"}),
+    {"type": "TOOL_CALL_START", "toolCallId": "b", "toolCallName": "f"},
+    _args("b", '{"n": 1.0, "m": [true]}'),
+    _end("b", {"m": [True], "n": 1}),
+    {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+    _args("c", '{"s":"\\ud800"}', **{"agentmsg.implicit": True}),
+    _end("c", {"s": "\ud800"}),
+    {"type": "TOOL_CALL_START", "toolCallId": "d", "toolCallName": "f"},
+    _args("d", '{"k": '),
+    {"type": "TOOL_CALL_END", "toolCallId": "d"},
+    {"type": "TOOL_CALL_START", "toolCallId": "d", "toolCallName": "f", "metadata": {"agentmsg.implicit": True}},
+    _args("d", "2}"),
+    _end("d", {"k": 2}),
+    {"type": "TOOL_CALL_START", "toolCallId": "e", "toolCallName": "f"},
+    _args("e", "not json"),
+    _end("e", {"fixed": True}),
+    {"type": "TOOL_CALL_START", "toolCallId": "g", "toolCallName": "f"},
+    _end("g", "oops"),
+    {"type": "STEP_FINISHED", "stepName": "s"},
+    {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+]

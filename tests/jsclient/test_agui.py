@@ -24,7 +24,7 @@ from tests._support.budget import examples
 from tests._support.events import CASES, base_streams, events_of, load
 from tests._support.jsclient import NODE, NodeDecoder, decoded, decoded_in_node, same_json
 from tests._support.mutators import reordered
-from tests._support.uistreams import AGUI_CONTRADICTED, agui_streams
+from tests._support.uistreams import AGUI_CONTRADICTED, AGUI_INPUTS, agui_streams
 
 pytestmark = [
     pytest.mark.differential,
@@ -211,6 +211,8 @@ FOREIGN: list[list[Any]] = [
     # carriers that contradict the events (said, not applied), and the renames and fallbacks agentmsg's encoder
     # writes (applied)
     AGUI_CONTRADICTED,
+    # carried inputs other than the arguments shown (said, not applied), and ones that are them (applied)
+    AGUI_INPUTS,
     [
         {"type": "RUN_STARTED", "threadId": "run", "runId": "run", "metadata": {"agentmsg": {"replyId": ""}}},
         {"type": "TEXT_MESSAGE_START", "messageId": "b~2", "metadata": {"agentmsg": {"blockId": "b", "replyId": "x"}}},

@@ -16,7 +16,7 @@ from agentmsg._wire.sse import SSEDecoder
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.ui import agui, get
 from tests._support.events import CASES, events_of, load, writable
-from tests._support.uistreams import AGUI_CONTRADICTED
+from tests._support.uistreams import AGUI_CONTRADICTED, AGUI_INPUTS
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -689,3 +689,46 @@ def test_a_carrier_adds_what_the_ag_ui_event_lacks_and_never_contradicts_it() ->
     with pytest.raises(ValidationError) as raised:
         decode(AGUI_CONTRADICTED, strict=True)
     assert [(p.pointer, p.rule) for p in raised.value.problems] == [("/0/metadata", "ui-carrier-conflict")]
+
+
+def test_a_carried_input_is_the_arguments_the_ag_ui_client_showed_or_not_applied() -> None:
+    """AG-UI's TOOL_CALL_END has no ``input``: a carried one was taken as an addition, even one other than the
+    arguments the TOOL_CALL_ARGS showed (``{"path": "/"}`` where the user saw ``{"path": "/tmp"}``), and the reducer
+    keeps an END's input over its arguments. Now a carried input that is not those arguments (the same JSON value, by
+    the reducer's reader; the text the encoder wrote of it; arguments gone on after an end in the same step) is not
+    applied and said; the reducer keeps what was shown. No object is still taken (the reducer never takes it)."""
+    events, dec = decode(AGUI_INPUTS)
+    ends = [(e["toolCallId"], e.get("input", "-")) for e in events if e["type"] == "TOOL_CALL_END"]
+    assert ends == [
+        ("a", "-"),
+        ("b", {"m": [True], "n": 1}),
+        ("c", {"s": "\ud800"}),
+        ("d", "-"),
+        ("d", {"k": 2}),
+        ("e", "-"),
+        ("g", "oops"),
+    ]
+    assert [(p.pointer, p.rule, p.message) for p in dec.notes] == [
+        (
+            "/5/metadata",
+            "ui-carrier-conflict",
+            'agentmsg "input" {"path":"/"} contradicts TOOL_CALL_END {"path":"/tmp"}: not applied',
+        ),
+        (
+            "/20/metadata",
+            "ui-carrier-conflict",
+            'agentmsg "input" {"fixed":true} contradicts TOOL_CALL_END {}: not applied',
+        ),
+    ]
+    ((message,),) = [messages(events)]
+    assert [(b["id"], b["input"]) for b in message["content"]] == [
+        ("a", {"path": "/tmp"}),
+        ("b", {"m": [True], "n": 1}),
+        ("c", {"s": "\ufffd"}),
+        ("d", {"k": 2}),
+        ("e", {}),
+        ("g", {}),
+    ]
+    with pytest.raises(ValidationError) as raised:
+        decode(AGUI_INPUTS, strict=True)
+    assert [(p.pointer, p.rule) for p in raised.value.problems] == [("/5/metadata", "ui-carrier-conflict")]

@@ -103,6 +103,14 @@ def _settable(kind: str, key: str, carried: Any, visible: Any) -> bool:
     return False
 
 
+def _shows(carried: Any, text: str, parsed: Any) -> bool:
+    """Whether a TOOL_CALL_END's carried ``input`` is what its call's arguments showed (``text``, read by the
+    reducer's rules as ``parsed``): the same JSON value, or the very text the encoder wrote of it (what the reducer's
+    reader refuses: a lone surrogate, an integer past 64 bits); or no object, which the reducer never takes as an
+    input (its check says so)."""
+    return not isinstance(carried, Mapping) or same_json(carried, parsed) or value_text(carried) == text
+
+
 #: an RFC 3339 time in UTC as agentmsg writes it (Java's too): the date, the time, a fraction, ``Z``
 _UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]+))?[Zz]")
 _DAY_MS: Final = 86_400_000
@@ -825,6 +833,11 @@ class AGUIDecoder:
         self._calls: dict[str, str] = {}  # open tool calls: toolCallId -> name
         self._known_calls: dict[str, dict[str, Any]] = {}  # this run's tool calls: id -> {id, name, input text}
         self._args: dict[str, list[str]] = {}  # the open calls' argument deltas (joined once, at their end)
+        # the argument text of the calls ended in the model call (reply) ``_ended_in``: a call started again there
+        # goes on (as the reducer continues it), its text with it
+        self._ended: dict[str, str] = {}
+        self._ended_in: str | None = None
+        self._shown: tuple[str, Any] | None = None  # the ending call's argument text and input (TOOL_CALL_END's)
         # tool-call encrypted values before the call's start: toolCallId -> (value, index of the event)
         self._signatures: dict[str, tuple[str, int]] = {}
         self._chunk: tuple[str, str] | None = None  # the message a *_CHUNK opened: (kind, id)
@@ -950,7 +963,9 @@ class AGUIDecoder:
         out.update(fields)
         if primary and self._carry is not None:
             for key, value in self._carry.items():
-                if key not in out or _settable(kind, key, value, out[key]):
+                if key == "input" and self._shown is not None and not _shows(value, *self._shown):
+                    self._conflict(kind, key, value, self._shown[1], absent=False)
+                elif key not in out or _settable(kind, key, value, out[key]):
                     out[key] = value
                 elif not same_json(value, out[key]):
                     self._conflict(kind, key, value, out[key], absent=False)
@@ -1021,6 +1036,7 @@ class AGUIDecoder:
         self._ours = self._carry is not None or (isinstance(meta, Mapping) and IMPLICIT in meta)
         self._known_calls.clear()
         self._args.clear()
+        self._ended.clear()
         fields: dict[str, Any] = {"replyId": e["runId"]}
         if e["threadId"] != e["runId"]:
             fields["sessionId"] = e["threadId"]
@@ -1270,6 +1286,8 @@ class AGUIDecoder:
             return []
         self._calls[call] = name
         self._known_calls[call] = {"type": "tool_use", "id": call, "name": name, "input": {}}
+        if call in self._ended and self._ended_in == self._reply():  # (the reducer continues it: its text goes on)
+            self._args[call] = [self._ended.pop(call)]
         fields: dict[str, Any] = {"replyId": self._reply(), "toolCallId": call, "toolCallName": name}
         if call in self._signatures:
             fields["thoughtSignature"] = self._signatures.pop(call)[0]
@@ -1290,20 +1308,29 @@ class AGUIDecoder:
             self._problem("/toolCallId", "order", f"TOOL_CALL_END of {quoted(call, 40)}, not open: ignored")
             return []
         del self._calls[call]
-        self._take_arguments(call)
-        return [self._ev("TOOL_CALL_END", replyId=self._reply(), toolCallId=call)]
+        self._shown = self._take_arguments(call)
+        try:
+            return [self._ev("TOOL_CALL_END", replyId=self._reply(), toolCallId=call)]
+        finally:
+            self._shown = None
 
-    def _take_arguments(self, call: str) -> None:
+    def _take_arguments(self, call: str) -> tuple[str, Any]:
         """A call of this run ends (its TOOL_CALL_END, or the run's end while it is open): its argument deltas,
-        joined, are its input when they make a JSON object, read by the reducer's rules (``parse_arguments``: a
-        surrogate pair split across deltas is one character, an integer past 64 bits no input)."""
+        joined (after those before an end in the same model call: the reducer continues the call), are its input
+        when they make a JSON object, read by the reducer's rules (``parse_arguments``: a surrogate pair split
+        across deltas is one character, an integer past 64 bits no input). Returns the text and that input (``{}``
+        when none): what an AG-UI client shows, what the reducer keeps."""
         known = self._known_calls.get(call)
-        args = self._args.pop(call, ())
+        text = "".join(self._args.pop(call, ()))
+        _, parsed, error = parse_arguments(text) if text else ("", {}, None)
         if known is not None:
-            text = "".join(args)
-            _, parsed, error = parse_arguments(text) if text else ("", {}, None)
             if error is None:
                 known["input"] = parsed
+            if self._ended_in != self._reply():
+                self._ended.clear()
+                self._ended_in = self._reply()
+            self._ended[call] = text
+        return text, parsed
 
     def _tool_chunk(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         call = e.get("toolCallId")

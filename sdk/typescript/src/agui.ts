@@ -6,7 +6,7 @@
 // the mapping.
 
 import { cut, keepNote, quoted, room } from "./notes.js";
-import { pointerOf, readEventJson } from "./json.js";
+import { pointerOf, readEventJson, readJson } from "./json.js";
 import { sameJson, setOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -184,6 +184,13 @@ function settable(kind: string, key: string, carried: unknown, visible: unknown)
   return false;
 }
 
+/** Whether a TOOL_CALL_END's carried `input` is what its call's arguments showed (`text`, read by the reducer's
+ * rules as `parsed`): the same JSON value, or the very text the encoder wrote of it (what the reducer's reader
+ * refuses: a lone surrogate); or no object, which the reducer never takes as an input (Python's `_shows`). */
+function shows(carried: unknown, text: string, parsed: unknown): boolean {
+  return !isObj(carried) || sameJson(carried, parsed) || JSON.stringify(carried) === text;
+}
+
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
 const has = (o: Obj, k: string): boolean => Object.hasOwn(o, k);
@@ -261,6 +268,11 @@ export class AGUIDecoder {
   #calls = new Map<string, string>();
   #knownCalls = new Map<string, Obj>();
   #args = new Map<string, string>(); // the open calls' argument text (never a key of the call's tool_use block)
+  // the argument text of the calls ended in the model call (reply) #endedIn: a call started again there goes on (as
+  // the reducer continues it), its text with it
+  #ended = new Map<string, string>();
+  #endedIn: string | null = null;
+  #shown: [string, Json] | null = null; // the ending call's argument text and input (TOOL_CALL_END's)
   #signatures = new Map<string, [string, number]>(); // tool-call encrypted values before the call: [value, index]
   #chunk: [string, string] | null = null;
   #thinking: string | null = null;
@@ -428,7 +440,8 @@ export class AGUIDecoder {
     if (primary && this.#carry !== null) {
       for (const key of Object.keys(this.#carry)) {
         const value = this.#carry[key] as Json;
-        if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
+        if (key === "input" && this.#shown !== null && !shows(value, ...this.#shown)) this.#conflict(kind, key, value, this.#shown[1], false);
+        else if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
         else if (!sameJson(value, out[key])) this.#conflict(kind, key, value, out[key], false);
       }
     }
@@ -511,6 +524,7 @@ export class AGUIDecoder {
     this.#ours = this.#carry !== null || (isObj(meta) && has(meta, IMPLICIT));
     this.#knownCalls.clear();
     this.#args.clear();
+    this.#ended.clear();
     const fields: Obj = { replyId: e.runId };
     if (e.threadId !== e.runId) fields.sessionId = e.threadId;
     out.push(this.#ev("AGENT_START", true, fields));
@@ -777,6 +791,10 @@ export class AGUIDecoder {
     }
     this.#calls.set(call, name);
     this.#knownCalls.set(call, { type: "tool_use", id: call, name, input: {} });
+    if (this.#ended.has(call) && this.#endedIn === this.#reply()) {
+      this.#args.set(call, this.#ended.get(call)!); // (the reducer continues it: its text goes on)
+      this.#ended.delete(call);
+    }
     const fields: Obj = { replyId: this.#reply(), toolCallId: call, toolCallName: name };
     if (this.#signatures.has(call)) {
       fields.thoughtSignature = this.#signatures.get(call)![0];
@@ -802,13 +820,19 @@ export class AGUIDecoder {
       return [];
     }
     this.#calls.delete(call);
-    this.#takeArguments(call);
-    return [this.#ev("TOOL_CALL_END", true, { replyId: this.#reply(), toolCallId: call })];
+    this.#shown = this.#takeArguments(call);
+    try {
+      return [this.#ev("TOOL_CALL_END", true, { replyId: this.#reply(), toolCallId: call })];
+    } finally {
+      this.#shown = null;
+    }
   }
 
-  /** A call of this run ends (its TOOL_CALL_END, or the run's end while it is open): its argument text is its
-   * input when it makes a JSON object (the reducer reads it so). */
-  #takeArguments(call: string): void {
+  /** A call of this run ends (its TOOL_CALL_END, or the run's end while it is open): its argument text (after that
+   * before an end in the same model call: the reducer continues the call) is its input when it makes a JSON object
+   * (the reducer reads it so). Returns the text and the input the reducer reads in it ({} when none): what an AG-UI
+   * client shows, what the reducer keeps (Python's `_take_arguments`). */
+  #takeArguments(call: string): [string, Json] {
     const known = this.#knownCalls.get(call);
     const args = this.#args.get(call) ?? "";
     this.#args.delete(call);
@@ -817,7 +841,14 @@ export class AGUIDecoder {
       // (read as Python's orjson reads it: a number beyond a double or a lone surrogate escape is no JSON there)
       const parsed = readEventJson(text) as Json | undefined;
       if (isObj(parsed)) known.input = parsed;
+      if (this.#endedIn !== this.#reply()) {
+        this.#ended.clear();
+        this.#endedIn = this.#reply();
+      }
+      this.#ended.set(call, args);
     }
+    const read = args ? readJson(args) : {}; // (the reducer's reader: build.ts toolUse)
+    return [args, isObj(read) ? read : {}];
   }
 
   #toolChunk(e: Obj): Obj[] {

@@ -219,6 +219,28 @@ test("a carrier adds what an AG-UI event lacks and never contradicts it: as Pyth
   );
 });
 
+test("an AG-UI TOOL_CALL_END's carried input is the arguments shown or not applied: as Python's", () => {
+  const d = new AGUIDecoder({ clock });
+  const end = (id, input) => ({ type: "TOOL_CALL_END", toolCallId: id, metadata: { agentmsg: { input } } });
+  const out = [
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "TOOL_CALL_START", toolCallId: "a", toolCallName: "f" },
+    { type: "TOOL_CALL_ARGS", toolCallId: "a", delta: '{"path": "/tmp"}' },
+    end("a", { path: "/" }),
+    { type: "TOOL_CALL_START", toolCallId: "b", toolCallName: "f" },
+    { type: "TOOL_CALL_ARGS", toolCallId: "b", delta: '{"n": 1.0}' },
+    end("b", { n: 1 }),
+  ].flatMap((e) => d.feed(e));
+  assert.deepEqual(
+    out.filter((e) => e.type === "TOOL_CALL_END").map((e) => e.input),
+    [undefined, { n: 1 }],
+  );
+  assert.deepEqual(
+    d.notes.map((n) => [n.pointer, n.rule, n.message]),
+    [["/3/metadata", "ui-carrier-conflict", 'agentmsg "input" {"path":"/"} contradicts TOOL_CALL_END {"path":"/tmp"}: not applied']],
+  );
+});
+
 test("an AI SDK carrier adds what a chunk lacks and never contradicts it: as Python's", () => {
   const d = new AiSdkDecoder({ clock });
   const rest = (kind, fields) => ({ type: "data-agentmsg", data: { rest: kind, fields }, transient: true });
