@@ -947,6 +947,7 @@ def test_a_carrier_adds_what_the_chunk_lacks_and_never_contradicts_it() -> None:
         ),
         ("/6", conflict, 'data-agentmsg "delta" "rm -rf" contradicts TEXT_BLOCK_DELTA "hi": not applied'),
         ("/6", conflict, 'data-agentmsg "blockId" "t2" contradicts TEXT_BLOCK_DELTA "t": not applied'),
+        ("/8", conflict, 'data-agentmsg "toolCallName" "g" contradicts TOOL_CALL_END "f": not applied'),
         ("/8", conflict, 'data-agentmsg "input" {"path":"/"} contradicts TOOL_CALL_END {"a":1}: not applied'),
         (
             "/10",
@@ -959,3 +960,50 @@ def test_a_carrier_adds_what_the_chunk_lacks_and_never_contradicts_it() -> None:
         for c in AISDK_CONTRADICTED:
             strict.feed(c)
     assert [(p.pointer, p.rule) for p in raised.value.problems] == [("/1", conflict)]
+
+
+def test_a_carried_tool_name_is_the_one_the_chunk_shows_or_not_applied() -> None:
+    """A TOOL_CALL_END decoded from ``tool-input-available`` names the call only when the chunk names it otherwise
+    than its start, so a carried ``toolCallName`` was an addition, even one other than the name the chunk shows (the
+    AI SDK's reader renames the part to it). Now a carried name the reducer would take that is not the chunk's is
+    not applied and said; the same name, or a placeholder the reducer never takes, is. The encoder shows an END's
+    own name in the chunk, no longer carries it: the round trip keeps it, with no note."""
+    rest = {"type": "data-agentmsg", "transient": True}
+    call = {"toolCallId": "c", "toolName": "f"}
+    stream: list[dict[str, Any]] = [
+        {"type": "start", "messageId": "r"},
+        {"type": "tool-input-start", **call},
+        {**rest, "data": {"rest": "TOOL_CALL_END", "fields": {"toolCallName": "rm"}}},
+        {"type": "tool-input-available", **call, "input": {}},
+        {"type": "tool-input-start", "toolCallId": "d", "toolName": "f"},
+        {**rest, "data": {"rest": "TOOL_CALL_END", "fields": {"toolCallName": "f"}}},
+        {"type": "tool-input-available", "toolCallId": "d", "toolName": "f", "input": {}},
+        {"type": "tool-input-start", "toolCallId": "e", "toolName": "f"},
+        {**rest, "data": {"rest": "TOOL_CALL_END", "fields": {"toolCallName": "__pending__"}}},
+        {"type": "tool-input-available", "toolCallId": "e", "toolName": "f", "input": {}},
+    ]
+    dec = ai_sdk.AiSdkDecoder(clock=lambda: AT)
+    events = [e for c in stream for e in dec.feed(c)]
+    ends = [(e["toolCallId"], e.get("toolCallName")) for e in events if e["type"] == "TOOL_CALL_END"]
+    assert ends == [("c", None), ("d", "f"), ("e", "__pending__")]
+    assert [(p.pointer, p.rule, p.message) for p in dec.notes] == [
+        ("/3", "ui-carrier-conflict", 'data-agentmsg "toolCallName" "rm" contradicts TOOL_CALL_END "f": not applied'),
+    ]
+    assert [b["name"] for b in reduce(events)[0][0]["content"]] == ["f", "f", "f"]
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
+
+    renamed = [
+        ev(0, "AGENT_START"),
+        ev(1, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev(2, "TOOL_CALL_END", toolCallId="c", toolCallName="g", input={}),
+        ev(3, "AGENT_END"),
+    ]
+    enc = ai_sdk.AiSdkEncoder()
+    chunks = [c for e in renamed for c in enc.feed(e)] + enc.close()
+    assert [c.get("toolName") for c in chunks if c["type"].startswith("tool-input")] == ["f", "g"]
+    assert not any(c["type"] == "data-agentmsg" and "toolCallName" in c["data"]["fields"] for c in chunks)
+    back, _, dec = round_trip(renamed)
+    assert [e.get("toolCallName") for e in back if e["type"] == "TOOL_CALL_END"] == ["g"]
+    assert dec.notes == [] and reduce(back)[0] == reduce(renamed)[0]

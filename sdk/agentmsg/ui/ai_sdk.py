@@ -92,6 +92,12 @@ def _settable(kind: str, key: str, carried: Any, visible: Any) -> bool:
     return key == "input" and kind == "TOOL_CALL_END" and not isinstance(carried, dict)
 
 
+def _taken_name(name: Any) -> bool:
+    """Whether the reducer names a call ``name`` (a non-empty string, no placeholder: ``_adopt_name``), which a
+    carried tool name may then not change from the one the chunk shows."""
+    return isinstance(name, str) and name != "" and not name.startswith("__")
+
+
 #: generate reason (metadata ``agentscope_generate_reason``) -> ``finishReason``
 FINISH_REASONS: Final = {
     "MODEL_STOP": "stop",
@@ -548,6 +554,8 @@ class AiSdkEncoder:
         end = call["end"] or {}
         name = call["name"]
         keep: list[str] = ["toolCallId", "toolCallName"]
+        if _taken_name(end.get("toolCallName")):  # (the AI SDK's reader renames the part to it: shown, not carried)
+            name = end["toolCallName"]
         given = end.get("input")
         chunk: dict[str, Any]
         if isinstance(given, dict):
@@ -1043,7 +1051,12 @@ class AiSdkDecoder:
             return opener
         return f"{self._prefix}{self._minted}"
 
-    def _event(self, kind: str, fields: Mapping[str, Any] | None = None, **more: Any) -> dict[str, Any]:
+    def _event(
+        self, kind: str, fields: Mapping[str, Any] | None = None, *, shown: Mapping[str, Any] | None = None, **more: Any
+    ) -> dict[str, Any]:
+        """An AgentEvent of the decoder's keys, ``fields`` and ``more`` (but None), and what the carrier held for
+        it may add or set (:func:`_settable`); ``shown``: what the chunk shows of keys the event leaves out, which a
+        carrier may not contradict either (a tool-input-available's ``toolName``)."""
         out: dict[str, Any] = {"type": kind, "id": self._mint(), "createdAt": self._clock()}
         if self._reply is not None and kind not in ("AGENT_RESULT", "EXCEED_MAX_ITERS", "REQUEST_STOP", "CUSTOM"):
             out["replyId"] = self._reply
@@ -1053,7 +1066,9 @@ class AiSdkDecoder:
         rest = self._rest.pop(kind, None)
         if rest:
             for key, value in rest.items():
-                if key not in out or _settable(kind, key, value, out[key]):
+                if shown and key in shown and _taken_name(value) and value != shown[key]:
+                    self._conflict(kind, key, value, shown[key])
+                elif key not in out or _settable(kind, key, value, out[key]):
                     out[key] = value
                 elif not same_json(value, out[key]):
                     self._conflict(kind, key, value, out[key])
@@ -1292,8 +1307,11 @@ class AiSdkDecoder:
             call = self._calls[call_id]
         given = chunk["input"]
         end: dict[str, Any] = {"toolCallId": call_id}
+        shown: dict[str, Any] = {}
         if name != call["name"]:
             end["toolCallName"] = name
+        else:  # (the name the call started with: a carrier may not name another)
+            shown["toolCallName"] = name
         if chunk["type"] == "tool-input-error":
             if not call["streamed"]:
                 text = given if isinstance(given, str) else value_text(given)
@@ -1305,7 +1323,7 @@ class AiSdkDecoder:
         elif not call["streamed"]:  # not an object: its JSON text, which the reducer judges (rule 4)
             out.append(self._event("TOOL_CALL_DELTA", toolCallId=call_id, delta=value_text(given)))
         call["open"] = False
-        out.append(self._event("TOOL_CALL_END", end))
+        out.append(self._event("TOOL_CALL_END", end, shown=shown))
         return out
 
     # -- tool results ----------------------------------------------------------------------------------------------

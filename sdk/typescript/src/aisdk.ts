@@ -31,6 +31,12 @@ function settable(kind: string, key: string, carried: unknown, visible: unknown)
   return key === "input" && kind === "TOOL_CALL_END" && !isObj(carried);
 }
 
+/** Whether the reducer names a call `name` (a non-empty string, no placeholder), which a carried tool name may then
+ * not change from the one the chunk shows (Python's `_taken_name`). */
+function takenName(name: unknown): boolean {
+  return typeof name === "string" && name !== "" && !name.startsWith("__");
+}
+
 /** Thrown by a strict decoder at the first chunk the AI SDK's schema (uiMessageChunkSchema) refuses. */
 export class AiSdkError extends Error {
   readonly problems: AiSdkProblem[];
@@ -321,7 +327,9 @@ export class AiSdkDecoder {
     return `${this.#prefix}${this.#minted}`;
   }
 
-  #event(kind: string, fields: Obj = {}, more: Obj = {}): Obj {
+  /** An AgentEvent (Python's `_event`); `shown`: what the chunk shows of keys the event leaves out, which a carrier
+   * may not contradict either (a tool-input-available's `toolName`). */
+  #event(kind: string, fields: Obj = {}, more: Obj = {}, shown: Obj = {}): Obj {
     const out: Obj = { type: kind, id: this.#mint(), createdAt: this.#clock() };
     if (this.#reply !== null && this.#reply !== undefined && !NO_REPLY_ID.has(kind)) out.replyId = this.#reply;
     assignOwn(out, fields);
@@ -331,7 +339,8 @@ export class AiSdkDecoder {
     if (rest !== undefined && Object.keys(rest).length) {
       for (const key of Object.keys(rest)) {
         const value = rest[key] as Json;
-        if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
+        if (has(shown, key) && takenName(value) && value !== shown[key]) this.#conflict(kind, key, value, shown[key]);
+        else if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
         else if (!sameJson(value, out[key])) this.#conflict(kind, key, value, out[key]);
       }
       if (has(rest, "replyId") && kind !== "AGENT_START") this.#reply = rest.replyId;
@@ -465,7 +474,9 @@ export class AiSdkDecoder {
     }
     const given = chunk.input;
     const end: Obj = { toolCallId: callId };
+    const shown: Obj = {};
     if (name !== call.name) end.toolCallName = name;
+    else shown.toolCallName = name; // (the name the call started with: a carrier may not name another)
     if (chunk.type === "tool-input-error") {
       if (!call.streamed) out.push(this.#event("TOOL_CALL_DELTA", {}, { toolCallId: callId, delta: typeof given === "string" ? given : JSON.stringify(given) }));
       if (!this.#carried) end.metadata = { argumentsError: chunk.errorText };
@@ -475,7 +486,7 @@ export class AiSdkDecoder {
       out.push(this.#event("TOOL_CALL_DELTA", {}, { toolCallId: callId, delta: JSON.stringify(given) }));
     }
     call.open = false;
-    out.push(this.#event("TOOL_CALL_END", end));
+    out.push(this.#event("TOOL_CALL_END", end, {}, shown));
     return out;
   }
 

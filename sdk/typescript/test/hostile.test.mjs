@@ -263,3 +263,25 @@ test("an AI SDK carrier adds what a chunk lacks and never contradicts it: as Pyt
     ],
   );
 });
+
+test("an AI SDK carrier names a call only as its tool-input-available shows it: as Python's", () => {
+  const d = new AiSdkDecoder({ clock });
+  const rest = (fields) => ({ type: "data-agentmsg", data: { rest: "TOOL_CALL_END", fields }, transient: true });
+  const out = [
+    { type: "start", messageId: "r" },
+    { type: "tool-input-start", toolCallId: "c", toolName: "f" },
+    rest({ toolCallName: "rm" }),
+    { type: "tool-input-available", toolCallId: "c", toolName: "f", input: {} },
+    { type: "tool-input-start", toolCallId: "e", toolName: "f" },
+    rest({ toolCallName: "__pending__" }),
+    { type: "tool-input-available", toolCallId: "e", toolName: "f", input: {} },
+  ].flatMap((c) => d.feed(c));
+  assert.deepEqual(
+    out.filter((e) => e.type === "TOOL_CALL_END").map((e) => e.toolCallName),
+    [undefined, "__pending__"],
+  );
+  assert.deepEqual(
+    d.notes.map((n) => [n.pointer, n.rule, n.message]),
+    [["/3", "ui-carrier-conflict", 'data-agentmsg "toolCallName" "rm" contradicts TOOL_CALL_END "f": not applied']],
+  );
+});
