@@ -123,6 +123,8 @@ QUOTED: list[dict[str, Any]] = [
         "output": 1,
         "toolMetadata": {"b": 1.0, "1": [-0.0, 1e-7, 2**64]},
     },
+    {"type": "tool-output-available", "toolCallId": "d", "output": 1, "toolMetadata": "not an object"},
+    {"type": "tool-input-start", "toolCallId": "g", "toolName": "f", "toolMetadata": [1]},
     {"type": "tool-approval-response", "approvalId": "a", "approved": True, "reason": "ok"},
     {"type": "abort", "reason": "\ud800" + "\U0001f600" * 250},
     {"type": "abort", "reason": None},

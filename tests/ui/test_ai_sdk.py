@@ -896,13 +896,20 @@ def test_the_text_of_an_abort_an_approval_and_a_text_encoded_call_is_quoted_in_a
         ({"type": "abort", "reason": 5}, "/0/reason", "type"),
         ({"type": "tool-approval-request", "approvalId": "a", "toolCallId": "c", "signature": {}}, "/0/signature", "type"),
         ({"type": "tool-approval-response", "approvalId": "a", "approved": True, "reason": ["x"]}, "/0/reason", "type"),
+        # ai 7's toolMetadata is a record of JSON values: an object, on each tool chunk that has one
+        ({"type": "tool-input-start", "toolCallId": "c", "toolName": "f", "toolMetadata": "v"}, "/0/toolMetadata", "type"),
+        ({"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {}, "toolMetadata": [1]}, "/0/toolMetadata", "type"),
+        ({"type": "tool-input-error", "toolCallId": "c", "toolName": "f", "input": "x", "errorText": "e", "toolMetadata": 1}, "/0/toolMetadata", "type"),
+        ({"type": "tool-output-available", "toolCallId": "c", "output": 1, "toolMetadata": True}, "/0/toolMetadata", "type"),
+        ({"type": "tool-output-error", "toolCallId": "c", "errorText": "e", "toolMetadata": "v"}, "/0/toolMetadata", "type"),
     ],
 )  # fmt: skip
 def test_a_reason_signature_or_input_encoding_the_ai_sdk_refuses_is_refused(
     chunk: dict[str, Any], pointer: str, rule: str
 ) -> None:
     """What uiMessageChunkSchema refuses of the keys now quoted (a reason or signature that is no string, an
-    ``inputEncoding`` other than ``json`` and ``text``) is refused with pointer and rule, as the AI SDK's reader
+    ``inputEncoding`` other than ``json`` and ``text``, a ``toolMetadata`` that is no object: it was quoted as a
+    value no event keeps, the chunk read) is refused with pointer and rule, as the AI SDK's reader
     refuses the chunk; the tolerant decoder notes it and skips the chunk."""
     with pytest.raises(ValidationError) as info:
         ai_sdk.decode([chunk], strict=True)

@@ -970,6 +970,14 @@ _OPTIONAL: Final[dict[str, type]] = {
     "title": _STR,
     "dynamic": _BOOL,
 }
+#: the chunks uiMessageChunkSchema gives a ``toolMetadata`` (a record of JSON values: an object)
+_TOOL_METADATA_KINDS: Final = (
+    "tool-input-start",
+    "tool-input-available",
+    "tool-input-error",
+    "tool-output-available",
+    "tool-output-error",
+)
 #: optional keys of one chunk kind that agentmsg reads (each quoted in a note): the type uiMessageChunkSchema gives them
 _OPTIONAL_OF: Final[dict[str, dict[str, type]]] = {
     "abort": {"reason": _STR},
@@ -981,6 +989,7 @@ _OPTIONAL_OF: Final[dict[str, dict[str, type]]] = {
         "isAutomatic": _BOOL,
     },
     "tool-approval-response": {"reason": _STR},
+    **{kind: {"toolMetadata": _OBJ} for kind in _TOOL_METADATA_KINDS},
 }
 _INPUT_ENCODINGS: Final = ("json", "text")
 _FINISH_REASONS: Final = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"})

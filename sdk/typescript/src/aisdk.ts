@@ -113,6 +113,10 @@ const OPTIONAL_OF: Record<string, Record<string, string>> = {
   abort: { reason: STR },
   "tool-approval-request": { reason: STR, signature: STR, approvalDescriptor: ANY, inputSchemaInput: ANY, isAutomatic: BOOL },
   "tool-approval-response": { reason: STR },
+  // (uiMessageChunkSchema's toolMetadata: a record of JSON values, an object)
+  ...Object.fromEntries(
+    ["tool-input-start", "tool-input-available", "tool-input-error", "tool-output-available", "tool-output-error"].map((k) => [k, { toolMetadata: OBJ }]),
+  ),
 };
 const INPUT_ENCODINGS = new Set(["json", "text"]);
 const FINISH_REASONS = new Set(["stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"]);

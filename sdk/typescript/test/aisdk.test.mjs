@@ -42,12 +42,18 @@ test("the text of an abort, an approval and a text-encoded call is quoted in a n
   ]);
 });
 
-test("a reason, signature or inputEncoding the AI SDK refuses is refused", () => {
+test("a reason, signature, inputEncoding or toolMetadata the AI SDK refuses is refused", () => {
   for (const [chunk, pointer, rule] of [
     [{ type: "tool-input-start", toolCallId: "c", toolName: "f", inputEncoding: "yaml" }, "/0/inputEncoding", "enum"],
     [{ type: "abort", reason: 5 }, "/0/reason", "type"],
     [{ type: "tool-approval-request", approvalId: "a", toolCallId: "c", signature: {} }, "/0/signature", "type"],
     [{ type: "tool-approval-response", approvalId: "a", approved: true, reason: ["x"] }, "/0/reason", "type"],
+    // ai 7's toolMetadata is a record of JSON values: an object, on each tool chunk that has one
+    [{ type: "tool-input-start", toolCallId: "c", toolName: "f", toolMetadata: "v" }, "/0/toolMetadata", "type"],
+    [{ type: "tool-input-available", toolCallId: "c", toolName: "f", input: {}, toolMetadata: [1] }, "/0/toolMetadata", "type"],
+    [{ type: "tool-input-error", toolCallId: "c", toolName: "f", input: "x", errorText: "e", toolMetadata: 1 }, "/0/toolMetadata", "type"],
+    [{ type: "tool-output-available", toolCallId: "c", output: 1, toolMetadata: true }, "/0/toolMetadata", "type"],
+    [{ type: "tool-output-error", toolCallId: "c", errorText: "e", toolMetadata: "v" }, "/0/toolMetadata", "type"],
   ]) {
     assert.throws(() => new AiSdkDecoder({ strict: true, clock }).feed(chunk), (e) => e instanceof AiSdkError && e.problems.length === 1 && e.problems[0].pointer === pointer && e.problems[0].rule === rule);
     const tolerant = new AiSdkDecoder({ clock });
