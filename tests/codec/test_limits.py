@@ -275,6 +275,89 @@ def test_deep_metadata_given_to_a_constructor_is_refused() -> None:
         ToolUseBlock(id="c", name="f", input={"a": value})
 
 
+def _shared(depth: int, *, as_list: bool = False, leaf: Any = None) -> Any:
+    """A dict (a list) of the same dict (list) twice, ``depth`` levels down: ``depth`` containers, ``2**depth``
+    paths."""
+    value: Any = {} if leaf is None else {"leaf": leaf}
+    for _ in range(depth):
+        value = [value, value] if as_list else {"a": value, "b": value}
+    return value
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("as_list", [False, True], ids=["dicts", "lists"])
+def test_a_value_sharing_its_members_past_the_depth_is_refused_in_linear_time(as_list: bool) -> None:
+    """A value that shares its members (a dict of the same dict twice, 300 levels down: 300 containers, 2**300
+    paths) was walked path by path on its way to the refusal: the JSON writer's error path (its copy without
+    the objects it has no type for), the JSON-value check, the request's walks. Each container is walked once
+    per depth it is met at first now (no depth is walked twice for a container met again no deeper): refused
+    as the same value unshared is, at once (the guard: 2**300 paths would take for ever)."""
+    deep = _shared(300, as_list=as_list)
+    for call in (
+        lambda: jsontext.dumps(deep),
+        lambda: jsontext.check_json_value(deep, walk=True),
+        lambda: jsontext.json_value_copy(deep),
+        lambda: UserMessage("x", metadata={"a": deep}),
+        lambda: ToolUseBlock(id="c", name="f", input={"a": deep}),
+    ):
+        with pytest.raises(SizeLimitError) as info:
+            call()
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("", "max-depth")]
+    msg = AssistantMessage(content=[TextBlock(text="x")])
+    msg.metadata["a"] = deep
+    for write in (msg.to_json, msg.to_dict, lambda: agentmsg.encode_messages([msg])):
+        with pytest.raises(SizeLimitError) as info:
+            write()
+        assert info.value.problems[0].rule == "max-depth"
+    assert jsontext.deeper_than(deep, 254) and jsontext.deeper_than(deep, 254, finite=True)
+    assert not jsontext.deeper_than(deep, 301) and not jsontext.deeper_than(deep, 301, finite=True)
+    assert not jsontext.plainly_written(deep, 200)
+    assert jsontext.unwritten_at(deep, 254) is None
+    found = jsontext.unwritten_at(deep, 254, check_keys=True, refuse_deep=True)
+    assert found is not None and found[1] == "json-value" and "nested deeper than 254" in found[2]
+    assert found[0] == ("/0" if as_list else "/a") * 255
+
+
+@pytest.mark.timeout(60)
+def test_a_problem_in_a_shared_member_is_found_where_the_unshared_value_has_it() -> None:
+    """The walks that skip a member met again find the first problem where they found it in the same value
+    unshared (a tree of copies): a NaN, a lone surrogate, a deep part, at the shallowest depth, the deepest, both."""
+    nan, lone = float("nan"), "\ud800"
+    for depth, leaf in [(6, nan), (6, lone), (250, nan), (250, lone)]:
+        for shared in (_shared(depth, leaf=leaf), {"x": [1, 2], "y": _shared(depth, leaf=leaf), "z": nan}):
+            tree = json.loads(json.dumps(shared)) if depth < 20 else None
+            for max_depth in (4, 254):
+                got = jsontext.unwritten_at(shared, max_depth, check_keys=True)
+                deep = jsontext.unwritten_at(shared, max_depth, check_keys=True, refuse_deep=True)
+                if tree is not None:
+                    assert got == jsontext.unwritten_at(tree, max_depth, check_keys=True)
+                    assert deep == jsontext.unwritten_at(tree, max_depth, check_keys=True, refuse_deep=True)
+            with pytest.raises(ValidationError) as info:
+                jsontext.check_json_value(shared, walk=True)
+            if tree is not None:
+                with pytest.raises(ValidationError) as unshared:
+                    jsontext.check_json_value(tree, walk=True)
+                assert info.value.problems == unshared.value.problems
+    # met again shallower, a member is walked again where the walk sees more of it; deeper, where it refuses more
+    member: dict[str, Any] = {"k": {"m": {"n": nan}}}
+    assert jsontext.unwritten_at({"a": [member], "b": member}, 3) == (
+        "/b/k/m/n",
+        "json-value",
+        "NaN or an infinity is not a JSON number: no JSON body carries it",
+    )
+    member = {"k": {"m": 1}}
+    value = {"a": member, "b": [[member]]}
+    found = jsontext.unwritten_at(value, 3, refuse_deep=True)
+    assert found is not None and found[:2] == ("/b/0/0/k", "json-value")
+    assert jsontext.deeper_than(value, 3) and jsontext.deeper_than(value, 3, finite=True)
+    assert not jsontext.deeper_than(value, 5) and not jsontext.deeper_than(value, 5, finite=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "max_depth", 4)
+        with pytest.raises(SizeLimitError):
+            jsontext.check_json_value(value)
+        jsontext.check_json_value({"a": member, "b": [member]})
+
+
 # ---- issue 8 items 2 and 3: integers and surrogates --------------------------------------------------
 
 BIG = 18446744073709551617  # the issue's inputTokens

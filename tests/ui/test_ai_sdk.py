@@ -1014,3 +1014,23 @@ def test_a_carried_tool_name_is_the_one_the_chunk_shows_or_not_applied() -> None
     back, _, dec = round_trip(renamed)
     assert [e.get("toolCallName") for e in back if e["type"] == "TOOL_CALL_END"] == ["g"]
     assert dec.notes == [] and reduce(back)[0] == reduce(renamed)[0]
+
+
+@pytest.mark.timeout(60)
+def test_a_grounding_sharing_its_members_gives_its_sources_in_linear_time() -> None:
+    """A reply's grounding (MODEL_CALL_END's metadata, events fed as objects) that shares its members (a dict of the
+    same dict twice, 30 levels down: 2**30 paths) was walked path by path for its URLs, to its depth of 32: hours. A
+    member walked whole is not walked again deeper (it names no URL it did not): the sources, in order, at once."""
+    shared: dict[str, Any] = {"url": "https://example.com/deep", "title": "D"}
+    for _ in range(30):
+        shared = {"a": shared, "b": shared}
+    grounding = [{"uri": "https://example.com/first"}, shared, {"url": "https://example.com/last"}]
+    events = [
+        {"type": "MODEL_CALL_END", "id": "1", "createdAt": AT, "replyId": "r1", "metadata": {"grounding": grounding}}
+    ]
+    sources = [chunk for chunk in ai_sdk.encode(events) if chunk["type"] == "source-url"]
+    assert sources == [
+        {"type": "source-url", "sourceId": "source-1", "url": "https://example.com/first"},
+        {"type": "source-url", "sourceId": "source-2", "url": "https://example.com/deep", "title": "D"},
+        {"type": "source-url", "sourceId": "source-3", "url": "https://example.com/last"},
+    ]

@@ -149,10 +149,20 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
         return False
     stack: list[tuple[Any, int]] = [(value, 0)]
     pop, push = stack.pop, stack.append
+    # (each container's id and the greatest depth it was walked at, once: met again no deeper, it holds nothing
+    # deeper than it did, so that a value sharing its members, a dict of the same dict twice a hundred levels down,
+    # costs its containers, not its 2**100 paths; ``held`` keeps alive what ``container`` made)
+    walked: dict[int, int] = {}
+    held: list[Any] = []
     while stack:
         node, depth = pop()
         if depth >= max_depth:
             return True
+        key = id(node)
+        seen = walked.get(key)
+        if seen is not None and seen >= depth:
+            continue
+        walked[key] = depth
         for child in node.values() if type(node) is dict else node:
             t = type(child)
             if t is dict or t is list:
@@ -169,6 +179,8 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
                 pass
             elif (inner := container(child)) is not None:
                 if inner:
+                    if inner is not child:  # (a mapping's dict, a sequence's list: made anew at each meeting)
+                        held.append(inner)
                     push((inner, depth + 1))
                 elif depth + 1 >= max_depth:
                     return True
@@ -236,16 +248,21 @@ def plainly_written(value: Any, max_depth: int) -> bool:
     pass without output, the writer's dry run (``_speedups.writes``: it says no to a lone surrogate, an integer past
     64 bits, NaN, a container past its depth, and to every type but the JSON ones and tuples): about 5k instructions
     for a tool definition of 25 values, where the :func:`deeper_than` walk took 33k. Else orjson writes it (it refuses
-    a lone surrogate, bytes, a set, a float subclass; 7k), and the walk runs only where its text may hold a NaN (orjson
-    writes ``null``) or nest too deep (more brackets than ``max_depth``)."""
+    a lone surrogate, bytes, a set, a float subclass; 7k) inside as many arrays as ``max_depth`` is below its own depth
+    limit, so that it refuses what nests deeper than ``max_depth`` as soon as one path does (written bare, a value
+    sharing its members, a dict of the same dict twice 250 levels down, was written whole, all its 2**250 paths, before
+    its depth was looked at), and the walk runs only where its text may hold a NaN (orjson writes ``null``)."""
     native = _native_writes
     if native is not None and max_depth > _NATIVE_DEPTH and native(value, _NO_PLANS, _no_fallback, _orjson_dumps):
         return True
+    wrapped = value
+    for _ in range(MAX_WRITABLE_DEPTH - max_depth):
+        wrapped = [wrapped]
     try:
-        text = _orjson_dumps(value)
+        text = _orjson_dumps(wrapped)
     except orjson.JSONEncodeError:
         return False
-    if b"null" in text or text.count(b"[") + text.count(b"{") > max_depth:
+    if b"null" in text:
         return not deeper_than(value, max_depth, finite=True)
     return True
 
@@ -274,9 +291,20 @@ def unwritten_at(
       None is ``json-value``, in its words, and so is a NaN or an infinity. (``json_text`` fell back on it; it now
       writes what orjson writes, int keys and integers past 64 bits as their digits, and asks for orjson's leaves.)"""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    pop, push = stack.pop, stack.extend
+    pop, push, push_one = stack.pop, stack.extend, stack.append
+    # (a container walked whole and clean, by id: the depth it was walked at, the least without ``refuse_deep``, where
+    # what a walk sees shrinks with depth, the most with it, where what it refuses grows: met again where it would
+    # see nothing new, it is not walked again, so that a value sharing its members (a dict of the same dict twice,
+    # a hundred levels down) costs its containers, not its 2**100 paths. ``held`` keeps every such id taken.)
+    walked: dict[int, int] = {}
+    held: list[Any] = []
     while stack:
         node, path = pop()
+        if type(node) is _Walked:
+            depth, key = len(path), node.key
+            if walked.get(key, depth) >= depth:
+                walked[key] = depth
+            continue
         if isinstance(node, str):
             if not node.isascii() and _SURROGATE.search(node):  # (has_lone_surrogate, without its call)
                 return pointer_of(path), "lone-surrogate", surrogate_words(node) + _NO_BODY
@@ -318,6 +346,17 @@ def unwritten_at(
             continue
         if deep:
             continue
+        key = id(node)
+        seen = walked.get(key)
+        if seen is not None and (seen >= len(path) if refuse_deep else seen <= len(path)):
+            continue
+        if refuse_deep:  # (a part deeper than the limit is refused: one met again at no greater depth is clean)
+            if seen is None:
+                held.append(node)
+            walked[key] = len(path)
+        else:  # (once walked whole: met again inside itself, a cycle, it is walked to the depth as before)
+            held.append(node)
+            push_one((_Walked(key), path))
         if type(inner) is dict:
             digits = strs = False
             for key in inner:
@@ -338,6 +377,15 @@ def unwritten_at(
         else:
             push((child, (*path, i)) for i, child in zip(range(len(inner) - 1, -1, -1), reversed(inner), strict=True))
     return None
+
+
+class _Walked:
+    """On a walk's stack, below a container's members: the container's id, walked whole once it is popped."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: int) -> None:
+        self.key = key
 
 
 def written_twice(obj: dict[Any, Any]) -> tuple[str, str] | None:
@@ -977,12 +1025,17 @@ def _model_hint(value: Any) -> str:
 def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...], str, str] | None:
     """(path, rule, message) of the first problem, depth first; None when ``instance`` is JSON."""
     stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(instance, 0, ())]
+    walked: dict[int, int] = {}  # (as check_json_value's walk: a container met again no deeper is not walked again)
     while stack:
         node, depth, path = stack.pop()
         kind = type(node)
         if kind is dict or kind is list:
             if depth >= max_depth:
                 return path, "max-depth", f"nested deeper than {max_depth} levels (limits.max_depth)"
+            seen = walked.get(id(node))
+            if seen is not None and seen >= depth:
+                continue
+            walked[id(node)] = depth
             if kind is dict:
                 for key, child in node.items():
                     if type(key) is not str:
@@ -1024,9 +1077,19 @@ def check_json_value(instance: Any, kind: str | None = None, *, walk: bool = Fal
     stack: list[tuple[Any, int]] = [(instance, 0)]
     pop, push = stack.pop, stack.append
     ok_scalars = _OK_SCALARS
+    # (each dict's and list's id and the greatest depth it was walked at: one met again no deeper holds nothing its
+    # walk did not see, so a value sharing its members, a dict of the same dict twice a hundred levels down, costs
+    # its containers, not its 2**100 paths; deeper, it is walked again, at most once per level. The value holds
+    # every one of them alive.)
+    walked: dict[int, int] = {}
     while stack:
         node, depth = pop()
         kind_of = type(node)
+        if kind_of is dict or kind_of is list:
+            seen = walked.get(id(node))
+            if seen is not None and seen >= depth:
+                continue
+            walked[id(node)] = depth
         if kind_of is dict:
             children: Any = node.values()
             if depth >= max_depth or any(
@@ -1116,15 +1179,21 @@ def encode_error(
 def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
     """``value`` with every object ``default`` handles replaced by what it returns (iteratively), copied no deeper
     than ``limits.max_depth`` + 1 (the check then says ``max-depth``). A dict or list met again inside itself raises
-    :class:`ValidationError` (rule ``cycle``) with the pointer where it comes back."""
+    :class:`ValidationError` (rule ``cycle``) with the pointer where it comes back. A dict or list met again elsewhere
+    (shared, no cycle) is copied once for every depth it is met at first at (shallower, more of it is copied): a
+    value sharing its members, a dict of the same dict twice a hundred levels down, costs its containers, not its
+    2**100 paths. (The copy deeper than needed holds a container past ``max_depth`` where the cut one did, and the
+    check's first problem is that one.)"""
     max_depth = limits.max_depth
     alive: list[Any] = []  # every object whose id is remembered, held so that no id is reused meanwhile
+    # (a dict's or list's id, as given: its copy and the depth it was copied at)
+    copies: dict[int, tuple[Any, int]] = {}
     root: list[Any] = [value]
     # (parent, key, depth, the ids of the containers above, path)
     stack: list[tuple[Any, Any, int, frozenset[int], tuple[str | int, ...]]] = [(root, 0, 0, frozenset(), ())]
     while stack:
         parent, key, depth, above, path = stack.pop()
-        node = parent[key]
+        node = given = parent[key]
         seen = 0
         while default is not None and not isinstance(node, (dict, list, str, int, float, type(None))) and seen < 4:
             if id(node) in above:
@@ -1140,8 +1209,12 @@ def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
             if depth > max_depth:  # (deep enough for the check to say so)
                 parent[key] = []
                 continue
-            alive.append((parent[key], node))
-            inner = above | {id(parent[key]), id(node)}
+            copied = copies.get(id(given))
+            if copied is not None and copied[1] <= depth:
+                parent[key] = copied[0]
+                continue
+            alive.append((given, node))
+            inner = above | {id(given), id(node)}
             if isinstance(node, dict):
                 node = dict(node)
                 # (a key that is no string is refused at the dict's own pointer: its text is only a placeholder)
@@ -1151,6 +1224,7 @@ def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
             else:
                 node = list(node)
                 stack.extend((node, i, depth + 1, inner, (*path, i)) for i in range(len(node)))
+            copies[id(given)] = (node, depth)
         parent[key] = node
     return root[0]
 

@@ -770,10 +770,23 @@ def _sources(grounding: Any) -> list[dict[str, Any]]:
     and its ``title``): the UI shows them; the grounding itself rides with MODEL_CALL_END's metadata."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
+    # (a dict's or list's id, once walked whole: the least depth it was, whose walk saw all that one deeper would;
+    # so a grounding sharing its members, a dict of the same dict twice 30 levels down, costs its containers, not
+    # its 2**30 paths. The grounding holds each alive.)
+    walked: dict[int, int] = {}
 
     def walk(value: Any, depth: int) -> None:
         if depth > 32:
             return
+        if isinstance(value, (dict, list)):
+            done = walked.get(id(value))
+            if done is not None and done <= depth:
+                return
+            visit(value, depth)
+            if walked.get(id(value), depth) >= depth:
+                walked[id(value)] = depth
+
+    def visit(value: Any, depth: int) -> None:
         if isinstance(value, dict):
             url = value.get("url", value.get("uri"))
             if isinstance(url, str) and re.match(r"^https?://", url) and url not in seen:

@@ -1750,6 +1750,52 @@ def test_a_tool_definition_too_deep_to_write_is_refused_at_its_pointer(name: str
         get(name).format_request(msgs, model="m", tools=[_deep_tool(247)])
 
 
+def _shared(depth: int) -> dict[str, Any]:
+    """A dict of the same dict twice, ``depth`` levels down: ``depth`` dicts, ``2**depth`` paths."""
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value, "b": value}
+    return value
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", NAMES)
+def test_a_value_sharing_its_members_past_the_depth_is_refused_in_linear_time(name: str) -> None:
+    """A tool's parameters, a generation parameter, a structured output's schema or a tool call's input that shares
+    its members (a dict of the same dict twice, 250 or 300 levels down: 2**300 paths) was walked path by path (the
+    tool definition's walk, the parameters' check, orjson writing a definition 250 deep whole before its depth was
+    looked at, the body writer's copy). Each container is walked once per depth it is met at first now: refused
+    as the value unshared is, at once (the guard: 2**250 paths would take for ever)."""
+    from agentmsg.context import count_tokens
+
+    msgs = [agentmsg.UserMessage("q")]
+    for depth in (250, 300):
+        tools = [{"name": "f", "parameters": _shared(depth)}]
+        for call in (
+            lambda t: get(name).format_request(msgs, model="m", tools=t),
+            lambda t: count_tokens(msgs, provider=name, tools=t),
+        ):
+            with pytest.raises(agentmsg.SizeLimitError) as info:
+                call(tools)
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tools/0", "max-depth")]
+    with pytest.raises(agentmsg.SizeLimitError) as info:
+        get(name).format_request(msgs, model="m", foo=_shared(300))
+    ((pointer, rule),) = [(p.pointer, p.rule) for p in info.value.problems]
+    assert rule == "max-depth" and pointer.startswith("/params/foo/")
+    request = get(name).format_request(msgs, model="m", structured_output={"name": "s", "schema": _shared(300)})
+    try:
+        body = request.body_bytes()
+    except ValidationError as exc:
+        assert exc.problems[0].rule in ("json-value", "max-depth")
+    else:  # (DeepSeek sends no schema: its JSON mode is an approximation)
+        assert b'{"a":{"a"' not in body
+    use = ToolUseBlock(id="c1", name="f", input={})
+    reply = AssistantMessage(content=[use])
+    use.input["x"] = _shared(300)
+    with pytest.raises(agentmsg.SizeLimitError):
+        get(name).format_request([*msgs, reply, ToolResultMessage([ToolResultBlock(id="c1", output="ok")])])
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_tool_definition_holding_nan_or_an_infinity_is_refused_at_its_pointer(name: str) -> None:
     """A NaN or infinite float in a tool definition went out as ``null`` (orjson writes it so): another schema,

@@ -1262,6 +1262,11 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
         )
     max_depth = limits.max_depth
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(v, ("params", k)) for k, v in params.items()]
+    # (a container's id and the greatest depth it was walked at: met again no deeper, it holds nothing that walk did
+    # not refuse, so that a value sharing its members, a dict of the same dict twice a hundred levels down, costs its
+    # containers, not its 2**100 paths; ``held`` keeps every such id taken)
+    walked: dict[int, int] = {}
+    held: list[Any] = []
     while stack:
         node, path = stack.pop()
         if isinstance(node, (Mapping, list, tuple)) or (
@@ -1271,6 +1276,12 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
                 raise SizeLimitError.single(
                     pointer_of(path), "max-depth", f"nested deeper than {max_depth} levels (limits.max_depth)"
                 )
+            seen = walked.get(id(node))
+            if seen is not None and seen >= len(path):
+                continue
+            if seen is None:
+                held.append(node)
+            walked[id(node)] = len(path)
             if isinstance(node, Mapping):
                 ints = strs = False
                 for key, child in node.items():
