@@ -244,6 +244,20 @@ def test_a_network_error_says_the_oss_words_where_the_backends_error_has_them() 
     assert reason(_raised(httpx.ReadError(""), OSError(), OSError(5, "said"))) == f"[Errno 5] {os.strerror(5)}"
 
 
+def test_an_os_error_of_no_number_and_no_words_is_said_by_its_kind() -> None:
+    """An OS error of number 0 and no text (``OSError(0, "")``, as a backend may raise one) was said as
+    '[Errno 0] ': 'the connection broke: [Errno 0] '. Its text is said when it has one, else its kind; an error
+    of a number and no text is said in the OS's words for the number, as before."""
+    assert reason(OSError(0, "")) == "OSError"
+    assert reason(_raised(httpx.ReadError(""), httpcore.ReadError(""), ConnectionResetError(0, ""))) == (
+        "ConnectionResetError"
+    )
+    assert reason(_raised(httpx.ReadError(""), ConnectionResetError(0, "reset by the proxy"))) == "reset by the proxy"
+    assert reason(_raised(httpx.ReadError(""), OSError(0, " "))) == "OSError"
+    assert reason(_raised(httpx.ReadError(""), OSError(5, ""))) == f"[Errno 5] {os.strerror(5)}"
+    assert reason(OSError("plain words")) == "plain words" and reason(OSError()) == "OSError"
+
+
 def _hid(outer: BaseException, inner: BaseException) -> BaseException:
     """``outer`` raised ``from None`` while ``inner`` was handled: ``inner`` its context, which its raiser hid."""
     outer.__context__ = inner

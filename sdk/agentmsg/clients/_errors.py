@@ -419,12 +419,21 @@ def reason(exc: Exception) -> str:
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
         if not hidden or isinstance(cause, OSError):
-            text = text or str(cause)
+            text = text or _text_of(cause)
         if text and isinstance(cause, OSError) and type(cause).__module__ == "builtins":  # (the backend's error)
             return (_os_words(cause) if str(cause) == text else None) or text
         hidden = hidden or (cause.__cause__ is None and cause.__suppress_context__)
         cause = cause.__cause__ or cause.__context__
     return text or type(exc).__name__
+
+
+def _text_of(exc: BaseException) -> str:
+    """``str(exc)``, but for an OS error of no number (0: what an ``OSError(0, "")`` a backend raised says,
+    ``[Errno 0] ``, no words at all): its text, else its kind (``ConnectionResetError``). An OS error of a number
+    and no text (``[Errno 104] ``) is told by the OS's words for its number (:func:`_os_words`)."""
+    if isinstance(exc, OSError) and len(exc.args) >= 2 and not exc.errno:
+        return exc.strerror if isinstance(exc.strerror, str) and exc.strerror.strip() else type(exc).__name__
+    return str(exc)
 
 
 def _os_words(exc: OSError) -> str | None:
