@@ -24,7 +24,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import orjson
@@ -138,6 +138,11 @@ class TooDeep(orjson.JSONDecodeError):
         return depth_message()
 
 
+#: the containers a walk of a Python value (which may share them: a dict of the same dict twice) meets before it
+#: remembers those it walked, and walks none twice at a depth it saw it at: a small value pays nothing for it
+REMEMBER_AFTER: Final = 1 << 12
+
+
 def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
     """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle): parsed
     JSON, whose walk looks at nothing else (the readers' and the conversation's, at the cost it had before mappings
@@ -149,20 +154,26 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
         return False
     stack: list[tuple[Any, int]] = [(value, 0)]
     pop, push = stack.pop, stack.append
-    # (each container's id and the greatest depth it was walked at, once: met again no deeper, it holds nothing
-    # deeper than it did, so that a value sharing its members, a dict of the same dict twice a hundred levels down,
-    # costs its containers, not its 2**100 paths; ``held`` keeps alive what ``container`` made)
-    walked: dict[int, int] = {}
+    # (past REMEMBER_AFTER containers, each container's id and the greatest depth it was walked at: met again no
+    # deeper, it holds nothing deeper than it did, so that a value sharing its members, a dict of the same dict twice
+    # a hundred levels down, costs its containers, not its 2**100 paths; ``held`` keeps alive what ``container`` made)
+    walked: dict[int, int] | None = None
+    left = REMEMBER_AFTER
     held: list[Any] = []
     while stack:
         node, depth = pop()
         if depth >= max_depth:
             return True
-        key = id(node)
-        seen = walked.get(key)
-        if seen is not None and seen >= depth:
-            continue
-        walked[key] = depth
+        if walked is not None:
+            key = id(node)
+            seen = walked.get(key)
+            if seen is not None and seen >= depth:
+                continue
+            walked[key] = depth
+        else:
+            left -= 1
+            if left < 0:
+                walked = {}
         for child in node.values() if type(node) is dict else node:
             t = type(child)
             if t is dict or t is list:
@@ -683,7 +694,7 @@ def loads(data: JsonInput, kind: str | None = None, *, unique_keys: bool = False
         raise ValidationError([beyond or _syntax_problem(data, exc)], kind) from None
     # Large text: the walk, which writes nothing (the round trip would keep a UTF-8 copy inside every
     # non-ASCII string it writes, and its buffers are a few times the text).
-    check_json_value(value, kind, walk=len(data) > _WALK_ABOVE)
+    check_json_value(value, kind, walk=len(data) > _WALK_ABOVE, remember_after=len(data))
     if unique_keys:
         duplicates = duplicate_keys(data, value)
         if duplicates:
@@ -1055,7 +1066,9 @@ def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...]
     return None
 
 
-def check_json_value(instance: Any, kind: str | None = None, *, walk: bool = False) -> None:
+def check_json_value(
+    instance: Any, kind: str | None = None, *, walk: bool = False, remember_after: int = REMEMBER_AFTER
+) -> None:
     """Check that a parsed value is JSON that can be written back: dicts with string keys, lists, strings
     without lone surrogates, integers in [-2**63, 2**64 - 1], finite floats, booleans and null, nested at most
     ``limits.max_depth`` deep. Raises :class:`ValidationError` with the pointer of the first bad value
@@ -1066,7 +1079,9 @@ def check_json_value(instance: Any, kind: str | None = None, *, walk: bool = Fal
     (which catches what orjson writes but JSON does not hold: NaN, tuples, enums, UUIDs). It reads back with
     msgspec: orjson's reader peaks at about 13 bytes of memory per byte of input, msgspec's at 1-3. Anything
     else takes the iterative walk, which finds the first problem. ``walk``: take the walk at once (it writes
-    nothing)."""
+    nothing). ``remember_after``: the dicts and lists the walk meets before it remembers those it walked (a value
+    sharing its members costs its containers, not its paths); a value parsed from a text of N bytes, which shares
+    none and holds fewer than N, gives N and the walk remembers none."""
     max_depth = limits.max_depth
     if max_depth == MAX_WRITABLE_DEPTH and not walk:
         try:
@@ -1077,19 +1092,25 @@ def check_json_value(instance: Any, kind: str | None = None, *, walk: bool = Fal
     stack: list[tuple[Any, int]] = [(instance, 0)]
     pop, push = stack.pop, stack.append
     ok_scalars = _OK_SCALARS
-    # (each dict's and list's id and the greatest depth it was walked at: one met again no deeper holds nothing its
-    # walk did not see, so a value sharing its members, a dict of the same dict twice a hundred levels down, costs
-    # its containers, not its 2**100 paths; deeper, it is walked again, at most once per level. The value holds
-    # every one of them alive.)
-    walked: dict[int, int] = {}
+    # (past ``remember_after`` dicts and lists, each one's id and the greatest depth it was walked at: one met again
+    # no deeper holds nothing its walk did not see, so a value sharing its members, a dict of the same dict twice a
+    # hundred levels down, costs its containers, not its 2**100 paths; deeper, it is walked again, at most once per
+    # level. The value holds every one of them alive.)
+    walked: dict[int, int] | None = None
+    left = remember_after
     while stack:
         node, depth = pop()
         kind_of = type(node)
         if kind_of is dict or kind_of is list:
-            seen = walked.get(id(node))
-            if seen is not None and seen >= depth:
-                continue
-            walked[id(node)] = depth
+            if walked is not None:
+                seen = walked.get(id(node))
+                if seen is not None and seen >= depth:
+                    continue
+                walked[id(node)] = depth
+            else:
+                left -= 1
+                if left < 0:
+                    walked = {}
         if kind_of is dict:
             children: Any = node.values()
             if depth >= max_depth or any(
