@@ -164,49 +164,58 @@ class StreamParser:
         for payload in payloads:
             data: str | bytes = payload.data
             # The common payload, inline (what _data does first): a simple event's data from the C scanner
-            # (UTF-8, checked) holding a JSON object, before the provider's end of stream.
+            # (UTF-8, checked) holding a JSON object, before the provider's end of stream. A routed one first:
+            # its bytes before the string (route[0]) begin with the "{" (no slice of the data to look at it)
+            route = reader.route
+            if (
+                route is not None
+                and payload.event == route[3]
+                and type(data) is bytes
+                and between is not None
+                and payload.problem is None
+                and not reader.done
+            ):
+                text = between(data, route[0], route[1], route[4])
+                if text is not None:  # a payload of the shape the last one had: its delta (route_text)
+                    b.payload = data
+                    try:
+                        if self._parts_of is not route:  # (once per route: its block is open while it runs)
+                            self._parts_of, self._parts = route, b.route_parts(route[6], route[2])
+                        parts = self._parts
+                        if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
+                            if parts[3] is None:  # a text or thinking block's (constant keys: a faster dict)
+                                b.events.append(
+                                    {
+                                        "type": parts[0],
+                                        "id": b._new_id(),
+                                        "createdAt": b._stamp,
+                                        "replyId": parts[1],
+                                        "blockId": parts[2],
+                                        "delta": text,
+                                    }
+                                )
+                            else:  # a call's arguments
+                                b.events.append(
+                                    {
+                                        "type": parts[0],
+                                        "id": b._new_id(),
+                                        "createdAt": b._stamp,
+                                        "replyId": parts[1],
+                                        "toolCallId": parts[2],
+                                        "delta": text,
+                                    }
+                                )
+                                parts[3].append(text)
+                        else:  # (and the parts looked up again: a call's first argument text may have come)
+                            b.routed(route[6], route[2], text)
+                            self._parts_of = None
+                        if route[5] is not None:
+                            route[5](data)
+                    except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+                        self._shape(exc)
+                    continue
             if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not reader.done:
-                route = reader.route
-                if route is not None and between is not None:
-                    text = between(data, route[0], route[1], route[4]) if payload.event == route[3] else None
-                    if text is not None:  # a payload of the shape the last one had: its delta (route_text)
-                        b.payload = data
-                        try:
-                            if self._parts_of is not route:  # (once per route: its block is open while it runs)
-                                self._parts_of, self._parts = route, b.route_parts(route[6], route[2])
-                            parts = self._parts
-                            if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
-                                if parts[3] is None:  # a text or thinking block's (constant keys: a faster dict)
-                                    b.events.append(
-                                        {
-                                            "type": parts[0],
-                                            "id": b._new_id(),
-                                            "createdAt": b._stamp,
-                                            "replyId": parts[1],
-                                            "blockId": parts[2],
-                                            "delta": text,
-                                        }
-                                    )
-                                else:  # a call's arguments
-                                    b.events.append(
-                                        {
-                                            "type": parts[0],
-                                            "id": b._new_id(),
-                                            "createdAt": b._stamp,
-                                            "replyId": parts[1],
-                                            "toolCallId": parts[2],
-                                            "delta": text,
-                                        }
-                                    )
-                                    parts[3].append(text)
-                            else:  # (and the parts looked up again: a call's first argument text may have come)
-                                b.routed(route[6], route[2], text)
-                                self._parts_of = None
-                            if route[5] is not None:
-                                route[5](data)
-                        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
-                            self._shape(exc)
-                        continue
+                if route is not None:
                     reader.route = None  # another payload: read as below, which may set the route again
                 try:
                     obj = loads(data)

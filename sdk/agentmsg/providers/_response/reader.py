@@ -186,8 +186,10 @@ class PayloadReader(ABC):
         on after ``tail`` with a hole (a JSON string or integer) then the piece, for each piece: values that change
         from one payload to the next and that :meth:`chunk` does not read, or reads in ``then`` (OpenAI's
         ``obfuscation``, Gemini's usage counts); ``then(payload)`` is called after the delta, with the payload's
-        bytes. Any other payload ends the route before it is read. Without the C kernels, nothing."""
-        if _between is not None:
+        bytes. Any other payload ends the route before it is read. Without the C kernels, nothing; nor for a
+        ``head`` that does not begin with ``{`` (the parser takes a route only for a JSON object's bytes: it looks
+        at the head, not at each payload's first byte)."""
+        if _between is not None and head[:1] == b"{":
             self.route = (head, tail, slot, event, after, then, kind)
 
     def route_value(
@@ -226,7 +228,7 @@ class PayloadReader(ABC):
                 return
         pieces.append(data[pos:])
         after = tuple(pieces[1:])
-        if _between(data, data[:start], pieces[0], after) == text:
+        if data[:1] == b"{" and _between(data, data[:start], pieces[0], after) == text:  # (see route_text)
             self.route = (data[:start], pieces[0], slot, event, after, then, kind)
 
     def usage_holes(
