@@ -1034,3 +1034,31 @@ def test_a_grounding_sharing_its_members_gives_its_sources_in_linear_time() -> N
         {"type": "source-url", "sourceId": "source-2", "url": "https://example.com/deep", "title": "D"},
         {"type": "source-url", "sourceId": "source-3", "url": "https://example.com/last"},
     ]
+
+
+def test_a_tool_call_delta_s_other_name_round_trips_and_its_call_s_own_is_not_carried() -> None:
+    """``tool-input-delta`` names no tool, so a TOOL_CALL_DELTA's ``toolCallName`` rides on the carrier when it
+    differs from its call's (docs/ai-sdk.md). The condition was inverted: a differing name was dropped, no note,
+    and the call's own name carried for nothing. Now the other name (a real one, or a Java placeholder) comes back
+    on its delta, and the call's own is not carried."""
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
+
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev(2, "TOOL_CALL_DELTA", toolCallId="c", toolCallName="f", delta='{"a":'),
+        ev(3, "TOOL_CALL_DELTA", toolCallId="c", toolCallName="g", delta="1"),
+        ev(4, "TOOL_CALL_DELTA", toolCallId="c", toolCallName="__fragment__", delta="}"),
+        ev(5, "TOOL_CALL_END", toolCallId="c"),
+        ev(6, "AGENT_END"),
+    ]
+    enc = ai_sdk.AiSdkEncoder()
+    chunks = [c for e in events for c in enc.feed(e)] + enc.close()
+    carried = [c["data"]["fields"] for c in chunks if c["type"] == "data-agentmsg" and "rest" in c["data"]]
+    assert [f for f in carried if "toolCallName" in f] == [{"toolCallName": "g"}, {"toolCallName": "__fragment__"}]
+    back, _, dec = round_trip(events)
+    deltas = [(e["delta"], e.get("toolCallName")) for e in back if e["type"] == "TOOL_CALL_DELTA"]
+    assert deltas == [('{"a":', None), ("1", "g"), ("}", "__fragment__")]
+    assert dec.notes == [] and reduce(back)[0] == reduce(events)[0]

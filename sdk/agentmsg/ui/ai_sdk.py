@@ -618,8 +618,9 @@ class AiSdkEncoder:
         held = self._held(call, ev, [chunk])
         if held is not None:
             return out + held
+        # the chunk names no tool: a name other than the call's rides on the carrier (the call's own goes unsaid)
         keep = (
-            ("toolCallId", "delta") if name is None or name == call["name"] else ("toolCallId", "delta", "toolCallName")
+            ("toolCallId", "delta", "toolCallName") if name is None or name == call["name"] else ("toolCallId", "delta")
         )
         return out + self._rest(ev, keep, [chunk])
 
