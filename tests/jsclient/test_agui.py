@@ -213,6 +213,39 @@ FOREIGN: list[list[Any]] = [
     AGUI_CONTRADICTED,
     # carried inputs other than the arguments shown (said, not applied), and ones that are them (applied)
     AGUI_INPUTS,
+    # paused calls' inputs read by the reducer's rules (no input for an integer past 64 bits or a value nested
+    # deeper than 254 levels; a byte-order mark skipped), not as an event's JSON text is read
+    [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        *(
+            event
+            for call, args in (
+                ("big", '{"n": 36893488147419103232}'),
+                ("low", '{"n": -9223372036854775809}'),
+                ("max", '{"n": 18446744073709551615}'),
+                ("bom", '\ufeff{"a": 1}'),
+                ("deep", '{"a": ' + "[" * 300 + "]" * 300 + "}"),
+            )
+            for event in (
+                {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": "f"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": args},
+                {"type": "TOOL_CALL_END", "toolCallId": call},
+            )
+        ),
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"toolCallId": c} for c in ("big", "low", "max", "bom", "deep")],
+            },
+        },
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {"type": "TOOL_CALL_START", "toolCallId": "p", "toolCallName": "g"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "p", "delta": '{"n": [1, 1e2, 99999999999999999999]}'},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r2", "outcome": {"pendingToolCallIds": ["p"]}},
+    ],
     [
         {"type": "RUN_STARTED", "threadId": "run", "runId": "run", "metadata": {"agentmsg": {"replyId": ""}}},
         {"type": "TEXT_MESSAGE_START", "messageId": "b~2", "metadata": {"agentmsg": {"blockId": "b", "replyId": "x"}}},

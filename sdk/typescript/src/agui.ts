@@ -6,7 +6,7 @@
 // the mapping.
 
 import { cut, keepNote, quoted, room } from "./notes.js";
-import { pointerOf, readEventJson, readJson } from "./json.js";
+import { pointerOf, readJson } from "./json.js";
 import { sameJson, setOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -829,25 +829,23 @@ export class AGUIDecoder {
   }
 
   /** A call of this run ends (its TOOL_CALL_END, or the run's end while it is open): its argument text (after that
-   * before an end in the same model call: the reducer continues the call) is its input when it makes a JSON object
-   * (the reducer reads it so). Returns the text and the input the reducer reads in it ({} when none): what an AG-UI
-   * client shows, what the reducer keeps (Python's `_take_arguments`). */
+   * before an end in the same model call: the reducer continues the call) is its input when it makes a JSON object,
+   * read by the reducer's rules (`readJson`, build.ts toolUse; Python's `parse_arguments`: an integer past 64 bits,
+   * a value nested deeper than 254 levels, no input; a byte-order mark skipped). Returns the text and that input ({}
+   * when none): what an AG-UI client shows, what the reducer keeps (Python's `_take_arguments`). */
   #takeArguments(call: string): [string, Json] {
     const known = this.#knownCalls.get(call);
     const args = this.#args.get(call) ?? "";
     this.#args.delete(call);
+    const read = args ? readJson(args) : {};
     if (known !== undefined) {
-      const text = args || "{}";
-      // (read as Python's orjson reads it: a number beyond a double or a lone surrogate escape is no JSON there)
-      const parsed = readEventJson(text) as Json | undefined;
-      if (isObj(parsed)) known.input = parsed;
+      if (isObj(read)) known.input = read;
       if (this.#endedIn !== this.#reply()) {
         this.#ended.clear();
         this.#endedIn = this.#reply();
       }
       this.#ended.set(call, args);
     }
-    const read = args ? readJson(args) : {}; // (the reducer's reader: build.ts toolUse)
     return [args, isObj(read) ? read : {}];
   }
 
