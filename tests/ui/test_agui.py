@@ -6,6 +6,7 @@ message they describe; bad AG-UI input is a note with pointer and rule, or the e
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import orjson
@@ -15,7 +16,8 @@ from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, re
 from agentmsg._wire.sse import SSEDecoder
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.ui import agui, get
-from tests._support.events import CASES, events_of, load, writable
+from tests._support.events import CASES, base_streams, events_of, load, writable
+from tests._support.mutators import garble_events, reordered
 from tests._support.uistreams import AGUI_CONTRADICTED, AGUI_INPUTS
 
 AT = "2026-01-01T00:00:00Z"
@@ -732,3 +734,74 @@ def test_a_carried_input_is_the_arguments_the_ag_ui_client_showed_or_not_applied
     with pytest.raises(ValidationError) as raised:
         decode(AGUI_INPUTS, strict=True)
     assert [(p.pointer, p.rule) for p in raised.value.problems] == [("/5/metadata", "ui-carrier-conflict")]
+
+
+def test_the_encoder_says_a_call_s_input_its_arguments_do_not_show() -> None:
+    """The reducer keeps a TOOL_CALL_END's ``input`` over its call's arguments; an AG-UI client shows the arguments,
+    and so does the decoder, which does not apply a carried input they do not show (said at decode time). The
+    encoder wrote such an END saying nothing: now it says it too (pointer ``/<index>/input``, the decoder's rule
+    ``ui-carrier-conflict``), for each input the decoder will refuse, and for none it takes: the same JSON value,
+    the text it wrote of an input with no deltas, arguments gone on after an end in the same model call."""
+
+    def ev(i: int, kind: str, reply: str = "m", **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": reply, **keys}
+
+    def call(i: int, call_id: str, deltas: list[str], given: Any, reply: str = "m") -> list[dict[str, Any]]:
+        out = [ev(i, "TOOL_CALL_START", reply, toolCallId=call_id, toolCallName="f")]
+        out += [ev(i + 1 + k, "TOOL_CALL_DELTA", reply, toolCallId=call_id, delta=d) for k, d in enumerate(deltas)]
+        return [*out, ev(i + 9, "TOOL_CALL_END", reply, toolCallId=call_id, input=given)]
+
+    events = [
+        ev(0, "AGENT_START", "r"),
+        ev(1, "MODEL_CALL_START"),
+        *call(10, "a", ["garbage"], {"a": 1}),  # 2..4
+        *call(20, "b", ['{"n": 1.0, ', '"m": [true]}'], {"m": [True], "n": 1}),  # 5..8
+        *call(30, "c", ['{"b": 2}'], {"a": 1}),  # 9..11
+        *call(40, "d", [], {"x": "\ud800"}),  # 12, 13
+        ev(50, "TOOL_CALL_START", toolCallId="e", toolCallName="f"),  # 14
+        ev(51, "TOOL_CALL_DELTA", toolCallId="e", delta='{"k": '),
+        ev(52, "TOOL_CALL_END", toolCallId="e"),
+        ev(53, "TOOL_CALL_DELTA", toolCallId="e", delta="2}"),
+        ev(54, "TOOL_CALL_END", toolCallId="e", input={"k": 2}),  # 18
+        *call(60, "g", ["[1]"], {"a": 1}),  # 19..21
+        *call(70, "h", ['{"a": 1}'], "oops"),  # 22..24
+        ev(80, "MODEL_CALL_END"),
+        ev(81, "AGENT_END", "r"),
+    ]
+    written, enc = encode(events)
+    said = [(p.pointer, p.rule, p.message) for p in enc.notes if p.rule != "ui-wrapped"]
+    tail = ": carried in metadata.agentmsg, which the decoder does not apply (an AG-UI client shows the arguments)"
+    assert said == [
+        ("/4/input", "ui-carrier-conflict", f'TOOL_CALL_END input {{"a":1}} is not the arguments its TOOL_CALL_ARGS show "garbage"{tail}'),
+        ("/11/input", "ui-carrier-conflict", f'TOOL_CALL_END input {{"a":1}} is not the arguments its TOOL_CALL_ARGS show "{{\\"b\\": 2}}"{tail}'),
+        ("/21/input", "ui-carrier-conflict", f'TOOL_CALL_END input {{"a":1}} is not the arguments its TOOL_CALL_ARGS show "[1]"{tail}'),
+    ]  # fmt: skip
+    back, dec = decode(written)
+    refused = [p.pointer for p in dec.notes if p.rule == "ui-carrier-conflict"]
+    assert len(refused) == len(said) == 3
+    inputs = {b["id"]: b["input"] for b in messages(back)[0]["content"]}
+    assert inputs == {
+        "a": {},
+        "b": {"m": [True], "n": 1},
+        "c": {"b": 2},
+        "d": {"x": "\ufffd"},  # (a message writes a lone surrogate so)
+        "e": {"k": 2},
+        "g": {},
+        "h": {"a": 1},
+    }
+    kept = {b["id"]: b["input"] for b in messages(events)[0]["content"]}
+    assert [k for k in kept if kept[k] != inputs[k]] == ["a", "c", "g"]  # (what the notes said)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_encoder_says_each_input_the_decoder_refuses(seed: int) -> None:
+    """On garbled and reordered streams too (calls gone on, ended twice, in other model calls): the encoder's notes
+    of an input its arguments do not show are the decoder's refusals, one for one."""
+    rng = random.Random(seed)
+    base = base_streams(rng)
+    for events in (garble_events(rng, base), reordered(base, rng)):
+        written, enc = encode(events)
+        _, dec = decode(written)
+        said = [p for p in enc.notes if p.rule == "ui-carrier-conflict"]
+        refused = [p for p in dec.notes if p.rule == "ui-carrier-conflict" and '"input"' in p.message]
+        assert len(said) == len(refused), (said, refused)

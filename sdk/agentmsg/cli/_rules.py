@@ -424,7 +424,8 @@ RULES: dict[str, tuple[str, str, str]] = {
     ),
     "ui-carrier-conflict": (
         "a note: a key of agentmsg's carrier (AG-UI metadata.agentmsg, the AI SDK's data-agentmsg) that contradicts"
-        " what the UI event itself says (its type, text, block, run, call, tool name or arguments): not applied",
+        " what the UI event itself says (its type, text, block, run, call, tool name or arguments): not applied;"
+        " the AG-UI encoder says it of a TOOL_CALL_END input its arguments do not show as it writes it",
         '`/2/metadata: agentmsg "type" "TOOL_CALL_DELTA" contradicts TEXT_BLOCK_DELTA "TEXT_BLOCK_DELTA": not applied'
         " [ui-carrier-conflict]`",
         "none needed: the event is read as a UI client shows it; find what rewrote the carrier (docs/ag-ui.md rule 1,"

@@ -205,8 +205,8 @@ def _ids_are_text(e: Mapping[str, Any]) -> bool:
 
 class _Run:
     __slots__ = (
-        "calls", "ended", "ids", "implicit", "last_text", "model", "names", "outcome", "pending", "reasoning",
-        "result", "results", "run_id", "step", "texts", "thread_id", "usage",
+        "args", "calls", "ended", "ended_args", "ended_in", "ids", "implicit", "last_text", "model", "names",
+        "outcome", "pending", "reasoning", "result", "results", "run_id", "step", "texts", "thread_id", "usage",
     )  # fmt: skip
 
     def __init__(self, run_id: str, thread_id: str, implicit: bool) -> None:
@@ -216,6 +216,11 @@ class _Run:
         self.texts: dict[Any, str] = {}  # open text blocks: blockId -> messageId
         self.reasoning: dict[Any, str] = {}  # open thinking blocks: blockId -> messageId
         self.calls: dict[Any, bool] = {}  # open tool calls: toolCallId -> whether arguments were sent
+        # the TOOL_CALL_ARGS text of each AG-UI call as the decoder joins it (its _args, _ended, _ended_in): the
+        # open calls' deltas; the text of those ended in the step (or run) ``ended_in``, which a START there goes on
+        self.args: dict[Any, list[str]] = {}
+        self.ended_args: dict[Any, str] = {}
+        self.ended_in: str | None = None
         self.names: dict[Any, str] = {}  # the AG-UI toolCallName of each call of the run
         self.ended: set[Any] = set()  # the calls ended in this model call (AgentScope Java may start them again)
         self.ids: dict[Any, str] = {}  # a call id given again in a later model call: its AG-UI toolCallId
@@ -416,10 +421,31 @@ class AGUIEncoder:
             {"type": "TOOL_CALL_END", "toolCallId": run.ids.get(c, c), "metadata": dict(_IMPLICIT_META)}
             for c in run.calls
         ]
+        for c in run.calls:
+            self._args_ended(run.ids.get(c, c))
         run.calls.clear()
         run.ended.clear()
         run.pending.clear()  # (a model call ends: a call id given again is a new call, to the reducer too)
         return out
+
+    def _args_started(self, ag: Any) -> None:
+        """A TOOL_CALL_START of ``ag`` written: its arguments begin, or go on as the decoder continues them."""
+        run = self._run
+        assert run is not None
+        went_on = run.ended_args.pop(ag) if ag in run.ended_args and run.ended_in == (run.step or run.run_id) else None
+        run.args[ag] = [] if went_on is None else [went_on]
+
+    def _args_ended(self, ag: Any) -> str:
+        """A TOOL_CALL_END of ``ag`` written: the whole text of its arguments, as the decoder joins them."""
+        run = self._run
+        assert run is not None
+        text = "".join(run.args.pop(ag, ()))
+        reply = run.step or run.run_id
+        if run.ended_in != reply:
+            run.ended_args.clear()
+            run.ended_in = reply
+        run.ended_args[ag] = text
+        return text
 
     def _end_run(self, e: Mapping[str, Any] | None, *, implicit: bool) -> list[dict[str, Any]]:
         run = self._run
@@ -594,9 +620,11 @@ class AGUIEncoder:
         if run.last_text is not None:
             start["parentMessageId"] = run.last_text
         out.append(self._out(start, e, {"toolCallId": ag, "toolCallName": name}, _REPLY))
+        self._args_started(ag)
         early = run.pending.pop(call, None)
         if early:  # AgentScope Java's fragments before the call's name (wrapped): the client's arguments begin so
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": "".join(early), **_implicit()})
+            run.args[ag] += early
             run.calls[call] = True
         signature = e.get("thoughtSignature")
         if isinstance(signature, str):
@@ -625,8 +653,10 @@ class AGUIEncoder:
                 restart["parentMessageId"] = run.last_text
             restart["metadata"] = dict(_IMPLICIT_META)
             out.append(restart)
+            self._args_started(restart["toolCallId"])
         run.calls[call] = True
         ag = run.ids.get(call, call)
+        run.args.setdefault(ag, []).append(delta)
         derived = {"toolCallId": ag, "delta": delta}
         out.append(self._out({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": delta}, e, derived, _REPLY))
         return out
@@ -643,8 +673,26 @@ class AGUIEncoder:
         if not run.calls.pop(call) and isinstance(args, Mapping):  # no deltas: the arguments from the input
             text = value_text(args)
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": text, "metadata": dict(_IMPLICIT_META)})
+            run.args.setdefault(ag, []).append(text)
+        shown = self._args_ended(ag)
+        if isinstance(args, Mapping):
+            self._input_not_shown(args, shown)
         out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": ag}, e, {"toolCallId": ag}, _REPLY))
         return out
+
+    def _input_not_shown(self, given: Mapping[str, Any], text: str) -> None:
+        """A TOOL_CALL_END's ``input`` that is not the arguments its call's TOOL_CALL_ARGS show (``text``, read by
+        the reducer's rules): the reducer keeps the input over them, but an AG-UI client shows the arguments, and so
+        does the decoder (it quotes the carried input, rule ``ui-carrier-conflict``). Said here, by that rule: the
+        round trip does not give this input back."""
+        _, parsed, _ = parse_arguments(text) if text else ("", {}, None)
+        if _shows(given, text, parsed):
+            return
+        message = (
+            f"TOOL_CALL_END input {quoted(given, 60)} is not the arguments its TOOL_CALL_ARGS show {quoted(text, 60)}:"
+            f" carried in metadata.{CARRY}, which the decoder does not apply (an AG-UI client shows the arguments)"
+        )
+        self.notes.append(Problem(f"/{self._index}/input", "ui-carrier-conflict", message))
 
     def _tool_result_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         run = self._run
