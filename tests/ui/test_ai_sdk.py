@@ -1062,3 +1062,32 @@ def test_a_tool_call_delta_s_other_name_round_trips_and_its_call_s_own_is_not_ca
     deltas = [(e["delta"], e.get("toolCallName")) for e in back if e["type"] == "TOOL_CALL_DELTA"]
     assert deltas == [('{"a":', None), ("1", "g"), ("}", "__fragment__")]
     assert dec.notes == [] and reduce(back)[0] == reduce(events)[0]
+
+
+def test_a_call_gone_on_after_its_end_keeps_what_that_end_gave_it() -> None:
+    """AgentScope Java ends every open call when another call's chunk comes and goes on with it at its next chunk;
+    the reducer keeps what the END gave the call (an object ``input`` over the arguments, its ``metadata``). The
+    encoder forgot that END when the call went on: with no END after, ``tool-input-available`` showed the arguments
+    parsed, and the round trip lost the input, the metadata, silently. Now the call keeps it."""
+
+    def ev(i: int, kind: str, reply: str = "m", **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": reply, **keys}
+
+    events = [
+        ev(0, "AGENT_START", "r"),
+        ev(1, "MODEL_CALL_START"),
+        ev(2, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev(3, "TOOL_CALL_DELTA", toolCallId="c", delta='{"a":'),
+        ev(4, "TOOL_CALL_END", toolCallId="c", input={"z": 9}, metadata={"k": 1}),
+        ev(5, "TOOL_CALL_DELTA", toolCallId="c", delta="1}"),
+        ev(6, "MODEL_CALL_END"),
+        ev(7, "AGENT_END", "r"),
+    ]
+    expected, _ = reduce(events)
+    assert [(b["input"], b["content"], b["metadata"]) for b in expected[0]["content"]] == [
+        ({"z": 9}, '{"a":1}', {"k": 1})
+    ]
+    chunks = ai_sdk.encode(events)
+    assert [c["input"] for c in chunks if c["type"] == "tool-input-available"] == [{"z": 9}]
+    back, _, dec = round_trip(events)
+    assert dec.notes == [] and reduce(back)[0] == expected

@@ -542,6 +542,8 @@ class AiSdkEncoder:
         if call is None or call["end"] is None:
             return call, []
         if ev.get("replyId", self._reply) == call["reply"]:
+            # (what its END gave the call, the reducer keeps: an object input, a state, metadata)
+            call["was"] = {**call.get("was", {}), **call["end"]}
             call["end"] = None
             return call, []
         return None, self._finish_call(call_id)
@@ -552,6 +554,10 @@ class AiSdkEncoder:
         call = self._calls.pop(call_id)
         out = self._ui_only(call["held"])
         end = call["end"] or {}
+        if "was" in call:  # an END before the call went on: the reducer keeps its input (the last object), state, ...
+            end = {**call["was"], **end}
+            if isinstance(call["was"].get("input"), dict) and not isinstance(end.get("input"), dict):
+                end["input"] = call["was"]["input"]
         name = call["name"]
         keep: list[str] = ["toolCallId", "toolCallName"]
         if _taken_name(end.get("toolCallName")):  # (the AI SDK's reader renames the part to it: shown, not carried)
