@@ -413,9 +413,9 @@ def _json_value_checks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     checked: list[Any] = []
     real = jsontext.check_json_value
 
-    def spy(instance: Any, kind: str | None = None, *, walk: bool = False) -> None:
+    def spy(instance: Any, kind: str | None = None, **options: Any) -> None:
         checked.append(instance)
-        real(instance, kind, walk=walk)
+        real(instance, kind, **options)
 
     monkeypatch.setattr(jsontext, "check_json_value", spy)
     monkeypatch.setattr(schemas, "check_json_value", spy)
