@@ -1,7 +1,8 @@
 """The zygote of ``tests/_support/cli.py``: an interpreter that has imported agentmsg and the command modules once,
 then forks a child per request, which runs ``python -m agentmsg ARGS`` as a fresh interpreter would.
 
-Started as ``python -c SOURCE FD`` (never imported by the tests): FD is its end of a ``SOCK_SEQPACKET`` socket pair.
+Started as ``python -c SOURCE FD [tokenizers]`` (never imported by the tests): FD is its end of a ``SOCK_SEQPACKET``
+socket pair; ``tokenizers``: the vocabularies of ``count`` and ``trim`` are loaded too (:data:`WARM`).
 It says ``{"ready": true}``, then for each request (JSON: ``args``, ``cwd``, ``env``; with three file descriptors,
 the child's stdin, stdout and stderr) it forks, says ``{"pid": N}``, waits for the child and says
 ``{"status": S}`` (S as ``Popen.returncode``: the exit status, or minus the signal that ended the child). It ends
@@ -26,8 +27,10 @@ import time
 from typing import Any
 
 #: imported before the first fork: the package, the command line and every module of it (what its commands import
-#: when they run), and the providers. Not the tokenizers that count and trim load (OpenAI's vocabulary: 0.9 s of
-#: CPU once, but a zygote of 218 MB instead of 47 MB, whose every child then costs 0.086 s of CPU instead of 0.039 s)
+#: when they run), and the providers. The tokenizers that count and trim load only in a zygote started with
+#: ``tokenizers`` (``tests/_support/cli.py`` starts one for those two commands): loading OpenAI's and Qwen's
+#: vocabularies costs each run 1-2 s, and a zygote that holds them is 218 MB instead of 47 MB, whose every child
+#: costs 0.086 s of CPU instead of 0.039 s, which the other commands need not pay
 WARM = ("agentmsg", "agentmsg.cli", "agentmsg.providers")
 
 
@@ -48,7 +51,7 @@ def _child(request: dict[str, Any], fds: list[int], started_in: str) -> None:
     runpy.run_module("agentmsg", run_name="__main__", alter_sys=True)
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock: socket.socket, tokenizers: bool = False) -> None:
     started_in = os.getcwd()
     # -c puts '' first in sys.path, -m the directory it starts in (neither with -P)
     if sys.path and sys.path[0] == "" and not getattr(sys.flags, "safe_path", False):
@@ -67,6 +70,11 @@ def serve(sock: socket.socket) -> None:
 
     for provider in NAMES:
         get(provider)
+    if tokenizers:  # every vocabulary, loaded as a count in a fresh interpreter loads the one it needs
+        from agentmsg.context._tokenizers import PACKAGES, counter
+
+        for vocabulary in PACKAGES:
+            counter(vocabulary)
     sock.send(b'{"ready": true}')
     while True:
         try:
@@ -90,4 +98,4 @@ def serve(sock: socket.socket) -> None:
 
 
 if __name__ == "__main__":
-    serve(socket.socket(fileno=int(sys.argv[1])))
+    serve(socket.socket(fileno=int(sys.argv[1])), tokenizers=sys.argv[2:] == ["tokenizers"])

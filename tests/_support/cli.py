@@ -11,7 +11,9 @@ signal that ended it), stdout and stderr (decoded as ``text=True`` decodes them,
 
 What an interpreter reads once, at its start, cannot change in a forked child: a zygote serves the runs of one
 value of ``AGENTMSG_PURE_PYTHON`` (read when agentmsg is imported) and of the ``PYTHON*``, ``LC_*`` and ``LANG*``
-variables (the interpreter's, and its stdio's encoding), started with them (at most :data:`MAX_ZYGOTES`). A run is
+variables (the interpreter's, and its stdio's encoding), started with them (at most :data:`MAX_ZYGOTES`). The
+commands that count tokens (:data:`TOKENIZING`: ``count``, ``trim``) have zygotes of their own, which have loaded
+every vocabulary too, as a fresh interpreter loads the one it needs (1-2 s a run otherwise). A run is
 a fresh process when the zygote cannot start, dies, or said anything as it started (a fresh process would say it
 too), or is busy (a run from another thread). ``AGENTMSG_TEST_CLI_FRESH=1`` makes every run a fresh process.
 """
@@ -37,7 +39,9 @@ START_TIMEOUT = 120.0  # (the zygote's, apart: a test may shorten TIMEOUT)
 #: read by agentmsg when it is imported (``agentmsg/_native.py``): each value has its zygote, as have the
 #: interpreter's own variables (:func:`_startup`)
 AT_IMPORT = "AGENTMSG_PURE_PYTHON"
-MAX_ZYGOTES = 4  # (then a run in another environment is a fresh process)
+MAX_ZYGOTES = 5  # (then a run in another environment is a fresh process)
+#: the commands whose runs a zygote that has loaded the tokenizers' vocabularies serves (``_cli_zygote.WARM``)
+TOKENIZING = frozenset({"count", "trim"})
 _SOURCE = (Path(__file__).parent / "_cli_zygote.py").read_text("utf-8")
 _MAX_REQUEST = 1 << 20
 
@@ -99,13 +103,20 @@ class _Broken(Exception):
     """The zygote failed (it could not start, it died, it said something else): the run is made afresh."""
 
 
+def _key(env: dict[str, str], args: list[str]) -> tuple[object, ...]:
+    """The zygote a run of ``args`` in ``env`` is served by: the variables read at the start, and for a command
+    that counts tokens (:data:`TOKENIZING`), ``"tokenizers"`` last."""
+    key = (env.get(AT_IMPORT), *sorted(_startup(env).items()))
+    return (*key, "tokenizers") if args[:1] and args[0] in TOKENIZING else key
+
+
 class _Zygote:
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], tokenizers: bool = False) -> None:
         self.lock = threading.Lock()
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _SOURCE, str(theirs.fileno())],
+                [sys.executable, "-c", _SOURCE, str(theirs.fileno()), *(["tokenizers"] if tokenizers else [])],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -272,13 +283,13 @@ def _forked(
         return None
     if not os.path.isdir(where):
         return None
-    key = (env.get(AT_IMPORT), *sorted(_startup(env).items()))
+    key = _key(env, args)
     with _starting:
         if key not in _zygotes:
             if len(_zygotes) >= MAX_ZYGOTES:
                 return None
             try:
-                _zygotes[key] = _Zygote(env)
+                _zygotes[key] = _Zygote(env, tokenizers=key[-1] == "tokenizers")
             except (_Broken, OSError, ValueError):
                 _zygotes[key] = None  # this test process runs afresh
         zygote = _zygotes[key]

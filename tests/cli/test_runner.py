@@ -38,6 +38,8 @@ def test_runs_as_a_fresh_process_does(files: dict[str, str]) -> None:
         ("validate", "--nope", files["good"]),
         ("validate", "--help"),
         ("count", "--provider", "openai", files["conv"]),
+        ("count", "--provider", "dashscope", files["conv"]),
+        ("trim", "--provider", "openai", "--model", "gpt-4", "--budget", "1000", files["conv"]),
         ("validate", "-"),  # stdin is /dev/null in both: an empty input
     ]
     for args in cases:
@@ -156,3 +158,17 @@ def test_a_dead_zygote_is_replaced(files: dict[str, str]) -> None:
     _same(run("validate", files["bad"]), fresh("validate", files["bad"]))  # (made afresh)
     assert cli._zygotes.get(key) is not zygote
     assert run("validate", files["good"]).returncode == 0
+
+
+def test_count_and_trim_are_served_by_a_zygote_that_holds_the_vocabularies(files: dict[str, str]) -> None:
+    """``count`` and ``trim`` (which load a tokenizer's vocabulary, 1-2 s a fresh run) run in children of a zygote of
+    their own, which has loaded them all; the other commands in children of the zygote that has not."""
+    if os.environ.get("AGENTMSG_TEST_CLI_FRESH"):
+        pytest.skip("AGENTMSG_TEST_CLI_FRESH=1: no zygote")
+    plain = (os.environ.get(cli.AT_IMPORT), *sorted(cli._startup(dict(os.environ)).items()))
+    assert cli._key(dict(os.environ), ["validate", files["good"]]) == plain
+    for command in ("count", "trim"):
+        assert cli._key(dict(os.environ), [command, "--provider", "openai"]) == (*plain, "tokenizers")
+    assert run("count", "--provider", "openai", files["conv"]).returncode == 0
+    assert run("validate", files["good"]).returncode == 0
+    assert cli._zygotes.get((*plain, "tokenizers")) is not None and cli._zygotes.get(plain) is not None
