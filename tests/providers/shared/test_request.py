@@ -1750,6 +1750,55 @@ def test_a_tool_definition_too_deep_to_write_is_refused_at_its_pointer(name: str
         get(name).format_request(msgs, model="m", tools=[_deep_tool(247)])
 
 
+def _deep_schema(depth: int) -> dict[str, Any]:
+    """A JSON Schema ``depth`` levels deep (a chain: an object holding a default of nested arrays)."""
+    value: Any = 1
+    for _ in range(depth - 1):
+        value = [value]
+    return {"type": "object", "default": value}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_structured_output_schema_too_deep_to_write_is_refused_at_its_pointer(name: str) -> None:
+    """A structured output's schema nested deeper than a body can be written (a 1,000-level one) was taken by
+    format_request, and only body_bytes() refused it, at a pointer 250 levels down. Now it is refused as a tool
+    definition is (SizeLimitError, rule max-depth, at /structured_output/schema), on every provider and in either
+    mode, by the room a forced tool's parameters have (tools.TOOL_ROOM and one level): the deepest taken (247 levels)
+    is written; a response_format parameter's schema alike, at its own pointer; a StructuredOutput made before the
+    limit was lowered, when the request is formatted."""
+    from agentmsg._codec.limits import limits
+    from agentmsg.providers import StructuredOutput
+
+    msgs = [UserMessage("answer in JSON")]
+    for mode in ("native", "tool"):
+        for depth in (1_000, 248):
+            with pytest.raises(agentmsg.SizeLimitError) as info:
+                get(name).format_request(
+                    msgs, model="m", structured_output=StructuredOutput(_deep_schema(depth), mode=mode)
+                )
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [("/structured_output/schema", "max-depth")]
+        deepest = StructuredOutput(_deep_schema(247), mode=mode)
+        assert get(name).format_request(msgs, model="m", structured_output=deepest).body_bytes()
+    with pytest.raises(agentmsg.SizeLimitError) as info:
+        get(name).format_request(msgs, model="m", structured_output=_deep_schema(248))
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/structured_output/schema", "max-depth")]
+    raw = {"type": "json_schema", "json_schema": {"name": "s", "schema": _deep_schema(250)}}
+    with pytest.raises(agentmsg.SizeLimitError) as info:
+        get(name).format_request(msgs, model="m", response_format=raw)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [
+        ("/params/response_format/json_schema/schema", "max-depth")
+    ]
+    made = StructuredOutput(_deep_schema(100))
+    kept = limits.max_depth
+    limits.max_depth = 100
+    try:
+        with pytest.raises(agentmsg.SizeLimitError) as info:
+            get(name).format_request(msgs, model="m", structured_output=made)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/structured_output/schema", "max-depth")]
+    finally:
+        limits.max_depth = kept
+
+
 def _shared(depth: int) -> dict[str, Any]:
     """A dict of the same dict twice, ``depth`` levels down: ``depth`` dicts, ``2**depth`` paths."""
     value: dict[str, Any] = {}
@@ -1782,13 +1831,9 @@ def test_a_value_sharing_its_members_past_the_depth_is_refused_in_linear_time(na
         get(name).format_request(msgs, model="m", foo=_shared(300))
     ((pointer, rule),) = [(p.pointer, p.rule) for p in info.value.problems]
     assert rule == "max-depth" and pointer.startswith("/params/foo/")
-    request = get(name).format_request(msgs, model="m", structured_output={"name": "s", "schema": _shared(300)})
-    try:
-        body = request.body_bytes()
-    except ValidationError as exc:
-        assert exc.problems[0].rule in ("json-value", "max-depth")
-    else:  # (DeepSeek sends no schema: its JSON mode is an approximation)
-        assert b'{"a":{"a"' not in body
+    with pytest.raises(agentmsg.SizeLimitError) as info:  # (refused where it is, as a tool definition is)
+        get(name).format_request(msgs, model="m", structured_output={"name": "s", "schema": _shared(300)})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/structured_output/schema", "max-depth")]
     use = ToolUseBlock(id="c1", name="f", input={})
     reply = AssistantMessage(content=[use])
     use.input["x"] = _shared(300)

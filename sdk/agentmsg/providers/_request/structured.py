@@ -30,19 +30,30 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from agentmsg._codec.jsontext import has_lone_surrogate, plainly_written, surrogate_words, unwritten_at
+from agentmsg._codec.jsontext import (
+    deeper_than,
+    depth_error,
+    has_lone_surrogate,
+    plainly_written,
+    surrogate_words,
+    unwritten_at,
+)
 from agentmsg._codec.limits import limits
 from agentmsg.blocks import TextBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request.context import Context
-from agentmsg.providers._request.tools import ToolChoice, ToolDef
+from agentmsg.providers._request.tools import TOOL_ROOM, ToolChoice, ToolDef
 
 __all__ = ["StructuredOutput", "StructuredOutputLike", "as_structured_output"]
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 POINTER: Final = "/structured_output"
 PARAM: Final = "/params/response_format"
+#: The levels a request body puts around a schema at most: a tool definition's (``TOOL_ROOM``) and one more, the
+#: forced tool's parameters (``mode="tool"``; a native schema has fewer around it: DashScope's, 5). A schema nested
+#: deeper than ``limits.max_depth`` less these is refused, on every provider alike, as a tool definition is
+SCHEMA_ROOM: Final = TOOL_ROOM + 1
 
 
 @attrs.frozen
@@ -99,12 +110,18 @@ def _refuse_unwritten(schema: Mapping[str, Any]) -> None:
     """Refuse a NaN or an infinity in a schema (rule ``json-value``, at its pointer), which orjson writes as ``null`` (a
     ``"maximum": NaN`` went out as ``null``, without a word), a leaf the request writer refuses (bytes, a set), or a
     string or key with a lone UTF-16 surrogate (``lone-surrogate``: only ``body_bytes`` raised), as a tool definition's
-    are (``tools.py``). (Walked with pointers only when the quick test, one C pass, says there may be one.)"""
-    if plainly_written(schema, limits.max_depth):  # (a Mapping that is no dict: orjson says no, and it is walked)
+    are (``tools.py``); and a schema nested deeper than ``limits.max_depth`` less :data:`SCHEMA_ROOM`
+    (:class:`~agentmsg.SizeLimitError`, rule ``max-depth``, at ``/structured_output/schema``: format_request took it
+    and only ``body_bytes`` refused it). (Walked with pointers only when the quick test, one C pass, says there may be
+    one.)"""
+    room = limits.max_depth - SCHEMA_ROOM
+    if plainly_written(schema, room):  # (a Mapping that is no dict: orjson says no, and it is walked)
         return
-    found = unwritten_at(schema, limits.max_depth, check_keys=True)
+    found = unwritten_at(schema, room, check_keys=True)
     if found is not None:
         raise ValidationError.single(POINTER + "/schema" + found[0], found[1], found[2])
+    if deeper_than(schema if type(schema) is dict else dict(schema), room, finite=True):
+        raise depth_error(None, POINTER + "/schema")
 
 
 #: What ``structured_output=`` takes: a StructuredOutput, a JSON Schema, or a class with ``model_json_schema()``
@@ -114,7 +131,11 @@ StructuredOutputLike = StructuredOutput | Mapping[str, Any] | type
 def as_structured_output(value: Any) -> StructuredOutput | None:
     """The :class:`StructuredOutput` a ``structured_output=`` argument asks for (:class:`~agentmsg.ValidationError`,
     pointer ``/structured_output``, for one it cannot be)."""
-    if value is None or isinstance(value, StructuredOutput):
+    if value is None:
+        return value
+    if isinstance(value, StructuredOutput):
+        if value.schema is not None:  # (checked when made; again here, as the limits and the schema are now)
+            _refuse_unwritten(value.schema)
         return value
     if isinstance(value, Mapping):
         return StructuredOutput(value)
@@ -182,8 +203,8 @@ def _from_response_format(raw: Any) -> StructuredOutput | None:
                 description=spec.get("description"),
                 strict=bool(spec.get("strict")),
             )
-        except ValidationError as exc:
-            raise ValidationError(
+        except ValidationError as exc:  # (of its class: a schema too deep is a SizeLimitError here too)
+            raise type(exc)(
                 [attrs.evolve(p, pointer=p.pointer.replace(POINTER, PARAM + "/json_schema", 1)) for p in exc.problems]
             ) from None
     return None
