@@ -805,3 +805,60 @@ def test_the_encoder_says_each_input_the_decoder_refuses(seed: int) -> None:
         said = [p for p in enc.notes if p.rule == "ui-carrier-conflict"]
         refused = [p for p in dec.notes if p.rule == "ui-carrier-conflict" and '"input"' in p.message]
         assert len(said) == len(refused), (said, refused)
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_call_id_given_again_in_the_next_model_call_is_a_new_call_whether_or_not_it_ended(ended: bool) -> None:
+    """The reducer takes a call id given again in a later model call (another replyId) for a new call, whether the
+    first model call's MODEL_CALL_END came or not (a second MODEL_CALL_START). The encoder forgot the calls ended in a
+    model call only at its END: after a second START it sent the new call under the first one's AG-UI id (an AG-UI
+    client showed one call whose arguments went on, ``{"a": 1}{"b": 2}``), and a placeholder-named START went on
+    with the first call's name. Now both streams are written alike: the new call has an id of its own, the
+    placeholder one is wrapped; the same replyId again still goes on with the call, as the reducer does."""
+
+    def stream(second: str, name: str) -> list[dict[str, Any]]:
+        def ev(i: int, kind: str, reply: str, **keys: Any) -> dict[str, Any]:
+            return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": reply, **keys}
+
+        return [
+            ev(0, "AGENT_START", "r"),
+            ev(1, "MODEL_CALL_START", "m1"),
+            ev(2, "TOOL_CALL_START", "m1", toolCallId="c", toolCallName="f"),
+            ev(3, "TOOL_CALL_DELTA", "m1", toolCallId="c", delta='{"a": 1}'),
+            ev(4, "TOOL_CALL_END", "m1", toolCallId="c"),
+            *([ev(5, "MODEL_CALL_END", "m1")] if ended else []),
+            ev(6, "MODEL_CALL_START", second),
+            ev(7, "TOOL_CALL_START", second, toolCallId="c", toolCallName=name),
+            ev(8, "TOOL_CALL_DELTA", second, toolCallId="c", delta='{"b": 2}'),
+            ev(9, "TOOL_CALL_END", second, toolCallId="c"),
+            ev(10, "MODEL_CALL_END", second),
+            ev(11, "AGENT_END", "r"),
+        ]
+
+    def calls(written: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+        return [
+            (w["type"], w["toolCallId"], w.get("toolCallName", w.get("delta", "")))
+            for w in written
+            if w["type"].startswith("TOOL_CALL")
+        ]
+
+    first = [("TOOL_CALL_START", "c", "f"), ("TOOL_CALL_ARGS", "c", '{"a": 1}'), ("TOOL_CALL_END", "c", "")]
+    second = [("TOOL_CALL_START", "c~1", "g"), ("TOOL_CALL_ARGS", "c~1", '{"b": 2}'), ("TOOL_CALL_END", "c~1", "")]
+    for events, want, blocks in (
+        (stream("m2", "g"), first + second, [("c", "f", {"a": 1}), ("c", "g", {"b": 2})]),
+        (stream("m2", "__fragment__"), first, [("c", "f", {"a": 1}), ("c", "__fragment__", {"b": 2})]),
+    ):
+        written, _ = encode(events)
+        assert calls(written) == want
+        back, dec = decode(written, strict=True)
+        assert back == events and dec.notes == []
+        content = messages(events)[0]["content"]
+        assert [(b["id"], b["name"], b["input"]) for b in content] == blocks
+    if not ended:  # (the same model call started again: the reducer goes on with the call, the encoder too)
+        events = stream("m1", "f")
+        written, _ = encode(events)
+        assert [c[1] for c in calls(written)] == ["c"] * 6
+        back, _ = decode(written, strict=True)
+        assert back == events
+        content = messages(events)[0]["content"]
+        assert [b["id"] for b in content] == ["c"]  # (one call: its arguments went on)

@@ -498,9 +498,14 @@ class AGUIEncoder:
         out = self._ensure_run(e)
         run = self._run
         assert run is not None
+        reply = e.get("replyId")
         if run.step is not None:
             out.append({"type": "STEP_FINISHED", "stepName": run.step, "metadata": dict(_IMPLICIT_META)})
-        reply = e.get("replyId")
+            if not (_str(reply) and reply == run.step):
+                # (another model call, its END not sent: the reducer takes a call id given again there for a new
+                # call, as after an END; its open calls stay open, to the reducer too. The same replyId again: the
+                # reducer goes on with the calls it ended, and so does the decoder, in the same step)
+                run.ended.clear()
         run.step = reply if _str(reply) else "model call"
         if _str(e.get("modelName")):
             run.model = e["modelName"]
