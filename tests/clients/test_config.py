@@ -200,6 +200,37 @@ def test_the_headers_made_once_per_settings_are_those_of_each_request() -> None:
     assert client._outgoing(streamed).headers["x-version"] == "2"
 
 
+def test_the_headers_of_requests_with_their_own_are_made_once_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A formatter's own headers (Anthropic's version, on every request) do not make each request's headers again:
+    made and checked once for the same own headers, again when they differ; each request gets what
+    :func:`request_headers` makes for it, a copy."""
+    from agentmsg import UserMessage
+    from agentmsg.clients import Client, _config
+
+    made: list[FormattedRequest] = []
+
+    def counted(spec: Any, api_key: Any, request: FormattedRequest, extra: Any) -> dict[str, str]:
+        made.append(request)
+        return request_headers(spec, api_key, request, extra)
+
+    monkeypatch.setattr(_config, "request_headers", counted)
+    client = Client("anthropic", api_key="sk-1", model="m")
+    first, second = (client.format([UserMessage(text)], stream=True) for text in ("hi", "there"))
+    assert first.headers and first.headers == second.headers  # (the formatter's own: the API version)
+    for request in (first, second, first):
+        sent = client._outgoing(request).headers
+        assert sent == request_headers(client.spec, client.api_key, request, client.extra_headers)
+        assert sent["anthropic-version"] == first.headers["anthropic-version"]
+        sent["x-changed"] = "by the caller"  # (never in a later request's)
+    assert made == [first]
+    beta = attrs.evolve(second, headers={**second.headers, "anthropic-beta": "b-1"})
+    for request in (beta, beta, first):
+        sent = client._outgoing(request).headers
+        assert sent == request_headers(client.spec, client.api_key, request, client.extra_headers)
+    assert sent.get("anthropic-beta") is None
+    assert made == [first, beta, first]
+
+
 # ---- the numeric settings, checked whenever set ------------------------------------------------------------------
 
 NAN, INF = float("nan"), float("inf")

@@ -446,14 +446,13 @@ class BaseClient:
         return Outgoing(request_url(self.base_url, request, self.model), self._headers(request), request.body_bytes())
 
     def _headers(self, request: FormattedRequest) -> dict[str, str]:
-        """The headers of a request (:func:`request_headers`, checked against ``base_url``). Those of a request
-        with no headers of its own (the formatters' usual) are the same for every request of the client's
-        settings now (the spec, ``api_key``, ``base_url``, ``headers=``) and of its kind (streamed or not): made
-        and checked once for them (about 8 us a request), each request given a copy; settings changed between
-        calls make them again."""
-        if request.headers:
-            return self._checked_headers(request)
+        """The headers of a request (:func:`request_headers`, checked against ``base_url``). They are the same for
+        every request of the client's settings now (the spec, ``api_key``, ``base_url``, ``headers=``), of its
+        kind (streamed or not) and of the same headers of its own (a formatter's: Anthropic's version, the same
+        for every request): made and checked once for them (about 8 us a request), each request given a copy;
+        settings or a request's own headers that changed make them again."""
         stream = bool(request.stream)
+        own = request.headers
         # (the spec's headers too: a frozen Spec holds a dict, which may change in place and still compare equal)
         state = (
             self.spec,
@@ -461,6 +460,7 @@ class BaseClient:
             self.api_key,
             self.base_url,
             tuple(self.extra_headers.items()),
+            tuple(own.items()) if own else (),
         )
         made = self.__dict__.setdefault("_made_headers", [None, None])
         cached = made[stream]
