@@ -310,6 +310,10 @@ class Framer:
         chunk from then on, without the call in between (a stream parser's per-chunk path); else None."""
         return self._decoder.feed if self._mode == "sse" else None
 
+    def sse_decoder(self) -> SSEDecoder | None:
+        """Once the body is known to be SSE, its decoder (what :meth:`sse_feed` feeds), else None."""
+        return self._decoder if self._mode == "sse" else None
+
     def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from time import time_ns as _time_ns
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -25,6 +25,7 @@ from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, json_ty
 from agentmsg._codec.jsontext import loads as json_loads
 from agentmsg._native import speedups
 from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
+from agentmsg._wire.sse import SSEDecoder, SSEEvent
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
@@ -84,6 +85,11 @@ def _without_lone_surrogates(data: str) -> str | None:
 _string_between: Callable[[bytes, bytes, bytes, tuple[bytes, ...]], str | None] | None = getattr(
     speedups, "json_string_between", None
 )
+#: The same, for a route's payloads: a reader makes a route only with the C kernel (PayloadReader.route_text)
+#: (its payloads' data is bytes: ``simple``, or looked at, in StreamParser.feed)
+_route_between = cast(Callable[..., "str | None"], _string_between)
+#: The SSE decoder's scanner of simple events, in C (SSEDecoder.feed's); None without agentmsg._speedups
+_scan: Callable[..., tuple[int, int, str]] | None = getattr(speedups, "sse_scan", None)
 
 
 def loads(data: str | bytes) -> Any:
@@ -113,6 +119,8 @@ class StreamParser:
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
         #: the framer's own for a body of JSON lines or values
         self._sse: Callable[[bytes], list[Any]] | None = None
+        #: the SSE decoder once the body is SSE and its scanner is in C: feed makes an idle decoder's scan itself
+        self._dec: SSEDecoder | None = None
         #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
         self._parts: tuple[str, str, str, list[str] | None] | None = None
         self._parts_of: object = None
@@ -159,16 +167,36 @@ class StreamParser:
         else:
             b._stamp = now()
         framer = self._framer
-        sse = self._sse
-        if sse is not None and type(chunk) is bytes:
-            payloads = sse(chunk)
+        dec = self._dec
+        if dec is not None and dec._idle and type(chunk) is bytes:
+            # The decoder's idle C path (SSEDecoder.feed), inline: the scan of the chunk's simple events (the data
+            # of each UTF-8 bytes, checked; no problem), the rest of the chunk, if any, left to the decoder
+            payloads: list[SSEEvent] = []
+            limit = dec.max_event_bytes - 1
+            if dec.max_line_bytes < limit:
+                limit = dec.max_line_bytes
+            crlf = 13 in chunk
+            pos, stop, last_id = _scan(  # type: ignore[misc]  # (a decoder is kept only with the C scanner)
+                chunk, 0, crlf, limit, dec.max_line_bytes, dec._id, payloads, SSEEvent, True, dec._dataless
+            )
+            if pos:  # whole events were dispatched: the last one's id
+                dec._id = dec.last_event_id = last_id
+            simple = stop < 0 and pos == len(chunk)  # every payload the scanner's: bytes, no problem
+            if not simple:
+                dec._scan_on(chunk, crlf, limit, pos, stop, payloads)
+        elif self._sse is not None and type(chunk) is bytes:
+            payloads, simple = self._sse(chunk), False
         else:
+            simple = False
             payloads = framer.feed(chunk)
             if framer.decided:  # from now on, bytes go straight to the SSE decoder (or to the framer, not SSE)
                 self._sse = framer.sse_feed() or framer.feed
+                dec = framer.sse_decoder()
+                if dec is not None and _scan is not None and dec._bytes_data:
+                    self._dec = dec
         reader = self.reader
         loads = orjson.loads
-        between = _string_between
+        between = _route_between
         for payload in payloads:
             data: str | bytes = payload.data
             # The common payload, inline (what _data does first): a simple event's data from the C scanner
@@ -178,9 +206,7 @@ class StreamParser:
             if (
                 route is not None
                 and payload.event == route[3]
-                and type(data) is bytes
-                and between is not None
-                and payload.problem is None
+                and (simple or (type(data) is bytes and payload.problem is None))
                 and not reader.done
             ):
                 text = between(data, route[0], route[1], route[4])
@@ -218,7 +244,7 @@ class StreamParser:
                             b.routed(route[6], route[2], text)
                             self._parts_of = None
                         if route[5] is not None:
-                            route[5](data)
+                            route[5](data)  # type: ignore[arg-type]  # (bytes: see _route_between)
                     except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
                         self._shape(exc)
                     continue
