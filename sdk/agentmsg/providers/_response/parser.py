@@ -24,6 +24,7 @@ import orjson
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
 from agentmsg._codec.jsontext import loads as json_loads
 from agentmsg._native import speedups
+from agentmsg._wire import sse as _sse
 from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
 from agentmsg._wire.sse import SSEDecoder, SSEEvent
 from agentmsg.errors import Problem, ValidationError
@@ -88,7 +89,7 @@ _string_between: Callable[[bytes, bytes, bytes, tuple[bytes, ...]], str | None] 
 #: The same, for a route's payloads: a reader makes a route only with the C kernel (PayloadReader.route_text)
 #: (its payloads' data is bytes: ``simple``, or looked at, in StreamParser.feed)
 _route_between = cast(Callable[..., "str | None"], _string_between)
-#: The SSE decoder's scanner of simple events, in C (SSEDecoder.feed's); None without agentmsg._speedups
+#: The SSE decoder's scanner of simple events, in C (SSEDecoder.feed's, when it is this one); None without it
 _scan: Callable[..., tuple[int, int, str]] | None = getattr(speedups, "sse_scan", None)
 
 
@@ -121,6 +122,8 @@ class StreamParser:
         self._sse: Callable[[bytes], list[Any]] | None = None
         #: the SSE decoder once the body is SSE and its scanner is in C: feed makes an idle decoder's scan itself
         self._dec: SSEDecoder | None = None
+        #: its scan's bounds, read once (the framer's own decoder: its limits never change): the data, a line
+        self._limit = self._max_line = 0
         #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
         self._parts: tuple[str, str, str, list[str] | None] | None = None
         self._parts_of: object = None
@@ -172,12 +175,10 @@ class StreamParser:
             # The decoder's idle C path (SSEDecoder.feed), inline: the scan of the chunk's simple events (the data
             # of each UTF-8 bytes, checked; no problem), the rest of the chunk, if any, left to the decoder
             payloads: list[SSEEvent] = []
-            limit = dec.max_event_bytes - 1
-            if dec.max_line_bytes < limit:
-                limit = dec.max_line_bytes
             crlf = 13 in chunk
+            limit = self._limit
             pos, stop, last_id = _scan(  # type: ignore[misc]  # (a decoder is kept only with the C scanner)
-                chunk, 0, crlf, limit, dec.max_line_bytes, dec._id, payloads, SSEEvent, True, dec._dataless
+                chunk, 0, crlf, limit, self._max_line, dec._id, payloads, SSEEvent, True, dec._dataless
             )
             if pos:  # whole events were dispatched: the last one's id
                 dec._id = dec.last_event_id = last_id
@@ -192,8 +193,9 @@ class StreamParser:
             if framer.decided:  # from now on, bytes go straight to the SSE decoder (or to the framer, not SSE)
                 self._sse = framer.sse_feed() or framer.feed
                 dec = framer.sse_decoder()
-                if dec is not None and _scan is not None and dec._bytes_data:
-                    self._dec = dec
+                if dec is not None and _scan is not None and _sse._scan is _scan and dec._bytes_data:
+                    self._dec, self._max_line = dec, dec.max_line_bytes
+                    self._limit = min(dec.max_event_bytes - 1, dec.max_line_bytes)  # (as SSEDecoder.feed's)
         reader = self.reader
         loads = orjson.loads
         between = _route_between
