@@ -319,7 +319,8 @@ def test_a_model_or_parameter_no_body_carries_is_a_validation_error(provider: st
         ({"metadata": {True: "x"}}, "/params/metadata", "json-value"),
         ({"metadata": {"a": {"\ud800": 1}}}, "/params/metadata/a", "lone-surrogate"),
         ({"metadata": {"a": {"b": float("-inf")}}}, "/params/metadata/a/b", "json-value"),
-        ({"metadata": {"a": deep}}, "/params/metadata/a" + "/0" * 253, "max-depth"),
+        # (deeper than limits.max_depth less PARAM_ROOM, 251: the array at /params/metadata/a is the 2nd level)
+        ({"metadata": {"a": deep}}, "/params/metadata/a" + "/0" * 250, "max-depth"),
     ]
     for kw, pointer, rule in cases:
         with pytest.raises(ValidationError) as exc:
@@ -1797,6 +1798,36 @@ def test_a_structured_output_schema_too_deep_to_write_is_refused_at_its_pointer(
         assert [(p.pointer, p.rule) for p in info.value.problems] == [("/structured_output/schema", "max-depth")]
     finally:
         limits.max_depth = kept
+
+
+def _nested(depth: int) -> Any:
+    """A value ``depth`` arrays deep."""
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_parameter_too_deep_to_write_is_refused_at_its_pointer(name: str) -> None:
+    """A generation parameter was checked to limits.max_depth as if it were the body, without the levels the body
+    puts around it: one 254 arrays deep (and 252 where the provider nests it: Gemini's generationConfig, DashScope's
+    parameters) was taken by format_request and only body_bytes() refused it. Now a parameter deeper than
+    limits.max_depth less PARAM_ROOM (Gemini's thinkingConfig, the deepest place a parameter goes) is refused
+    (SizeLimitError, rule max-depth, at its pointer), on every provider and wherever it goes; the deepest taken is
+    written. A response_format's schema is still refused at its own pointer (test above)."""
+    from agentmsg._codec.limits import limits
+
+    msgs = [UserMessage("hi")]
+    deepest = limits.max_depth - 3  # (PARAM_ROOM: body, generationConfig, thinkingConfig; 251)
+    for param in ("x_p", "temperature", "thinking_budget", "metadata"):
+        for depth in (1_000, 254, deepest + 1):
+            with pytest.raises(agentmsg.SizeLimitError) as info:
+                get(name).format_request(msgs, model="m", **{param: _nested(depth)})
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [
+                (f"/params/{param}" + "/0" * deepest, "max-depth")
+            ], (param, depth)
+        assert get(name).format_request(msgs, model="m", **{param: _nested(deepest)}).body_bytes()
 
 
 def _shared(depth: int) -> dict[str, Any]:

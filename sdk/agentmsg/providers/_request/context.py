@@ -1241,6 +1241,13 @@ def broken_message(index: int, exc: Exception, msg: Msg | None = None) -> Valida
 # ---- generation parameters ------------------------------------------------------------------------
 
 
+#: The levels a request body puts around a generation parameter's value at most (Gemini's ``thinking_budget``: body,
+#: generationConfig, thinkingConfig; a parameter of the body's top level has 1, Gemini's generationConfig and DashScope's
+#: parameters 2): a value nested deeper than ``limits.max_depth`` less these could not be written, on every provider
+#: alike, as ``tools.TOOL_ROOM`` says of a tool definition
+PARAM_ROOM: Final = 3
+
+
 def check_call(model: Any, params: Mapping[str, Any]) -> None:
     """The ``model`` and generation ``params`` of a ``format_request`` call, checked before anything is built, the
     same for every provider (``run_format``): ``model`` is a string (or None: the spec's default) that UTF-8 can
@@ -1248,7 +1255,10 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
     carry as given: no NaN or infinite number (JSON has none, and orjson would send it as null), no string or key
     with a lone UTF-16 surrogate, no key that is neither a string nor an int (an int key, as ``logit_bias``'s token
     ids, is written as its digits, ``body_bytes`` does so; not one whose digits are another key of its object, rule
-    ``duplicate-key``), no nesting deeper than ``limits.max_depth``.
+    ``duplicate-key``), no nesting deeper than ``limits.max_depth`` less :data:`PARAM_ROOM` (the levels the body puts
+    around a parameter: checked to the whole depth, one 252 to 254 levels deep was taken and only ``body_bytes``
+    refused it); a ``json_schema`` response_format's schema to the whole depth, as :class:`StructuredOutput` refuses
+    it deeper than its own room (``SCHEMA_ROOM``), at its own pointer.
     :class:`~agentmsg.ValidationError` (:class:`~agentmsg.SizeLimitError` for depth) names the value. Values of other
     kinds (tuples, the large integers ``body_bytes`` writes, a schema class in ``response_format``) are the
     formatters' to take or refuse. Iterative and linear: a deep or large value cannot exhaust the stack."""
@@ -1261,6 +1271,7 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
             f"model {short_repr(model, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
         )
     max_depth = limits.max_depth
+    room = max_depth - PARAM_ROOM
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(v, ("params", k)) for k, v in params.items()]
     # (a container's id and the greatest depth it was walked at: met again no deeper, it holds nothing that walk did
     # not refuse, so that a value sharing its members, a dict of the same dict twice a hundred levels down, costs its
@@ -1272,9 +1283,12 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
         if isinstance(node, (Mapping, list, tuple)) or (
             isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray))
         ):  # (a mapping or sequence that is no dict or list is written as one: body_bytes)
-            if len(path) - 1 > max_depth:
+            if len(path) - 1 > room and (len(path) - 1 > max_depth or not _schema_of_format(params, path)):
                 raise SizeLimitError.single(
-                    pointer_of(path), "max-depth", f"nested deeper than {max_depth} levels (limits.max_depth)"
+                    pointer_of(path),
+                    "max-depth",
+                    f"nested deeper than {room} levels (limits.max_depth, {max_depth}, less the {PARAM_ROOM} the request"
+                    " body may put around a parameter)",
                 )
             seen = walked.get(id(node))
             if seen is not None and seen >= len(path):
@@ -1318,6 +1332,15 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
                 "lone-surrogate",
                 surrogate_words(node),
             )
+
+
+def _schema_of_format(params: Mapping[str, Any], path: tuple[str | int, ...]) -> bool:
+    """Whether ``path`` is in the schema of a ``json_schema`` response_format (``structured.py`` checks its depth, with
+    its own room, and refuses it at ``/params/response_format/json_schema/schema``)."""
+    if path[1:4] != ("response_format", "json_schema", "schema"):
+        return False
+    raw = params.get("response_format")
+    return isinstance(raw, Mapping) and raw.get("type") == "json_schema" and isinstance(raw.get("json_schema"), Mapping)
 
 
 def apply_params(
