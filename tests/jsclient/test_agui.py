@@ -265,6 +265,27 @@ FOREIGN: list[list[Any]] = [
         {"type": "CUSTOM", "name": "n", "value": {"a": 1}, "metadata": {"agentmsg": {"value": {"a": 1}, "name": 1}}},
         {"type": "RUN_FINISHED", "threadId": "run", "runId": "run", "metadata": {"agentmsg.absent": ["replyId"]}},
     ],
+    # a call started again in the step (model call) it began in, another step between: its arguments go on, as the
+    # reducer continues the call (same replyId and toolCallId), so the input carried at its second end is shown
+    [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STEP_STARTED", "stepName": "m1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": '{"a": '},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {"type": "STEP_FINISHED", "stepName": "m1"},
+        {"type": "STEP_STARTED", "stepName": "m2"},
+        {"type": "TOOL_CALL_START", "toolCallId": "d", "toolCallName": "f"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "d", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "d"},
+        {"type": "STEP_FINISHED", "stepName": "m2"},
+        {"type": "STEP_STARTED", "stepName": "m1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "1}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c", "metadata": {"agentmsg": {"input": {"a": 1}}}},
+        {"type": "STEP_FINISHED", "stepName": "m1"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ],
 ]
 
 

@@ -862,3 +862,62 @@ def test_a_call_id_given_again_in_the_next_model_call_is_a_new_call_whether_or_n
         assert back == events
         content = messages(events)[0]["content"]
         assert [b["id"] for b in content] == ["c"]  # (one call: its arguments went on)
+
+
+def _calls_of(written: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """The AG-UI tool-call events written: (type, toolCallId, its name or delta)."""
+    return [
+        (w["type"], w["toolCallId"], w.get("toolCallName", w.get("delta", "")))
+        for w in written
+        if w["type"].startswith("TOOL_CALL")
+    ]
+
+
+def _model_calls(*steps: tuple[str, str, str]) -> list[dict[str, Any]]:
+    """An agent reply of one model call per step (its replyId, the call id it gives, the arguments' text), each ended
+    (MODEL_CALL_END); a call's END gives its input when its text closes an object (``}``): the whole arguments'."""
+    out: list[dict[str, Any]] = [{"type": "AGENT_START", "id": "e0", "createdAt": AT, "replyId": "r"}]
+
+    def ev(kind: str, reply: str, **keys: Any) -> None:
+        out.append({"type": kind, "id": f"e{len(out)}", "createdAt": AT, "replyId": reply, **keys})
+
+    for reply, call, text in steps:
+        ev("MODEL_CALL_START", reply)
+        ev("TOOL_CALL_START", reply, toolCallId=call, toolCallName="f")
+        ev("TOOL_CALL_DELTA", reply, toolCallId=call, delta=text)
+        ev("TOOL_CALL_END", reply, toolCallId=call, **({"input": {"a": 1}} if text == "1}" else {}))
+        ev("MODEL_CALL_END", reply)
+    ev("AGENT_END", "r")
+    return out
+
+
+def test_a_call_id_given_again_under_the_same_reply_id_after_its_end_goes_on() -> None:
+    """The reducer takes a tool call started again under the replyId its block was started with for that call (same
+    replyId and toolCallId: one call), whether a MODEL_CALL_END came between or another model call did. The encoder
+    forgot the calls ended at every MODEL_CALL_END (and at a MODEL_CALL_START of another replyId), and started such a
+    call under a new AG-UI id: a client showed two calls, ``{"a": `` and ``1}``, where the agent keeps one. Now the
+    encoder follows the reducer's rule (the same AG-UI id: the call goes on), and so do the decoders (the text of its
+    arguments goes on across the other model call), so that the round trip stays event for event, without a note; a
+    call id another model call gave in between is that call's, and the next one under the first replyId a third."""
+    first = ("m1", "c", '{"a": ')
+    for steps, ids, blocks in (
+        ((first, ("m1", "c", "1}")), ["c"] * 6, [("c", {"a": 1})]),
+        (
+            (first, ("m2", "d", "{}"), ("m1", "c", "1}")),
+            ["c"] * 3 + ["d"] * 3 + ["c"] * 3,
+            [("c", {"a": 1}), ("d", {})],
+        ),
+        (
+            (("m1", "c", "{}"), ("m2", "c", "{}"), ("m1", "c", "{}")),
+            ["c"] * 3 + ["c~1"] * 3 + ["c~2"] * 3,
+            [("c", {}), ("c", {}), ("c", {})],
+        ),
+    ):
+        events = _model_calls(*steps)
+        content = messages(events)[0]["content"]
+        assert [(b["id"], b["input"]) for b in content] == blocks
+        written, enc = encode(events)
+        assert [c[1] for c in _calls_of(written)] == ids
+        assert enc.notes == []
+        back, dec = decode(written, strict=True)
+        assert back == events and dec.notes == []

@@ -205,8 +205,8 @@ def _ids_are_text(e: Mapping[str, Any]) -> bool:
 
 class _Run:
     __slots__ = (
-        "args", "calls", "ended", "ended_args", "ended_in", "ids", "implicit", "last_text", "model", "names",
-        "outcome", "pending", "reasoning", "result", "results", "run_id", "step", "texts", "thread_id", "usage",
+        "args", "began", "calls", "ended_args", "ids", "implicit", "last_text", "model", "names", "outcome",
+        "pending", "reasoning", "replies", "result", "results", "run_id", "step", "texts", "thread_id", "usage",
     )  # fmt: skip
 
     def __init__(self, run_id: str, thread_id: str, implicit: bool) -> None:
@@ -216,14 +216,18 @@ class _Run:
         self.texts: dict[Any, str] = {}  # open text blocks: blockId -> messageId
         self.reasoning: dict[Any, str] = {}  # open thinking blocks: blockId -> messageId
         self.calls: dict[Any, bool] = {}  # open tool calls: toolCallId -> whether arguments were sent
-        # the TOOL_CALL_ARGS text of each AG-UI call as the decoder joins it (its _args, _ended, _ended_in): the
-        # open calls' deltas; the text of those ended in the step (or run) ``ended_in``, which a START there goes on
+        # the TOOL_CALL_ARGS text of each AG-UI call as the decoder joins it (its _args, _began, _ended): the open
+        # calls' deltas, and the step (or run) each began in; of those ended, that step and their text, which a START
+        # in that step goes on
         self.args: dict[Any, list[str]] = {}
-        self.ended_args: dict[Any, str] = {}
-        self.ended_in: str | None = None
+        self.began: dict[Any, str] = {}
+        self.ended_args: dict[Any, tuple[str, str]] = {}
         self.names: dict[Any, str] = {}  # the AG-UI toolCallName of each call of the run
-        self.ended: set[Any] = set()  # the calls ended in this model call (AgentScope Java may start them again)
-        self.ids: dict[Any, str] = {}  # a call id given again in a later model call: its AG-UI toolCallId
+        # the replyId each call of the run was started under (the reducer's block of it): a call ended and started
+        # again under it goes on (the reducer's rule: same replyId, same toolCallId, one call; AgentScope Java starts
+        # a call it ended again), under another it is a new call
+        self.replies: dict[Any, Any] = {}
+        self.ids: dict[Any, str] = {}  # a call id given again under another replyId: its AG-UI toolCallId
         self.pending: dict[Any, list[str]] = {}  # fragments of calls not started yet (wrapped): their text
         self.results: dict[Any, list[Any]] = {}  # started tool results: toolCallId -> text and blocks so far
         self.step: str | None = None
@@ -232,6 +236,15 @@ class _Run:
         self.model: str | None = None
         self.result: Any = None
         self.outcome: dict[str, Any] | None = None
+
+
+def _goes_on(run: _Run, call: Any, e: Mapping[str, Any]) -> bool:
+    """Whether ``e`` (a TOOL_CALL_START or DELTA of ``call``, not open) goes on with the call ended before: the
+    reducer's rule (``_same_model_call``): the call's block was started under ``e``'s replyId, END or no END between,
+    other model calls or not (the same replyId and toolCallId are one call; AgentScope Java starts a call it ended
+    again); under another replyId, or none, it is a new call."""
+    reply = e.get("replyId")
+    return reply is not None and call in run.replies and run.replies[call] == reply
 
 
 class AGUIEncoder:
@@ -423,28 +436,25 @@ class AGUIEncoder:
         ]
         for c in run.calls:
             self._args_ended(run.ids.get(c, c))
-        run.calls.clear()
-        run.ended.clear()
-        run.pending.clear()  # (a model call ends: a call id given again is a new call, to the reducer too)
+        run.calls.clear()  # (a call started again under its replyId goes on, to the reducer too: ``replies``)
+        run.pending.clear()
         return out
 
     def _args_started(self, ag: Any) -> None:
         """A TOOL_CALL_START of ``ag`` written: its arguments begin, or go on as the decoder continues them."""
         run = self._run
         assert run is not None
-        went_on = run.ended_args.pop(ag) if ag in run.ended_args and run.ended_in == (run.step or run.run_id) else None
-        run.args[ag] = [] if went_on is None else [went_on]
+        step = run.step or run.run_id
+        ended = run.ended_args.pop(ag, None)
+        run.args[ag] = [ended[1]] if ended is not None and ended[0] == step else []
+        run.began[ag] = step
 
     def _args_ended(self, ag: Any) -> str:
         """A TOOL_CALL_END of ``ag`` written: the whole text of its arguments, as the decoder joins them."""
         run = self._run
         assert run is not None
         text = "".join(run.args.pop(ag, ()))
-        reply = run.step or run.run_id
-        if run.ended_in != reply:
-            run.ended_args.clear()
-            run.ended_in = reply
-        run.ended_args[ag] = text
+        run.ended_args[ag] = (run.began.pop(ag, run.step or run.run_id), text)
         return text
 
     def _end_run(self, e: Mapping[str, Any] | None, *, implicit: bool) -> list[dict[str, Any]]:
@@ -499,13 +509,8 @@ class AGUIEncoder:
         run = self._run
         assert run is not None
         reply = e.get("replyId")
-        if run.step is not None:
+        if run.step is not None:  # (its open calls stay open, to the reducer too)
             out.append({"type": "STEP_FINISHED", "stepName": run.step, "metadata": dict(_IMPLICIT_META)})
-            if not (_str(reply) and reply == run.step):
-                # (another model call, its END not sent: the reducer takes a call id given again there for a new
-                # call, as after an END; its open calls stay open, to the reducer too. The same replyId again: the
-                # reducer goes on with the calls it ended, and so does the decoder, in the same step)
-                run.ended.clear()
         run.step = reply if _str(reply) else "model call"
         if _str(e.get("modelName")):
             run.model = e["modelName"]
@@ -603,7 +608,7 @@ class AGUIEncoder:
         run = self._run
         if not _str(call) or (run is not None and call in run.calls):
             return self._wrap(e)
-        again = run is not None and call in run.ended  # AgentScope Java starting a call it ended again
+        again = run is not None and _goes_on(run, call, e)  # a call started again under its replyId
         if not _str(name) or name in _PLACEHOLDERS:
             if not again:
                 return self._wrap(e)
@@ -612,7 +617,7 @@ class AGUIEncoder:
         out = self._ensure_run(e)
         run = self._run
         assert run is not None
-        if not again:  # a call id given again in a later model call (a new call) gets an AG-UI id of its own:
+        if not again:  # a call id given again under another replyId (a new call) gets an AG-UI id of its own:
             ag = self._fresh(call) if call in run.names else call  # AG-UI's ids are per run
             self._used.add(call)
             run.ids.pop(call, None)
@@ -620,6 +625,8 @@ class AGUIEncoder:
                 run.ids[call] = ag
         ag = run.ids.get(call, call)
         run.calls[call] = again  # (its arguments so far were sent: none from the input at its end)
+        if not again:
+            run.replies[call] = e.get("replyId")
         run.names[call] = name
         start: dict[str, Any] = {"type": "TOOL_CALL_START", "toolCallId": ag, "toolCallName": name}
         if run.last_text is not None:
@@ -642,7 +649,7 @@ class AGUIEncoder:
     def _tool_call_delta(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         run = self._run
         call, delta = e.get("toolCallId"), e.get("delta")
-        if run is None or not isinstance(delta, str) or (call not in run.calls and call not in run.ended):
+        if run is None or not isinstance(delta, str) or (call not in run.calls and not _goes_on(run, call, e)):
             wrapped = self._wrap(e)
             if self._run is not None and isinstance(delta, str) and _str(call) and call not in self._run.calls:
                 self._run.pending.setdefault(call, []).append(delta)  # (sent when the call starts)
@@ -674,7 +681,6 @@ class AGUIEncoder:
         out: list[dict[str, Any]] = []
         args = e.get("input")
         ag = run.ids.get(call, call)
-        run.ended.add(call)
         if not run.calls.pop(call) and isinstance(args, Mapping):  # no deltas: the arguments from the input
             text = value_text(args)
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": text, "metadata": dict(_IMPLICIT_META)})
@@ -886,10 +892,11 @@ class AGUIDecoder:
         self._calls: dict[str, str] = {}  # open tool calls: toolCallId -> name
         self._known_calls: dict[str, dict[str, Any]] = {}  # this run's tool calls: id -> {id, name, input text}
         self._args: dict[str, list[str]] = {}  # the open calls' argument deltas (joined once, at their end)
-        # the argument text of the calls ended in the model call (reply) ``_ended_in``: a call started again there
-        # goes on (as the reducer continues it), its text with it
-        self._ended: dict[str, str] = {}
-        self._ended_in: str | None = None
+        # the model call (reply) each open call began in; of the calls ended, that reply and their argument text: a
+        # call started again in it goes on (as the reducer continues a call started again under its replyId, other
+        # model calls between or not), its text with it
+        self._began: dict[str, str] = {}
+        self._ended: dict[str, tuple[str, str]] = {}
         self._shown: tuple[str, Any] | None = None  # the ending call's argument text and input (TOOL_CALL_END's)
         # tool-call encrypted values before the call's start: toolCallId -> (value, index of the event)
         self._signatures: dict[str, tuple[str, int]] = {}
@@ -1089,6 +1096,7 @@ class AGUIDecoder:
         self._ours = self._carry is not None or (isinstance(meta, Mapping) and IMPLICIT in meta)
         self._known_calls.clear()
         self._args.clear()
+        self._began.clear()
         self._ended.clear()
         fields: dict[str, Any] = {"replyId": e["runId"]}
         if e["threadId"] != e["runId"]:
@@ -1339,8 +1347,11 @@ class AGUIDecoder:
             return []
         self._calls[call] = name
         self._known_calls[call] = {"type": "tool_use", "id": call, "name": name, "input": {}}
-        if call in self._ended and self._ended_in == self._reply():  # (the reducer continues it: its text goes on)
-            self._args[call] = [self._ended.pop(call)]
+        reply = self._reply()
+        ended = self._ended.pop(call, None)
+        if ended is not None and ended[0] == reply:  # (the reducer continues it: its text goes on)
+            self._args[call] = [ended[1]]
+        self._began[call] = reply
         fields: dict[str, Any] = {"replyId": self._reply(), "toolCallId": call, "toolCallName": name}
         if call in self._signatures:
             fields["thoughtSignature"] = self._signatures.pop(call)[0]
@@ -1379,10 +1390,7 @@ class AGUIDecoder:
         if known is not None:
             if error is None:
                 known["input"] = parsed
-            if self._ended_in != self._reply():
-                self._ended.clear()
-                self._ended_in = self._reply()
-            self._ended[call] = text
+            self._ended[call] = (self._began.pop(call, self._reply()), text)
         return text, parsed
 
     def _tool_chunk(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:

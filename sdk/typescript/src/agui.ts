@@ -268,10 +268,11 @@ export class AGUIDecoder {
   #calls = new Map<string, string>();
   #knownCalls = new Map<string, Obj>();
   #args = new Map<string, string>(); // the open calls' argument text (never a key of the call's tool_use block)
-  // the argument text of the calls ended in the model call (reply) #endedIn: a call started again there goes on (as
-  // the reducer continues it), its text with it
-  #ended = new Map<string, string>();
-  #endedIn: string | null = null;
+  // the model call (reply) each open call began in; of the calls ended, that reply and their argument text: a call
+  // started again in it goes on (as the reducer continues a call started again under its replyId, other model calls
+  // between or not), its text with it
+  #began = new Map<string, string>();
+  #ended = new Map<string, [string, string]>();
   #shown: [string, Json] | null = null; // the ending call's argument text and input (TOOL_CALL_END's)
   #signatures = new Map<string, [string, number]>(); // tool-call encrypted values before the call: [value, index]
   #chunk: [string, string] | null = null;
@@ -524,6 +525,7 @@ export class AGUIDecoder {
     this.#ours = this.#carry !== null || (isObj(meta) && has(meta, IMPLICIT));
     this.#knownCalls.clear();
     this.#args.clear();
+    this.#began.clear();
     this.#ended.clear();
     const fields: Obj = { replyId: e.runId };
     if (e.threadId !== e.runId) fields.sessionId = e.threadId;
@@ -791,10 +793,11 @@ export class AGUIDecoder {
     }
     this.#calls.set(call, name);
     this.#knownCalls.set(call, { type: "tool_use", id: call, name, input: {} });
-    if (this.#ended.has(call) && this.#endedIn === this.#reply()) {
-      this.#args.set(call, this.#ended.get(call)!); // (the reducer continues it: its text goes on)
-      this.#ended.delete(call);
-    }
+    const reply = this.#reply();
+    const ended = this.#ended.get(call);
+    this.#ended.delete(call);
+    if (ended !== undefined && ended[0] === reply) this.#args.set(call, ended[1]); // (the reducer continues it)
+    this.#began.set(call, reply);
     const fields: Obj = { replyId: this.#reply(), toolCallId: call, toolCallName: name };
     if (this.#signatures.has(call)) {
       fields.thoughtSignature = this.#signatures.get(call)![0];
@@ -840,11 +843,8 @@ export class AGUIDecoder {
     const read = args ? readJson(args) : {};
     if (known !== undefined) {
       if (isObj(read)) known.input = read;
-      if (this.#endedIn !== this.#reply()) {
-        this.#ended.clear();
-        this.#endedIn = this.#reply();
-      }
-      this.#ended.set(call, args);
+      this.#ended.set(call, [this.#began.get(call) ?? this.#reply(), args]);
+      this.#began.delete(call);
     }
     return [args, isObj(read) ? read : {}];
   }
