@@ -262,18 +262,22 @@ def plainly_written(value: Any, max_depth: int) -> bool:
     a lone surrogate, bytes, a set, a float subclass; 7k) inside as many arrays as ``max_depth`` is below its own depth
     limit, so that it refuses what nests deeper than ``max_depth`` as soon as one path does (written bare, a value
     sharing its members, a dict of the same dict twice 250 levels down, was written whole, all its 2**250 paths, before
-    its depth was looked at), and the walk runs only where its text may hold a NaN (orjson writes ``null``)."""
+    its depth was looked at), and the walk runs only where its text may hold a NaN (orjson writes ``null``) or nest too
+    deep (more brackets than ``max_depth``: orjson's limit counts no tuple)."""
     native = _native_writes
     if native is not None and max_depth > _NATIVE_DEPTH and native(value, _NO_PLANS, _no_fallback, _orjson_dumps):
         return True
+    wraps = max(0, MAX_WRITABLE_DEPTH - max_depth)
     wrapped = value
-    for _ in range(MAX_WRITABLE_DEPTH - max_depth):
+    for _ in range(wraps):
         wrapped = [wrapped]
     try:
         text = _orjson_dumps(wrapped)
     except orjson.JSONEncodeError:
         return False
-    if b"null" in text:
+    # (orjson counts no tuple's level toward its limit: it writes a tuple nested past it, 1,000 levels, and only the
+    # brackets, more than ``max_depth``, say that the value may be too deep)
+    if b"null" in text or text.count(b"[") + text.count(b"{") - wraps > max_depth:
         return not deeper_than(value, max_depth, finite=True)
     return True
 

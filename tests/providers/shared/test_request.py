@@ -2544,3 +2544,28 @@ def test_a_tool_choice_naming_a_tool_as_the_other_kind_is_sent_as_its_kind(provi
         as_function.body
         == formatted(provider, msgs, tools=[fn, custom], tool_choice={"type": "custom", "custom": {"name": "sql"}}).body
     )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tool_definition_or_schema_of_tuples_too_deep_to_write_is_refused(name: str) -> None:
+    """A tool definition or structured output schema nested past the depth in tuples (written as arrays): orjson
+    counts no tuple's level toward its limit, so that writing the definition inside as many arrays as its room is
+    below that limit took one 1,000 levels deep (and its body was written so); refused as the same definition in
+    lists is (rule max-depth), and one as deep as a list may be is taken."""
+    msgs = [agentmsg.UserMessage("q")]
+
+    def deep(levels: int) -> Any:
+        value: Any = 1
+        for _ in range(levels):
+            value = (value,)
+        return value
+
+    for levels in (247, 1_000):
+        tool = {"name": "f", "parameters": {"type": "object", "default": deep(levels)}}
+        with pytest.raises(agentmsg.SizeLimitError) as info:
+            get(name).format_request(msgs, model="m", tools=[tool])
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tools/0", "max-depth")]
+        with pytest.raises(agentmsg.SizeLimitError):
+            get(name).format_request(msgs, model="m", structured_output={"type": "object", "default": deep(levels)})
+    tool = {"name": "f", "parameters": {"type": "object", "default": deep(246)}}
+    assert get(name).format_request(msgs, model="m", tools=[tool]).body_bytes()
