@@ -412,7 +412,7 @@ class SSEDecoder:
             if pos:  # whole events were dispatched: the last one's id
                 self._id = self.last_event_id = last_id
             if stop >= 0 or pos < len(chunk):
-                self._scan_on(chunk, crlf, limit, pos, stop, out)
+                self._scan_on(chunk, pos, stop, out)
             return out
         if not isinstance(chunk, (str, bytes, bytearray, memoryview)):  # (not on the bytes path above)
             raise wrong_type("/chunk", "an SSE chunk is str or bytes", chunk)
@@ -420,31 +420,18 @@ class SSEDecoder:
         self._idle = self._between()
         return out
 
-    def _scan_on(self, chunk: bytes, crlf: bool, limit: int, pos: int, stop: int, out: list[SSEEvent]) -> None:
+    def _scan_on(self, chunk: bytes, pos: int, stop: int, out: list[SSEEvent]) -> None:
         """The rest of an idle chunk's fast path (:meth:`feed`) after its first scan stopped at ``pos`` short of
         the chunk's end (``stop``: the end of the piece it stopped at, -1 for none whole): that piece to the line
-        parser, the scanner again after it, and so on; the rest after the last blank line to the line parser.
+        parser, then :meth:`_simple_events` after it; the rest after the last blank line to the line parser.
         (A stream parser makes the first scan itself, and calls this only when it did not take the whole chunk.)"""
-        assert _scan is not None  # (the first scan was the C scanner's)
-        while stop >= 0:
+        if stop >= 0:
             self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
-            start = stop
-            pos, stop, last_id = _scan(
-                chunk,
-                start,
-                crlf,
-                limit,
-                self.max_line_bytes,
-                self._id,
-                out,
-                SSEEvent,
-                self._bytes_data,
-                self._dataless,
-            )
-            if pos > start:  # whole events were dispatched: the last one's id
-                self._id = self.last_event_id = last_id
-        if pos < len(chunk):
-            self._lines(chunk[pos:], out)
+            rest = self._simple_events(chunk, out, stop)
+        else:
+            rest = chunk[pos:]
+        if rest:
+            self._lines(rest, out)
         self._idle = self._between()  # (the line parser read a piece: it may have left the decoder inside an event)
 
     def _feed(self, chunk: str | bytes) -> list[SSEEvent]:

@@ -184,7 +184,7 @@ class StreamParser:
                 dec._id = dec.last_event_id = last_id
             simple = stop < 0 and pos == len(chunk)  # every payload the scanner's: bytes, no problem
             if not simple:
-                dec._scan_on(chunk, crlf, limit, pos, stop, payloads)
+                dec._scan_on(chunk, pos, stop, payloads)
         elif self._sse is not None and type(chunk) is bytes:
             payloads, simple = self._sse(chunk), False
         else:
