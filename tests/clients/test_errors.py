@@ -254,6 +254,9 @@ def test_an_os_error_of_no_number_and_no_words_is_said_by_its_kind() -> None:
     )
     assert reason(_raised(httpx.ReadError(""), ConnectionResetError(0, "reset by the proxy"))) == "reset by the proxy"
     assert reason(_raised(httpx.ReadError(""), OSError(0, " "))) == "OSError"
+    assert reason(_raised(httpx.ReadError(""), OSError(0, "no route", "/run/proxy.sock"))) == (
+        "no route: '/run/proxy.sock'"
+    )
     assert reason(_raised(httpx.ReadError(""), OSError(5, ""))) == f"[Errno 5] {os.strerror(5)}"
     assert reason(OSError("plain words")) == "plain words" and reason(OSError()) == "OSError"
 

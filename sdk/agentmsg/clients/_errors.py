@@ -429,10 +429,13 @@ def reason(exc: Exception) -> str:
 
 def _text_of(exc: BaseException) -> str:
     """``str(exc)``, but for an OS error of no number (0: what an ``OSError(0, "")`` a backend raised says,
-    ``[Errno 0] ``, no words at all): its text, else its kind (``ConnectionResetError``). An OS error of a number
-    and no text (``[Errno 104] ``) is told by the OS's words for its number (:func:`_os_words`)."""
+    ``[Errno 0] ``, no words at all): its text and file names without the number, else its kind
+    (``ConnectionResetError``). An OS error of a number and no text (``[Errno 104] ``) is told by the OS's words for
+    its number (:func:`_os_words`)."""
     if isinstance(exc, OSError) and len(exc.args) >= 2 and not exc.errno:
-        return exc.strerror if isinstance(exc.strerror, str) and exc.strerror.strip() else type(exc).__name__
+        if not (isinstance(exc.strerror, str) and exc.strerror.strip()):
+            return type(exc).__name__
+        return str(exc).removeprefix(f"[Errno {exc.errno}] ")
     return str(exc)
 
 
