@@ -13,6 +13,7 @@ import datetime
 import enum
 import json
 import types
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -1737,10 +1738,7 @@ def test_a_tool_definition_too_deep_to_write_is_refused_at_its_pointer(name: str
     from agentmsg.context import count_tokens
 
     msgs = [agentmsg.UserMessage("q")]
-    for call in (
-        lambda t: get(name).format_request(msgs, model="m", tools=t),
-        lambda t: count_tokens(msgs, provider=name, tools=t),
-    ):
+    for call in _tool_takers(name, msgs):
         with pytest.raises(agentmsg.SizeLimitError) as info:
             call([_deep_tool(5), _deep_tool(1_000)])
         assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tools/1", "max-depth")]
@@ -1846,15 +1844,11 @@ def test_a_value_sharing_its_members_past_the_depth_is_refused_in_linear_time(na
     tool definition's walk, the parameters' check, orjson writing a definition 250 deep whole before its depth was
     looked at, the body writer's copy). Each container is walked once per depth it is met at first now: refused
     as the value unshared is, at once (the guard: 2**250 paths would take for ever)."""
-    from agentmsg.context import count_tokens
 
     msgs = [agentmsg.UserMessage("q")]
     for depth in (250, 300):
         tools = [{"name": "f", "parameters": _shared(depth)}]
-        for call in (
-            lambda t: get(name).format_request(msgs, model="m", tools=t),
-            lambda t: count_tokens(msgs, provider=name, tools=t),
-        ):
+        for call in _tool_takers(name, msgs):
             with pytest.raises(agentmsg.SizeLimitError) as info:
                 call(tools)
             assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tools/0", "max-depth")]
@@ -1877,7 +1871,6 @@ def test_a_tool_definition_holding_nan_or_an_infinity_is_refused_at_its_pointer(
     """A NaN or infinite float in a tool definition went out as ``null`` (orjson writes it so): another schema,
     unsaid. Now format_request and count_tokens refuse it (rule json-value) at its pointer, as a parameter's NaN
     is refused; a finite float is sent as given."""
-    from agentmsg.context import count_tokens
 
     msgs = [agentmsg.UserMessage("q")]
     prop = {"type": "number", "maximum": 1.5}
@@ -1897,10 +1890,7 @@ def test_a_tool_definition_holding_nan_or_an_infinity_is_refused_at_its_pointer(
     ]
     fine = {"name": "g", "parameters": {"type": "object", "properties": {"a": prop}}}
     for tool, pointer in cases:
-        for call in (
-            lambda t: get(name).format_request(msgs, model="m", tools=t),
-            lambda t: count_tokens(msgs, provider=name, tools=t),
-        ):
+        for call in _tool_takers(name, msgs):
             with pytest.raises(ValidationError) as info:
                 call([fine, tool])
             assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "json-value")]
@@ -1915,8 +1905,6 @@ def test_nan_in_a_tuple_or_a_mapping_of_a_tool_definition_is_refused_at_its_poin
     there too, by format_request and count_tokens alike; a finite tuple or mapping is sent as given."""
     import types
 
-    from agentmsg.context import count_tokens
-
     msgs = [agentmsg.UserMessage("q")]
     cases: list[tuple[dict[str, Any], str]] = [
         ({"name": "f", "parameters": {"properties": {"a": {"enum": (1.0, float("nan"))}}}}, "/properties/a/enum/1"),
@@ -1930,10 +1918,7 @@ def test_nan_in_a_tuple_or_a_mapping_of_a_tool_definition_is_refused_at_its_poin
         ),
     ]
     for tool, pointer in cases:
-        for call in (
-            lambda t: get(name).format_request(msgs, model="m", tools=t),
-            lambda t: count_tokens(msgs, provider=name, tools=t),
-        ):
+        for call in _tool_takers(name, msgs):
             with pytest.raises(ValidationError) as info:
                 call([tool])
             assert [(p.pointer, p.rule) for p in info.value.problems] == [
@@ -1946,17 +1931,24 @@ def test_nan_in_a_tuple_or_a_mapping_of_a_tool_definition_is_refused_at_its_poin
     assert b'"maximum":1.5' in get(name).format_request(msgs, model="m", tools=[fine]).body_bytes()
 
 
+def _tool_takers(name: str, msgs: list[Any]) -> tuple[Callable[[list[Any]], object], ...]:
+    """``format_request`` and ``count_tokens`` of ``msgs`` for provider ``name``, each given the tools: the two that
+    refuse a tool definition alike, at the same pointer."""
+    from agentmsg.context import count_tokens
+
+    return (
+        lambda t: get(name).format_request(msgs, model="m", tools=t),
+        lambda t: count_tokens(msgs, provider=name, tools=t),
+    )
+
+
 def _refused_as_an_enum_member(name: str, bad: Any) -> None:
     """``bad``, an enum member of a tool's parameter, is refused by format_request and count_tokens alike: rule
     json-value at its pointer in the tools, its type named."""
-    from agentmsg.context import count_tokens
 
     msgs = [agentmsg.UserMessage("q")]
     tool = {"name": "f", "parameters": {"properties": {"a": {"enum": ["x", bad], "default": "x"}}}}
-    for call in (
-        lambda t: get(name).format_request(msgs, model="m", tools=t),
-        lambda t: count_tokens(msgs, provider=name, tools=t),
-    ):
+    for call in _tool_takers(name, msgs):
         with pytest.raises(agentmsg.ValidationError) as info:
             call([tool])
         assert [(p.pointer, p.rule) for p in info.value.problems] == [
@@ -2027,8 +2019,6 @@ def test_a_nan_inside_an_enum_member_or_a_dataclass_is_refused_at_its_pointer(na
     import dataclasses
     import enum
 
-    from agentmsg.context import count_tokens
-
     class Limit(enum.Enum):
         NONE = float("nan")
         TEN = 10
@@ -2042,10 +2032,7 @@ def test_a_nan_inside_an_enum_member_or_a_dataclass_is_refused_at_its_pointer(na
     msgs = [agentmsg.UserMessage("q")]
     for bad, under in ((Limit.NONE, ""), (Range(), "/high"), ([Range(high=1.0), Limit.NONE], "/1")):
         tool = {"name": "f", "parameters": {"properties": {"a": {"type": "number", "maximum": bad}}}}
-        for call in (
-            lambda t: get(name).format_request(msgs, model="m", tools=t),
-            lambda t: count_tokens(msgs, provider=name, tools=t),
-        ):
+        for call in _tool_takers(name, msgs):
             with pytest.raises(agentmsg.ValidationError) as info:
                 call([tool])
             assert [(p.pointer, p.rule) for p in info.value.problems] == [
@@ -2317,16 +2304,11 @@ def test_a_key_neither_a_string_nor_an_int_is_refused_where_it_is(name: str) -> 
     they refuse a set or NaN there."""
     from types import MappingProxyType
 
-    from agentmsg.context import count_tokens
-
     def tool(extra: dict[Any, Any]) -> list[dict[str, Any]]:
         return [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string", **extra}}}}]
 
     for key in (1.5, True, None, (1, 2)):
-        for call in (
-            lambda t: get(name).format_request([UserMessage("hi")], model="m", tools=t),
-            lambda t: count_tokens([UserMessage("hi")], provider=name, tools=t),
-        ):
+        for call in _tool_takers(name, [UserMessage("hi")]):
             with pytest.raises(ValidationError) as caught:
                 call(tool({key: 1}))
             assert [(p.pointer, p.rule) for p in caught.value.problems] == [
