@@ -54,6 +54,17 @@ def check_chunk(chunk: dict[str, Any]) -> None:
         assert chunk["type"] != "data-", chunk
 
 
+def _notes_of_valid(chunks: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """The notes of a strict decoder fed ``chunks``, each first held to what the AI SDK's reader needs
+    (:func:`check_chunk`): (pointer, rule, message) of each."""
+    for chunk in chunks:
+        check_chunk(chunk)
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    for chunk in chunks:
+        dec.feed(chunk)
+    return [(n.pointer, n.rule, n.message) for n in dec.notes]
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_every_vector_round_trips_to_the_same_messages(name: str) -> None:
     events = [e for e in events_of(load(name)) if isinstance(e, dict)]
@@ -696,13 +707,9 @@ def test_a_tool_call_s_title_and_metadata_are_quoted_once_per_call_and_value() -
         {"type": "tool-output-available", "toolCallId": "d", "output": 1, "toolMetadata": meta},
         {"type": "finish"},
     ]  # fmt: skip
-    for chunk in chunks:
-        check_chunk(chunk)
-    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
-    for chunk in chunks:
-        dec.feed(chunk)
+    notes = _notes_of_valid(chunks)
     shown = ('{"doc":"' + "x" * 300)[:200]
-    assert [(n.pointer, n.rule, n.message) for n in dec.notes] == [
+    assert notes == [
         ("/1", "ui-not-kept", 'title "Weather" of tool call "c": a tool call\'s display title'),
         ("/3", "ui-not-kept", 'title "Weather" of tool call "d": a tool call\'s display title'),
         ("/4", "ui-not-kept", 'title "Forecast \\"3 days\\"" of tool call "d": a tool call\'s display title'),
@@ -862,14 +869,10 @@ def test_the_text_of_an_abort_an_approval_and_a_text_encoded_call_is_quoted_in_a
         {"type": "abort"},
         {"type": "abort", "reason": "\ud800" + "\U0001f600" * 250},  # (a lone surrogate, then astral characters)
     ]  # fmt: skip
-    for chunk in chunks:
-        check_chunk(chunk)
-    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
-    for chunk in chunks:
-        dec.feed(chunk)
+    notes = _notes_of_valid(chunks)
     aborted = "abort: the stream was aborted (the reply stays cut: INTERRUPTED)"
     smiles = "\U0001f600" * 199
-    assert [(n.pointer, n.rule, n.message) for n in dec.notes] == [
+    assert notes == [
         (
             "/1",
             "ui-not-kept",
