@@ -540,29 +540,12 @@ def test_a_send_that_raises_oserror_is_the_client_gone(fails_at: int) -> None:
     message whose send raises (the response's start, the events, the end event, the body's end)."""
     stream = EventEndpoint(iter(events(5)), keepalive=math.inf)
 
-    async def request(fail: int | None) -> list[dict[str, Any]]:
-        sent: list[dict[str, Any]] = []
-        first = True
-
-        async def receive() -> dict[str, Any]:
-            nonlocal first
-            if first:
-                first = False
-                return {"type": "http.request", "body": b"", "more_body": False}
-            await asyncio.Event().wait()  # (the server says nothing of a disconnect: it raises from send)
-            return {"type": "http.disconnect"}
-
-        async def send(message: Any) -> None:
-            sent.append(dict(message))
-            if len(sent) - 1 == fail:
-                raise ConnectionResetError(104, "Connection reset by peer")
-
-        await stream({"type": "http", "method": "GET", "headers": []}, receive, send)
-        return sent
+    scope = {"type": "http", "method": "GET", "headers": []}
 
     async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        left = await request(fails_at)
-        whole = await request(None)  # (another client, after: served as ever)
+        # (the server says nothing of a disconnect: it raises from send)
+        left = await _exchange(stream, scope, fail_at=fails_at)
+        whole = await _exchange(stream, scope)  # (another client, after: served as ever)
         await stream.aclose()
         return left, whole
 
@@ -783,9 +766,12 @@ def _last_event_id(rng: random.Random, count: int) -> bytes:
     return bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
 
 
-async def _request(app: EventEndpoint, scope: dict[str, Any], leave_after: int | None) -> tuple[int, list[bytes]]:
-    """One request to the ASGI app: its status and body pieces. ``leave_after``: the client disconnects once that
-    many body messages came (None: it reads to the end)."""
+async def _exchange(
+    app: EventEndpoint, scope: dict[str, Any], *, leave_after: int | None = None, fail_at: int | None = None
+) -> list[dict[str, Any]]:
+    """Every message the ASGI app sends for one request. ``leave_after``: the client disconnects once that many body
+    messages came (None: it reads to the end); ``fail_at``: the message whose ``send`` raises ConnectionResetError,
+    as a server may once its client is gone (None: none does)."""
     sent: list[dict[str, Any]] = []
     gone = asyncio.Event()
     first = True
@@ -800,10 +786,19 @@ async def _request(app: EventEndpoint, scope: dict[str, Any], leave_after: int |
 
     async def send(message: Any) -> None:
         sent.append(dict(message))
+        if len(sent) - 1 == fail_at:
+            raise ConnectionResetError(104, "Connection reset by peer")
         if leave_after is not None and len(sent) > leave_after:
             gone.set()
 
     await app(scope, receive, send)
+    return sent
+
+
+async def _request(app: EventEndpoint, scope: dict[str, Any], leave_after: int | None) -> tuple[int, list[bytes]]:
+    """One request to the ASGI app: its status and body pieces. ``leave_after``: the client disconnects once that
+    many body messages came (None: it reads to the end)."""
+    sent = await _exchange(app, scope, leave_after=leave_after)
     start = sent[0]
     assert start["type"] == "http.response.start"
     return start["status"], [m.get("body", b"") for m in sent[1:]]
