@@ -38,8 +38,6 @@ READ_KERNELS = (
     ("agentmsg._wire.sse", "_idle"),
     ("agentmsg.events._handlers", "_fold_deltas"),
     ("agentmsg.events.reducer", "_fold_deltas"),
-    ("agentmsg.providers._response.parser", "_route_between"),
-    ("agentmsg.providers._response.parser", "_scan"),
     ("agentmsg.providers._response.parser", "_string_between"),
     ("agentmsg.providers._response.reader", "_between"),
 )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from time import time_ns as _time_ns
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -86,11 +86,6 @@ def _without_lone_surrogates(data: str) -> str | None:
 _string_between: Callable[[bytes, bytes, bytes, tuple[bytes, ...]], str | None] | None = getattr(
     speedups, "json_string_between", None
 )
-#: The same, for a route's payloads: a reader makes a route only with the C kernel (PayloadReader.route_text)
-#: (its payloads' data is bytes: ``simple``, or looked at, in StreamParser.feed)
-_route_between = cast(Callable[..., "str | None"], _string_between)
-#: The SSE decoder's scanner of simple events, in C (SSEDecoder.feed's, when it is this one); None without it
-_scan: Callable[..., tuple[int, int, str]] | None = getattr(speedups, "sse_scan", None)
 
 
 def loads(data: str | bytes) -> Any:
@@ -120,8 +115,10 @@ class StreamParser:
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
         #: the framer's own for a body of JSON lines or values
         self._sse: Callable[[bytes], list[Any]] | None = None
-        #: the SSE decoder once the body is SSE and its scanner is in C: feed makes an idle decoder's scan itself
+        #: the SSE decoder once the body is SSE and its scanner is in C (``_scan``, the decoder's): feed makes an idle
+        #: decoder's scan itself
         self._dec: SSEDecoder | None = None
+        self._scan: Callable[..., tuple[int, int, str]] | None = None
         #: its scan's bounds, read once (the framer's own decoder: its limits never change): the data, a line
         self._limit = self._max_line = 0
         #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
@@ -177,7 +174,7 @@ class StreamParser:
             payloads: list[SSEEvent] = []
             crlf = 13 in chunk
             limit = self._limit
-            pos, stop, last_id = _scan(  # type: ignore[misc]  # (a decoder is kept only with the C scanner)
+            pos, stop, last_id = self._scan(  # type: ignore[misc]  # (a decoder is kept only with its scanner)
                 chunk, 0, crlf, limit, self._max_line, dec._id, payloads, SSEEvent, True, dec._dataless
             )
             if pos:  # whole events were dispatched: the last one's id
@@ -193,12 +190,12 @@ class StreamParser:
             if framer.decided:  # from now on, bytes go straight to the SSE decoder (or to the framer, not SSE)
                 self._sse = framer.sse_feed() or framer.feed
                 dec = framer.sse_decoder()
-                if dec is not None and _scan is not None and _sse._scan is _scan and dec._bytes_data:
-                    self._dec, self._max_line = dec, dec.max_line_bytes
+                if dec is not None and _sse._scan is not None and dec._bytes_data:
+                    self._dec, self._scan, self._max_line = dec, _sse._scan, dec.max_line_bytes
                     self._limit = min(dec.max_event_bytes - 1, dec.max_line_bytes)  # (as SSEDecoder.feed's)
         reader = self.reader
         loads = orjson.loads
-        between = _route_between
+        between = _string_between  # (None: no route is read, as without the C kernel no reader makes one)
         for payload in payloads:
             data: str | bytes = payload.data
             # The common payload, inline (what _data does first): a simple event's data from the C scanner
@@ -207,11 +204,12 @@ class StreamParser:
             route = reader.route
             if (
                 route is not None
+                and between is not None
                 and payload.event == route[3]
                 and (simple or (type(data) is bytes and payload.problem is None))
                 and not reader.done
             ):
-                text = between(data, route[0], route[1], route[4])
+                text = between(data, route[0], route[1], route[4])  # type: ignore[arg-type]  # (bytes: simple, or looked at)
                 if text is not None:  # a payload of the shape the last one had: its delta (route_text)
                     b.payload = data
                     try:
@@ -246,7 +244,7 @@ class StreamParser:
                             b.routed(route[6], route[2], text)
                             self._parts_of = None
                         if route[5] is not None:
-                            route[5](data)  # type: ignore[arg-type]  # (bytes: see _route_between)
+                            route[5](data)  # type: ignore[arg-type]  # (bytes: a route is taken for bytes only)
                     except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
                         self._shape(exc)
                     continue
