@@ -1094,3 +1094,53 @@ def test_a_call_gone_on_after_its_end_keeps_what_that_end_gave_it() -> None:
     assert [c["input"] for c in chunks if c["type"] == "tool-input-available"] == [{"z": 9}]
     back, _, dec = round_trip(events)
     assert dec.notes == [] and reduce(back)[0] == expected
+
+
+GONE_ON_ENDS = {
+    "neither END gives anything": ({}, {}),
+    "the first END gives state, input, metadata": ({"state": "allowed", "input": {"z": 9}, "metadata": {"k": 1}}, {}),
+    "the second END gives them": ({}, {"state": "allowed", "input": {"z": 9}, "metadata": {"k": 1}}),
+    "both give a state": ({"state": "asking", "metadata": {"k": 1}}, {"state": "allowed"}),
+    "the second END's state is no state": ({"state": "allowed"}, {"state": "bogus"}),
+    "the second END's state is null": ({"state": "allowed"}, {"state": None}),
+    "the second END's input is no object": ({"input": {"z": 9}}, {"input": "x"}),
+}
+
+
+@pytest.mark.parametrize("placeholder", [False, True], ids=["named", "java-placeholder"])
+@pytest.mark.parametrize("ends", GONE_ON_ENDS.values(), ids=GONE_ON_ENDS.keys())
+def test_a_call_gone_on_keeps_of_each_end_what_the_reducer_keeps(
+    ends: tuple[dict[str, Any], dict[str, Any]], placeholder: bool
+) -> None:
+    """END, DELTA, END of one call in one model call: the reducer keeps of each END what it takes (an object input,
+    a state of the enum, metadata), and reports the call going on and each value it refuses. The encoder merged the
+    ENDs into one, so a refused state on the second END replaced the first END's "allowed" (the round trip gave
+    "pending"), and the decoded stream had no call going on. Now the first END goes whole at its place: the decoded
+    events reduce to the same message with the same problems, and the UI part shows the last object input."""
+
+    def ev(i: int, kind: str, reply: str = "m", **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": reply, **keys}
+
+    name = {"toolCallName": "__fragment__"} if placeholder else {}
+    first, second = ends
+    events = [
+        ev(0, "AGENT_START", "r"),
+        ev(1, "MODEL_CALL_START"),
+        *([] if placeholder else [ev(2, "TOOL_CALL_START", toolCallId="c", toolCallName="f")]),
+        ev(3, "TOOL_CALL_DELTA", toolCallId="c", delta='{"a":', **name),
+        ev(4, "TOOL_CALL_END", toolCallId="c", **first),
+        ev(5, "TOOL_CALL_DELTA", toolCallId="c", delta="1}", **name),
+        ev(6, "TOOL_CALL_END", toolCallId="c", **second),
+        ev(7, "MODEL_CALL_END"),
+        ev(8, "AGENT_END", "r"),
+    ]
+    expected, r = reduce(events)
+    (block,) = expected[0]["content"]
+    kept_state = second.get("state") if second.get("state") in ("asking", "allowed") else first.get("state")
+    assert block["state"] == (kept_state or "pending")
+    back, _, dec = round_trip(events)
+    got, r_back = reduce(back)
+    assert dec.notes == [] and got == expected
+    assert [(p.rule, p.message) for p in r_back.problems] == [(p.rule, p.message) for p in r.problems]
+    (shown,) = [c for c in ai_sdk.encode(events) if c["type"] == "tool-input-available"]
+    assert shown["input"] == block["input"]

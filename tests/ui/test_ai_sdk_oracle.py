@@ -171,3 +171,33 @@ def test_an_error_and_a_cut_stream_as_the_ai_package_reads_them() -> None:
     (got,) = read_with_ai([failing])
     assert got["errors"] == ["Error: upstream 500"]
     assert parts_of_ui(got["message"]) == [["text", "par"]]
+
+
+def test_a_call_gone_on_after_its_end_as_the_ai_package_reads_it() -> None:
+    """END, DELTA, END of one call in one model call (AgentScope Java): the ai package's reader builds the tool part
+    of the call the reducer keeps (its last object input over the arguments), whichever END gives the input."""
+    at = "2026-01-01T00:00:00Z"
+
+    def stream(first: dict[str, Any], second: dict[str, Any]) -> list[dict[str, Any]]:
+        def ev(i: int, kind: str, reply: str = "m", **keys: Any) -> dict[str, Any]:
+            return {"type": kind, "id": f"e{i}", "createdAt": at, "replyId": reply, **keys}
+
+        return [
+            ev(0, "AGENT_START", "r"),
+            ev(1, "MODEL_CALL_START"),
+            ev(2, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+            ev(3, "TOOL_CALL_DELTA", toolCallId="c", delta='{"a":'),
+            ev(4, "TOOL_CALL_END", toolCallId="c", **first),
+            ev(5, "TOOL_CALL_DELTA", toolCallId="c", delta="1}"),
+            ev(6, "TOOL_CALL_END", toolCallId="c", **second),
+            ev(7, "MODEL_CALL_END"),
+            ev(8, "AGENT_END", "r"),
+        ]
+
+    given = {"state": "allowed", "input": {"z": 9}, "metadata": {"k": 1}}
+    streams = [stream({}, {}), stream(given, {}), stream({}, given), stream(given, {"state": "bogus", "input": "x"})]
+    results = read_with_ai(streams)
+    shown = [parts_of_ui(got["message"]) for got in results]
+    assert [got["errors"] for got in results] == [[]] * 4
+    assert shown == [parts_of_message(reduced(events)[0][0]) for events in streams]
+    assert [parts[0][4] for parts in shown] == [{"a": 1}, {"z": 9}, {"z": 9}, {"z": 9}]

@@ -542,10 +542,12 @@ class AiSdkEncoder:
         if call is None or call["end"] is None:
             return call, []
         if ev.get("replyId", self._reply) == call["reply"]:
-            # (what its END gave the call, the reducer keeps: an object input, a state, metadata)
-            call["was"] = {**call.get("was", {}), **call["end"]}
-            call["end"] = None
-            return call, []
+            # The END goes whole, at its place: the decoder gives the reducer the END, then the call going on, and
+            # the reducer keeps of each END what it keeps (an object input, a known state, metadata), as it did here.
+            # The UI's final chunk shows what the ENDs gave it (the last object input, the name).
+            end, call["end"] = call["end"], None
+            call["was"] = {**call.get("was", {}), **end}
+            return call, self._whole(end)
         return None, self._finish_call(call_id)
 
     def _finish_call(self, call_id: str) -> list[dict[str, Any]]:
@@ -553,9 +555,10 @@ class AiSdkEncoder:
         its arguments parsed as the reducer parses them), ``tool-input-error`` when they are no JSON object."""
         call = self._calls.pop(call_id)
         out = self._ui_only(call["held"])
-        end = call["end"] or {}
-        if "was" in call:  # an END before the call went on: the reducer keeps its input (the last object), state, ...
-            end = {**call["was"], **end}
+        last = call["end"] or {}  # the END the final chunk stands for (an earlier one went whole: _going_on)
+        end = last
+        if "was" in call:  # what the call's earlier ENDs gave it, which the UI part shows: the last object input
+            end = {**call["was"], **last}
             if isinstance(call["was"].get("input"), dict) and not isinstance(end.get("input"), dict):
                 end["input"] = call["was"]["input"]
         name = call["name"]
@@ -565,7 +568,8 @@ class AiSdkEncoder:
         given = end.get("input")
         chunk: dict[str, Any]
         if isinstance(given, dict):
-            keep.append("input")
+            if given is last.get("input"):  # (an earlier END's went whole: a later one's that is no object is carried)
+                keep.append("input")
             chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": given}
         else:  # no arguments at all are {} to the reducer, not an error
             text = "".join(call["text"])
@@ -580,11 +584,11 @@ class AiSdkEncoder:
                     "input": text,
                     "errorText": error,
                 }
-        if not end:  # the model call or the reply ended it (the reducer ends it there too)
+        if not last:  # the model call or the reply ended it (the reducer ends it there too)
             return [*out, chunk]
-        if end.get("toolCallName", name) != name:
+        if last.get("toolCallName", name) != name:
             keep.remove("toolCallName")
-        return out + self._rest(end, keep, [chunk])
+        return out + self._rest(last, keep, [chunk])
 
     def _finish_calls(self, *, ended_only: bool = False) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
