@@ -1156,8 +1156,8 @@ def test_a_client_closed_under_its_stream_says_so_sync_and_async(server: ReplayS
     closed was not cut: it waited for the server's next bytes. Now the stream says the client was closed while it
     was read (or that its caller closed the client's http_client), what arrived kept (``partial``, INTERRUPTED,
     an error event of type ``client_closed``); the error is raised from a ClientClosedError, itself from the
-    read's error. The same sync and async. (The caller's own httpx client closed under a blocked read is httpx's
-    to cut: only between events here.)"""
+    read's error. The same sync and async. (The caller's own httpx client closed under a blocked sync read does not
+    cut it: only between events here; test_the_callers_http_client_closed_under_a_read_breaks_it_when_the_read_ends.)"""
     said = {
         "closed": "the client was closed while the stream was read",
         "its-http-client-closed": "the client's http_client was closed while the stream was read",
@@ -1233,6 +1233,73 @@ def test_a_client_closed_under_its_stream_says_so_sync_and_async(server: ReplayS
     assert [e["value"]["type"] for e in ended["closing"] if e["type"] == "CUSTOM"] == ["client_closed"]
     for chain in causes:  # (the read's error: httpx's, from the backend's)
         assert chain[0] is agentmsg.clients.ClientClosedError and issubclass(chain[1], httpx.HTTPError)
+
+
+def _blocked_in_a_read(server: ReplayServer, http: httpx.Client) -> tuple[ReplyStream, threading.Thread, list[Any]]:
+    """A stream of a Client on the caller's ``http``, read in a thread of its own until it has read CUT and waits in
+    the kernel for more (the server is silent for a minute): the stream, the thread, and what the thread's loop
+    ended with once it has ended ("ended", or what it raised)."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, stall_after=len(CUT), stall=60))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", http_client=http)
+    stream = c.stream(CONVO)
+    last = threading.Event()
+    native: list[int] = []
+    outcome: list[Any] = []
+
+    def consume() -> None:
+        native.append(threading.get_native_id())
+        try:
+            deltas = 0
+            for e in stream:
+                deltas += e["type"] == "TEXT_BLOCK_DELTA"
+                if deltas == CUT_DELTAS:
+                    last.set()
+            outcome.append("ended")
+        except BaseException as exc:  # (what the consuming thread raised)
+            outcome.append(exc)
+
+    reader = threading.Thread(target=consume, daemon=True)
+    reader.start()
+    assert last.wait(30)
+    _wait_until_blocked_in_a_read(native[0])
+    return stream, reader, outcome
+
+
+def test_close_cuts_a_read_on_the_callers_http_client(server: ReplayServer) -> None:
+    """``Client.close()`` from another thread while its stream waits in a read, on an ``http_client`` the caller
+    gave: only the client's own pool had its streams' sockets shut down, so the read went on waiting for the
+    server (here a minute), and the stream then ended whole, as if nothing was closed. Now the read is cut as on
+    the client's own pool: the stream breaks at once, saying the client was closed, what arrived kept; the
+    caller's http_client stays open. (No read timeout: the read ends only when it is cut.)"""
+    http = httpx.Client(timeout=None)
+    stream, reader, outcome = _blocked_in_a_read(server, http)
+    stream._client.close()
+    reader.join(30)
+    assert not reader.is_alive() and len(outcome) == 1
+    error = outcome[0]
+    assert isinstance(error, agentmsg.clients.BrokenStreamError), error
+    assert error.message == "the client was closed while the stream was read"
+    assert error.partial is not None and error.partial.generate_reason.value == "INTERRUPTED"
+    assert error.partial.text_content and not http.is_closed
+    http.close()
+
+
+def test_the_callers_http_client_closed_under_a_read_breaks_it_when_the_read_ends(server: ReplayServer) -> None:
+    """The caller closes its own ``httpx.Client`` while a stream of it waits in a read: httpx closes the socket,
+    which does not wake the read (httpx's own streams and the openai SDK's wait alike; the Client's doc says to
+    call the stream's or the client's ``close()`` instead). When the read ends (here at the read timeout, the
+    server silent) the stream breaks saying the http_client was closed, not that the server was slow; what
+    arrived is kept."""
+    http = httpx.Client(timeout=httpx.Timeout(30, read=0.5))
+    stream, reader, outcome = _blocked_in_a_read(server, http)
+    http.close()
+    reader.join(30)
+    assert not reader.is_alive() and len(outcome) == 1
+    error = outcome[0]
+    assert isinstance(error, agentmsg.clients.BrokenStreamError), error
+    assert error.message == "the client's http_client was closed while the stream was read"
+    assert error.partial is not None and error.partial.generate_reason.value == "INTERRUPTED"
+    assert [e["value"]["type"] for e in stream._closing if e["type"] == "CUSTOM"] == ["client_closed"]
 
 
 def test_an_async_client_used_again_under_a_new_event_loop() -> None:

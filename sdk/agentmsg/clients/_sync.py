@@ -325,7 +325,11 @@ class Client(BaseClient):
     seconds above 0, an ``httpx.Timeout``'s each None or so), ``name`` (the replies' agent name), ``headers``
     (each replaces the client's header of that name), ``think_tags`` (``True`` or ``"open"``: ``<think>`` text in
     the replies read as reasoning, docs/streams.md), ``http_client`` (your own ``httpx.Client``, e.g. with a mock
-    transport)."""
+    transport; yours to close. Closing it while a stream is read does not cut a read already waiting for the
+    server: httpx closes the socket, which does not wake that read (httpx's own streams and the openai SDK's wait
+    too). The stream breaks at the read's end (the server's next bytes, or the read timeout), saying the
+    http_client was closed; or ends whole if the rest of the reply came in that read. To stop a stream at once,
+    from any thread, call its ``close()``, or this client's ``close()`` for all of its streams.)"""
 
     http: httpx.Client
 
@@ -369,14 +373,15 @@ class Client(BaseClient):
 
     def close(self) -> None:
         """Close the client: its own connection pool (an ``http_client`` given is the caller's to close). A call
-        after it raises :class:`ClientClosedError`; a stream read meanwhile (by another thread) breaks, saying the
-        client was closed (its read cut: the socket it waits on is shut down; closing it would not wake the read,
-        which waited for the server's next bytes)."""
+        after it raises :class:`ClientClosedError`; a stream of this client read meanwhile (by another thread),
+        whichever pool it reads from, breaks, saying the client was closed (its read cut: the socket it waits on is
+        shut down, its connection not reused; closing it would not wake the read, which waited for the server's
+        next bytes)."""
         self._client_closed = True
         self._close_abandoned()
+        for response, _ in tuple(self._held.values()):  # (the streams' threads add and remove theirs)
+            _shut(response.extensions.get("network_stream"))
         if self._own:
-            for response, _ in tuple(self._held.values()):  # (the streams' threads add and remove theirs)
-                _shut(response.extensions.get("network_stream"))
             self.http.close()
 
     def _close_abandoned(self) -> None:
