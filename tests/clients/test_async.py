@@ -1284,6 +1284,42 @@ def test_close_cuts_a_read_on_the_callers_http_client(server: ReplayServer) -> N
     http.close()
 
 
+def test_aclose_cuts_a_read_on_the_callers_http_client(server: ReplayServer) -> None:
+    """``AsyncClient.aclose()`` from another task while its stream waits for the body, on an ``http_client`` the
+    caller gave: only the client's own pool was closed, so the read went on waiting for the server (here a
+    minute), and the stream then ended whole. Now the connections its streams read are closed: the stream breaks
+    at once, saying the client was closed, as with the client's own pool (and the sync ``close()``)."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, stall_after=len(CUT), stall=60))
+
+    async def main() -> tuple[BaseException, bool]:
+        http = httpx.AsyncClient(timeout=None)  # (no read timeout: the read ends only when it is cut)
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", http_client=http)
+        stream = c.stream(CONVO)
+        last = asyncio.Event()
+
+        async def consume() -> None:
+            deltas = 0
+            async for e in stream:
+                deltas += e["type"] == "TEXT_BLOCK_DELTA"
+                if deltas == CUT_DELTAS:
+                    last.set()
+
+        task = asyncio.create_task(consume())
+        await last.wait()  # (the task has gone on to wait for the body's next bytes)
+        await c.aclose()
+        with pytest.raises(agentmsg.clients.BrokenStreamError) as info:
+            await asyncio.wait_for(task, 30)
+        still_open = not http.is_closed
+        await http.aclose()
+        return info.value, still_open
+
+    error, still_open = asyncio.run(main())
+    assert isinstance(error, agentmsg.clients.BrokenStreamError)
+    assert error.message == "the client was closed while the stream was read" and still_open
+    assert error.partial is not None and error.partial.generate_reason.value == "INTERRUPTED"
+    assert error.partial.text_content
+
+
 def test_the_callers_http_client_closed_under_a_read_breaks_it_when_the_read_ends(server: ReplayServer) -> None:
     """The caller closes its own ``httpx.Client`` while a stream of it waits in a read: httpx closes the socket,
     which does not wake the read (httpx's own streams and the openai SDK's wait alike; the Client's doc says to

@@ -21,6 +21,7 @@ import asyncio
 import collections
 import contextlib
 import time
+import weakref
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -60,9 +61,10 @@ class _Body:
     waits (:meth:`wait`) when there is none; ``ended`` once the body is read whole or its read failed
     (``error``). The task holds no reference to the stream, which is collected as usual when left unfinished."""
 
-    __slots__ = ("_held", "_loop", "_room", "_waiter", "chunks", "ended", "error", "task")
+    __slots__ = ("__weakref__", "_held", "_loop", "_room", "_waiter", "chunks", "ended", "error", "net", "task")
 
     def __init__(self, response: httpx.Response, encoded: bool) -> None:
+        self.net: Any = response.extensions.get("network_stream")  # what the client's aclose() closes under a read
         self.chunks: collections.deque[bytes] = collections.deque()
         self.ended = False
         self.error: Exception | None = None
@@ -275,6 +277,7 @@ class AsyncReplyStream(StreamState):
             parser = self.client.parser(self.request, started)
             encoded = self._encoded  # (else the bytes received are the bytes read)
             body = _Body(response, encoded)
+            self._client._bodies.add(body)
             chunks = body.chunks
             feed, fold = parser.feed, self.reducer._feed_trusted
             cap, size, over, grown = limits.max_bytes, 0, False, False
@@ -321,6 +324,7 @@ class AsyncReplyStream(StreamState):
                     return
                 raise
             finally:
+                self._client._bodies.discard(body)
                 await _release(response, body.task)
             self._closing_events(closing)
             try:
@@ -383,6 +387,8 @@ class AsyncClient(BaseClient):
         self._own = http_client is None
         self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop the client's own pool runs on
+        # the bodies its streams read now, which aclose() cuts (held weakly: a stream left unfinished is collected)
+        self._bodies: weakref.WeakSet[_Body] = weakref.WeakSet()
 
     def _pool(self) -> httpx.AsyncClient:
         """The http client, for the running event loop. The client's own pool keeps connections alive, each
@@ -398,8 +404,13 @@ class AsyncClient(BaseClient):
 
     async def aclose(self) -> None:
         """Close the client: its own connection pool (an ``http_client`` given is the caller's to close). A call
-        after it raises :class:`ClientClosedError`."""
+        after it raises :class:`ClientClosedError`; a stream of this client read meanwhile (by another task),
+        whichever pool it reads from, breaks, saying the client was closed (its connection closed)."""
         self._client_closed = True
+        for body in tuple(self._bodies):
+            if not body.ended and body.net is not None:
+                with contextlib.suppress(Exception):
+                    await body.net.aclose()
         if self._own:
             await self._pool().aclose()
 
