@@ -1144,3 +1144,31 @@ def test_a_call_gone_on_keeps_of_each_end_what_the_reducer_keeps(
     assert [(p.rule, p.message) for p in r_back.problems] == [(p.rule, p.message) for p in r.problems]
     (shown,) = [c for c in ai_sdk.encode(events) if c["type"] == "tool-input-available"]
     assert shown["input"] == block["input"]
+
+
+@pytest.mark.parametrize("gone_on", [False, True], ids=["one-end", "gone-on"])
+def test_a_java_placeholder_call_named_by_its_end_keeps_the_name(gone_on: bool) -> None:
+    """A call whose deltas carry Java's placeholder name and whose END names it: the reducer names the block at
+    that END. The encoder showed the name on the UI chunks (uiOnly) but carried it nowhere, since the decoder's call
+    had it from them: the decoded END named nothing, and the round trip kept "__fragment__". Now it is carried."""
+
+    def ev(i: int, kind: str, reply: str = "m", **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": reply, **keys}
+
+    fragment = {"toolCallId": "c", "toolCallName": "__fragment__"}
+    middle = [ev(4, "TOOL_CALL_END", toolCallId="c"), ev(5, "TOOL_CALL_DELTA", delta="1}", **fragment)]
+    events = [
+        ev(0, "AGENT_START", "r"),
+        ev(1, "MODEL_CALL_START"),
+        ev(3, "TOOL_CALL_DELTA", delta='{"a":' if gone_on else '{"a":1}', **fragment),
+        *(middle if gone_on else []),
+        ev(6, "TOOL_CALL_END", toolCallId="c", toolCallName="h"),
+        ev(7, "MODEL_CALL_END"),
+        ev(8, "AGENT_END", "r"),
+    ]
+    expected, _ = reduce(events)
+    assert [(b["name"], b["input"]) for b in expected[0]["content"]] == [("h", {"a": 1})]
+    (shown,) = [c for c in ai_sdk.encode(events) if c["type"] == "tool-input-available"]
+    assert shown["toolName"] == "h"
+    back, _, dec = round_trip(events)
+    assert dec.notes == [] and reduce(back)[0] == expected

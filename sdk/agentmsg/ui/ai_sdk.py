@@ -586,7 +586,7 @@ class AiSdkEncoder:
                 }
         if not last:  # the model call or the reply ended it (the reducer ends it there too)
             return [*out, chunk]
-        if last.get("toolCallName", name) != name:
+        if last.get("toolCallName", name) != name or call.get("named_by_end"):
             keep.remove("toolCallName")
         return out + self._rest(last, keep, [chunk])
 
@@ -640,6 +640,8 @@ class AiSdkEncoder:
         if call is None or call["end"] is not None:
             return self._whole(ev)  # the reducer ignores it (or starts the call): carried as it came
         out = self._name_call(call, call_id, ev.get("toolCallName"))
+        if out:  # the END named a call its placeholder hid: the reducer's block takes the name from it (carried)
+            call["named_by_end"] = True
         call["end"] = ev
         return out
 
