@@ -479,6 +479,59 @@ def test_the_provider_decoder_reads_the_same_in_any_chunking(scanner: str, monke
         assert decode(pieces, limit) == bytewise, (body, cuts)
 
 
+def _fed_by_idle_scan(decoder: Any, chunk: bytes) -> list[SSEEvent]:
+    """``decoder.feed(chunk)`` as a stream parser makes it: the idle scan by SSEDecoder's contract (its docstring)
+    where it applies; where the scan takes the whole chunk, every event is the scanner's (bytes data, no problem)."""
+    contract = decoder.idle_scanner()
+    assert contract is not None
+    scan, limit, max_line = contract
+    if not (decoder.idle and type(chunk) is bytes):
+        return list(decoder.feed(chunk))
+    out: list[SSEEvent] = []
+    pos, stop, last_id = scan(
+        chunk, 0, 13 in chunk, limit, max_line, decoder.id_buffer, out, SSEEvent, True, decoder.dataless
+    )
+    if pos:
+        decoder.id_buffer = decoder.last_event_id = last_id
+    if stop >= 0 or pos < len(chunk):
+        decoder.scan_on(chunk, pos, stop, out)
+    else:
+        assert all(isinstance(e.data, bytes) and e.problem is None for e in out), chunk  # (data: str, typed)
+    return out
+
+
+@pytest.mark.differential
+@pytest.mark.kernel_only
+@pytest.mark.parametrize("kind", ["provider", "JSONDataDecoder"])
+def test_the_idle_scan_made_by_its_contract_reads_what_feed_reads(kind: str) -> None:
+    """The provider stream parser makes an idle decoder's scan itself, by the names SSEDecoder's docstring gives
+    (``idle_scanner``, ``idle``, ``id_buffer``, ``dataless``, ``scan_on``), not by its private state: made so, each
+    chunk gives the events that ``feed`` gives a twin decoder, and leaves the same last event id, whatever the
+    body (ids, comments, stray lines that change ``dataless`` on the way, JSON values outside any field) and
+    its cuts."""
+    from agentmsg._wire.framing import _ProviderSSE
+
+    if _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    make: Any = _ProviderSSE if kind == "provider" else JSONDataDecoder
+    assert SSEDecoder().idle_scanner() is None  # (str data: feed's scan is its own)
+    rng = random.Random(20261206)
+    scanned = 0
+    for _ in range(1500):
+        body = b"data: {}\n\n" + _provider_body(rng)
+        cuts = sorted(rng.sample(range(len(body) + 1), min(len(body) + 1, rng.randint(1, 6))))
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+        by_contract, by_feed = make(), make()
+        for piece in pieces:
+            scanned += by_contract.idle and bool(piece)
+            got = _fed_by_idle_scan(by_contract, piece)
+            want = by_feed.feed(piece)
+            assert [attrs.astuple(e) for e in got] == [attrs.astuple(e) for e in want], (body, cuts)
+            assert (by_contract.last_event_id, by_contract.idle) == (by_feed.last_event_id, by_feed.idle), (body, cuts)
+        assert [attrs.astuple(e) for e in by_contract.close()] == [attrs.astuple(e) for e in by_feed.close()]
+    assert scanned > 150  # (the idle scan was made, not only feed)
+
+
 #: Bodies of lines that carry no data, 64 KiB each, after one event: blank lines with each line end, comments,
 #: fields the spec does not know, blanks, ids.
 _DATALESS = {

@@ -119,7 +119,7 @@ class _ProviderSSE(JSONDataDecoder):
         super().__init__()
         # Between events, blank lines and comments do nothing; a line of no SSE field is said (StrayLine) the
         # first time, and does nothing after that (see _stray), unless it may start a JSON value or an error.
-        self._dataless = _DL_TAKE | _DL_PROVIDER
+        self.dataless = _DL_TAKE | _DL_PROVIDER
         self._skip_said = False  # a line of no SSE field was said skipped (said once: the parser says it once)
         #: the raw JSON value being read, its lines joined by LFs (None: none): its bytes (a bytes object per line
         #: held about 20 times the bytes of a value of many short lines, which the size limit counts)
@@ -154,7 +154,7 @@ class _ProviderSSE(JSONDataDecoder):
             self._stray_error = False
             if self._event == "error" and not self._data and self._problem is None:
                 # `event: error` with no data: the spec dispatches nothing (the error was lost); an error it is
-                out.append(SSEEvent("", "error", self._id, self._retry))
+                out.append(SSEEvent("", "error", self.id_buffer, self._retry))
         elif of_no_field(line):
             self._stray(line, out)
             return
@@ -180,7 +180,7 @@ class _ProviderSSE(JSONDataDecoder):
                 SSEEvent(
                     self._text(value[1:] if value[:1] == b" " else value),
                     "error",
-                    self._id,
+                    self.id_buffer,
                     None,
                     ErrorLine("", "sse", why),
                 )
@@ -194,12 +194,12 @@ class _ProviderSSE(JSONDataDecoder):
             if self._skip_said:
                 return  # (the parser says the first of a stream, "and any more like it")
             self._skip_said = True
-            self._dataless |= _DL_UNKNOWN  # from now on such lines are skipped at once between events
+            self.dataless |= _DL_UNKNOWN  # from now on such lines are skipped at once between events
             why = (
                 f"a line of no SSE field (no `data:`) is skipped, as the SSE spec reads it (and any more like it):"
                 f" {shown!r}"
             )
-        out.append(SSEEvent("", "message", self._id, None, StrayLine("", "sse", why)))
+        out.append(SSEEvent("", "message", self.id_buffer, None, StrayLine("", "sse", why)))
 
     def _raw_line(self, line: bytes, out: list[SSEEvent]) -> None:
         raw = self._raw
@@ -236,7 +236,7 @@ class _ProviderSSE(JSONDataDecoder):
         self._own_value = False
         assert raw is not None
         if self._raw_problem is not None:
-            out.append(SSEEvent("", self._raw_event, self._id, None, self._raw_problem))
+            out.append(SSEEvent("", self._raw_event, self.id_buffer, None, self._raw_problem))
             return
         try:
             text = raw.decode("utf-8")
@@ -246,7 +246,7 @@ class _ProviderSSE(JSONDataDecoder):
                 problem = RawUTF8(
                     "", "utf-8", f"invalid UTF-8 (byte {exc.start} of a JSON value of no SSE field) replaced by U+FFFD"
                 )
-        out.append(SSEEvent(text, self._raw_event, self._id, None, problem))
+        out.append(SSEEvent(text, self._raw_event, self.id_buffer, None, problem))
 
     def _overlong(self) -> None:
         if self._raw is None:

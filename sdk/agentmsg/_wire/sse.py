@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar, Final, Literal, cast
 
 import attrs
@@ -325,7 +326,27 @@ class SSEDecoder:
 
     ``max_line_bytes`` and ``max_event_bytes`` (default ``limits['max_event_bytes']``, 64 MiB) bound
     what is held: a longer line is dropped as it arrives (never buffered whole), data beyond the event
-    limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``."""
+    limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``.
+
+    **The idle scan** (a contract with the package's stream parsers, not public API). Between two events with
+    nothing held (:attr:`idle`), :meth:`feed` hands a ``bytes`` chunk to the C scanner, which dispatches its
+    simple events at once. A reader that feeds every chunk itself and counts each Python frame (the provider
+    stream parser, :class:`agentmsg.providers._response.parser.StreamParser`) makes that scan itself, with
+    these names alone; what it gets is what :meth:`feed` returns::
+
+        scan, limit, max_line = dec.idle_scanner()  # once: None without the C scanner, or for str data
+        if dec.idle and type(chunk) is bytes:  # each chunk
+            out = []
+            pos, stop, last_id = scan(chunk, 0, 13 in chunk, limit, max_line, dec.id_buffer, out, SSEEvent,
+                                      True, dec.dataless)
+            if pos:
+                dec.id_buffer = dec.last_event_id = last_id
+            if stop >= 0 or pos < len(chunk):  # the scan did not take the whole chunk
+                dec.scan_on(chunk, pos, stop, out)
+
+    Where the scan took the whole chunk, every event of ``out`` is the scanner's: its ``data`` UTF-8 ``bytes``
+    (checked), no ``problem``. A chunk that is not ``bytes``, or one that comes while the decoder is not idle, goes
+    to :meth:`feed`."""
 
     #: A subclass for readers that parse each event's data as JSON at once (the provider stream parsers'
     #: framing) sets it: the C scanner then hands the data of the simple events it dispatches as UTF-8
@@ -333,8 +354,8 @@ class SSEDecoder:
     #: between; every other event's ``data`` is ``str``, as it always is here.
     _bytes_data: ClassVar[bool] = False
     #: What pieces of no data line the fast path takes (the ``_DL_*`` flags): comment, id, event, retry and
-    #: unknown field lines, none of which dispatches an event
-    _dataless: int = _DL_TAKE | _DL_UNKNOWN
+    #: unknown field lines, none of which dispatches an event (the idle scan's; a subclass may change it at any time)
+    dataless: int = _DL_TAKE | _DL_UNKNOWN
 
     def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
         default = limits.max_event_bytes
@@ -364,11 +385,21 @@ class SSEDecoder:
         #: The id of the last event dispatched (what a reconnect sends as Last-Event-ID): set at the event's
         #: blank line, so a stream cut inside an event resumes at that event, not after it.
         self.last_event_id = ""
-        self._id = ""  # the spec's last event ID buffer: an id line sets it at once
+        #: the spec's last event ID buffer: an id line sets it at once (the idle scan's)
+        self.id_buffer = ""
         self._high = ""  # a high surrogate a str chunk ended with: the next chunk may end its pair
-        #: between two events, nothing held (:meth:`_between`), as the last call to feed or close left it: only
-        #: they change what it tells (the C scanner changes none of it), so it is told once per call, not per chunk
-        self._idle = False
+        #: between two events, nothing held (:meth:`_between`), as the last call to feed, close or :meth:`scan_on`
+        #: left it: only they change what it tells (the C scanner changes none of it), so it is told once per call,
+        #: not per chunk (the idle scan's)
+        self.idle = False
+
+    def idle_scanner(self) -> tuple[Callable[..., tuple[int, int, str]], int, int] | None:
+        """The idle scan's scanner and bounds (see the class): the C scanner, the bytes a simple event's data line
+        may hold, and a line's limit; None where :meth:`feed` makes no such scan (no C scanner, or a decoder whose
+        events' data is ``str``). Asked once: the bounds are the decoder's limits, which it does not change."""
+        if _scan is None or not self._bytes_data:
+            return None
+        return _scan, min(self.max_event_bytes - 1, self.max_line_bytes), self.max_line_bytes
 
     def _between(self) -> bool:
         """Between two events with nothing held: no BOM question, no surrogate half, no CR, no part of an event
@@ -389,7 +420,7 @@ class SSEDecoder:
         )
 
     def feed(self, chunk: str | bytes) -> list[SSEEvent]:
-        if self._idle and type(chunk) is bytes:
+        if self.idle and type(chunk) is bytes:
             # The common chunk, between two events (what a live stream's reads are): the simple events first,
             # then whatever is left to the line parser; the general path (_feed) gives the same events.
             out: list[SSEEvent] = []
@@ -399,7 +430,7 @@ class SSEDecoder:
                 rest = self._simple_events(chunk, out)
                 if rest:
                     self._lines(rest, out)
-                self._idle = self._between()
+                self.idle = self._between()
                 return out
             # _simple_events' C path, inline (its call cost a tenth of the chunk's framing)
             limit = self.max_event_bytes - 1
@@ -407,24 +438,34 @@ class SSEDecoder:
                 limit = self.max_line_bytes
             crlf = 13 in chunk  # a CR: CRLF line ends (the scanner checks each piece's line ends itself)
             pos, stop, last_id = _scan(
-                chunk, 0, crlf, limit, self.max_line_bytes, self._id, out, SSEEvent, self._bytes_data, self._dataless
+                chunk,
+                0,
+                crlf,
+                limit,
+                self.max_line_bytes,
+                self.id_buffer,
+                out,
+                SSEEvent,
+                self._bytes_data,
+                self.dataless,
             )
             if pos:  # whole events were dispatched: the last one's id
-                self._id = self.last_event_id = last_id
+                self.id_buffer = self.last_event_id = last_id
             if stop >= 0 or pos < len(chunk):
-                self._scan_on(chunk, pos, stop, out)
+                self.scan_on(chunk, pos, stop, out)
             return out
         if not isinstance(chunk, (str, bytes, bytearray, memoryview)):  # (not on the bytes path above)
             raise wrong_type("/chunk", "an SSE chunk is str or bytes", chunk)
         out = self._feed(chunk)
-        self._idle = self._between()
+        self.idle = self._between()
         return out
 
-    def _scan_on(self, chunk: bytes, pos: int, stop: int, out: list[SSEEvent]) -> None:
+    def scan_on(self, chunk: bytes, pos: int, stop: int, out: list[SSEEvent]) -> None:
         """The rest of an idle chunk's fast path (:meth:`feed`) after its first scan stopped at ``pos`` short of
         the chunk's end (``stop``: the end of the piece it stopped at, -1 for none whole): that piece to the line
         parser, then :meth:`_simple_events` after it; the rest after the last blank line to the line parser.
-        (A stream parser makes the first scan itself, and calls this only when it did not take the whole chunk.)"""
+        (The idle scan's, see the class: a reader that makes the first scan itself calls this only when the scan
+        did not take the whole chunk.)"""
         if stop >= 0:
             self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
             rest = self._simple_events(chunk, out, stop)
@@ -432,7 +473,7 @@ class SSEDecoder:
             rest = chunk[pos:]
         if rest:
             self._lines(rest, out)
-        self._idle = self._between()  # (the line parser read a piece: it may have left the decoder inside an event)
+        self.idle = self._between()  # (the line parser read a piece: it may have left the decoder inside an event)
 
     def _feed(self, chunk: str | bytes) -> list[SSEEvent]:
         """:meth:`feed` of any chunk, whatever the decoder holds."""
@@ -512,14 +553,14 @@ class SSEDecoder:
                     crlf,
                     limit,
                     self.max_line_bytes,
-                    self._id,
+                    self.id_buffer,
                     out,
                     SSEEvent,
                     self._bytes_data,
-                    self._dataless,
+                    self.dataless,
                 )
                 if pos > start:  # whole events were dispatched: the last one's id
-                    self._id = self.last_event_id = last_id
+                    self.id_buffer = self.last_event_id = last_id
                 if stop < 0:
                     return chunk[pos:]
                 self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
@@ -552,17 +593,17 @@ class SSEDecoder:
 
     def _simple_event(self, piece: bytes, eol: bytes, limit: int) -> SSEEvent | Literal[True] | None:
         """The event of a piece that is simple (see :meth:`_simple_events`); True for a simple piece with no
-        data line (no event; its last id kept; what :attr:`_dataless` allows), else None (nothing changed).
+        data line (no event; its last id kept; what :attr:`dataless` allows), else None (nothing changed).
         (agentmsg._speedups.sse_scan's simple_event, in Python.)"""
         piece = piece.lstrip(b"\r\n")  # blank lines it starts with (only CRLFs where eol is CRLF: checked)
         if piece[:5] == b"data:" and piece.find(eol) < 0:
             if len(piece) > limit:
                 return None
             line: bytes | None = piece
-            event, last_id = "message", self._id
+            event, last_id = "message", self.id_buffer
         else:
             *fields, last = piece.split(eol)
-            dataless = self._dataless
+            dataless = self.dataless
             if last[:5] == b"data:":
                 if len(last) > limit:
                     return None
@@ -572,7 +613,7 @@ class SSEDecoder:
                 line = None
             else:
                 return None
-            event, last_id, other, named = "message", self._id, False, b""
+            event, last_id, other, named = "message", self.id_buffer, False, b""
             for field in fields:
                 if len(field) > self.max_line_bytes:
                     return None
@@ -602,7 +643,7 @@ class SSEDecoder:
             if line is None:
                 if dataless & _DL_PROVIDER and named == b"error":
                     return None
-                self._id = self.last_event_id = last_id
+                self.id_buffer = self.last_event_id = last_id
                 return True
             if other:
                 return None
@@ -611,7 +652,7 @@ class SSEDecoder:
             data = (line[6:] if line[5:6] == b" " else line[5:]).decode("utf-8")
         except UnicodeDecodeError:
             return None  # the line parser reports the invalid UTF-8
-        self._id = self.last_event_id = last_id
+        self.id_buffer = self.last_event_id = last_id
         return SSEEvent(data, event, last_id)
 
     def _lines(self, chunk: bytes, out: list[SSEEvent], pos: int = 0, blank: int = -2) -> None:
@@ -751,19 +792,19 @@ class SSEDecoder:
             self._decode()
 
     def _skip_idle(self, chunk: bytes, pos: int) -> int:
-        """Where the run of lines that do nothing between events (:func:`idle_lines`, by :attr:`_dataless`) from
+        """Where the run of lines that do nothing between events (:func:`idle_lines`, by :attr:`dataless`) from
         the line start ``pos`` on ends; a blank line among them dispatches nothing, but sets the last event id."""
         end: int
         blank: bool
         if _idle is not None and type(chunk) is bytes:
-            end, blank = _idle(chunk, pos, self.max_line_bytes, self._dataless)
+            end, blank = _idle(chunk, pos, self.max_line_bytes, self.dataless)
         else:
-            run = idle_lines(self.max_line_bytes, self._dataless).match(chunk, pos)
+            run = idle_lines(self.max_line_bytes, self.dataless).match(chunk, pos)
             assert run is not None  # (it matches the empty string)
             end = run.end()
             blank = end > pos and (chunk[pos] in b"\r\n" or _BLANK_LINE.search(chunk, pos, end) is not None)
         if blank:
-            self.last_event_id = self._id
+            self.last_event_id = self.id_buffer
         return end
 
     def _read_lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
@@ -815,7 +856,7 @@ class SSEDecoder:
                 SSEEvent(
                     "",
                     self._event or "message",
-                    self._id,
+                    self.id_buffer,
                     self._retry,
                     Problem("", "incomplete", f"the stream ended inside an event ({size} bytes of it dropped)"),
                 )
@@ -824,7 +865,7 @@ class SSEDecoder:
         self._skip = False
         self._drop_data()
         self._event, self._retry, self._problem = "", None, None
-        self._idle = self._between()
+        self.idle = self._between()
         return out
 
     def _overlong(self) -> None:
@@ -889,7 +930,7 @@ class SSEDecoder:
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if not line:
-            self.last_event_id = self._id  # dispatched (with data or without, as the spec sets it)
+            self.last_event_id = self.id_buffer  # dispatched (with data or without, as the spec sets it)
             if self._data or self._problem is not None:
                 text = ""
                 if self._problem is None or self._problem.rule == "utf-8":
@@ -908,7 +949,7 @@ class SSEDecoder:
                             self._problem = Problem(
                                 "", "utf-8", f"invalid UTF-8 (byte {self._bad} of the data) replaced by U+FFFD"
                             )
-                out.append(SSEEvent(text, self._event or "message", self._id, self._retry, self._problem))
+                out.append(SSEEvent(text, self._event or "message", self.id_buffer, self._retry, self._problem))
                 self._problem = None
                 if self._decoded_bytes:
                     self._drop_data()
@@ -932,7 +973,7 @@ class SSEDecoder:
         elif field == b"id":
             text = self._text(value)
             if "\x00" not in text:
-                self._id = text
+                self.id_buffer = text
         elif field == b"retry" and value.isdigit() and len(value) < 16:
             self._retry = int(value)
 

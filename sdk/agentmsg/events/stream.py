@@ -285,13 +285,13 @@ class _EventSSE(JSONDataDecoder):
     said, as an event with no data and a problem (rule ``sse``): the spec ignores such a line, and the event it held
     was lost without a word (a reply reduced without its text, exit 0). Blank lines and comments do nothing."""
 
-    _dataless = _DL_TAKE  # (the fast path leaves lines of unknown fields to _process)
+    dataless = _DL_TAKE  # (the fast path leaves lines of unknown fields to _process)
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if line and of_no_field(line):
             shown = line[:80].decode("utf-8", "replace")
             why = f"a line of no SSE field (no `data:`) is skipped, as the SSE spec reads it: {shown!r}"
-            out.append(SSEEvent("", "message", self._id, None, Problem("", "sse", why)))
+            out.append(SSEEvent("", "message", self.id_buffer, None, Problem("", "sse", why)))
             return
         super()._process(line, out)
 

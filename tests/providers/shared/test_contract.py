@@ -207,3 +207,34 @@ def test_only_its_module_names_a_providers_own_tools() -> None:
         if named.search(line)
     ]
     assert not found, "a provider's own tools named outside its module:\n" + "\n".join(found)
+
+
+def test_the_stream_parser_takes_the_sse_decoder_by_its_idle_scan_contract() -> None:
+    """The stream parser makes an idle SSE decoder's scan itself (a Python frame less per chunk). It did so by
+    reading the decoder's private state (``_idle``, ``_id``, ``_dataless``, ``_scan_on``, ``_bytes_data``) and the
+    SSE module's ``_scan``; now by the names SSEDecoder's docstring gives for it (tests/wire/test_sse.py holds
+    them to ``feed``). No private name of the decoder or of its module is read there."""
+    tree = ast.parse((SDK / "providers" / "_response" / "parser.py").read_text(encoding="utf-8"))
+
+    def is_decoder(node: ast.expr) -> bool:  # self._dec, or a name bound to it or to a framer's sse_decoder()
+        return (isinstance(node, ast.Attribute) and node.attr == "_dec") or (
+            isinstance(node, ast.Name) and node.id in decoders
+        )
+
+    decoders: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            func = value.func if isinstance(value, ast.Call) else None
+            if is_decoder(value) or (isinstance(func, ast.Attribute) and func.attr == "sse_decoder"):
+                decoders.add(node.targets[0].id)
+    assert decoders, "the parser binds no SSE decoder: the check looks at nothing"
+    private = sorted(
+        f"{node.lineno}: .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and is_decoder(node.value)
+    )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in ("agentmsg._wire.sse", "agentmsg._wire"):
+            private += [f"{node.lineno}: {a.name}" for a in node.names if a.name.startswith("_") or a.name == "sse"]
+    assert not private, f"the stream parser reads the SSE decoder's insides: {private}"

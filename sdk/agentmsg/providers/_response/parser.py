@@ -24,7 +24,6 @@ import orjson
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
 from agentmsg._codec.jsontext import loads as json_loads
 from agentmsg._native import speedups
-from agentmsg._wire import sse as _sse
 from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
 from agentmsg._wire.sse import SSEDecoder, SSEEvent
 from agentmsg.errors import Problem, ValidationError
@@ -115,11 +114,10 @@ class StreamParser:
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
         #: the framer's own for a body of JSON lines or values
         self._sse: Callable[[bytes], list[Any]] | None = None
-        #: the SSE decoder once the body is SSE and its scanner is in C (``_scan``, the decoder's): feed makes an idle
-        #: decoder's scan itself
+        #: the SSE decoder once the body is SSE and its scanner is in C: feed makes an idle decoder's scan itself
+        #: (SSEDecoder's idle scan), with the scanner and its bounds the decoder gives once (SSEDecoder.idle_scanner)
         self._dec: SSEDecoder | None = None
         self._scan: Callable[..., tuple[int, int, str]] | None = None
-        #: its scan's bounds, read once (the framer's own decoder: its limits never change): the data, a line
         self._limit = self._max_line = 0
         #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
         self._parts: tuple[str, str, str, list[str] | None] | None = None
@@ -168,20 +166,20 @@ class StreamParser:
             b._stamp = now()
         framer = self._framer
         dec = self._dec
-        if dec is not None and dec._idle and type(chunk) is bytes:
-            # The decoder's idle C path (SSEDecoder.feed), inline: the scan of the chunk's simple events (the data
-            # of each UTF-8 bytes, checked; no problem), the rest of the chunk, if any, left to the decoder
+        if dec is not None and dec.idle and type(chunk) is bytes:
+            # The decoder's idle scan (SSEDecoder's contract: feed's C path), inline: the scan of the chunk's simple
+            # events (the data of each UTF-8 bytes, checked; no problem), the rest of the chunk, if any, left to it
             payloads: list[SSEEvent] = []
             crlf = 13 in chunk
             limit = self._limit
             pos, stop, last_id = self._scan(  # type: ignore[misc]  # (a decoder is kept only with its scanner)
-                chunk, 0, crlf, limit, self._max_line, dec._id, payloads, SSEEvent, True, dec._dataless
+                chunk, 0, crlf, limit, self._max_line, dec.id_buffer, payloads, SSEEvent, True, dec.dataless
             )
             if pos:  # whole events were dispatched: the last one's id
-                dec._id = dec.last_event_id = last_id
+                dec.id_buffer = dec.last_event_id = last_id
             simple = stop < 0 and pos == len(chunk)  # every payload the scanner's: bytes, no problem
             if not simple:
-                dec._scan_on(chunk, pos, stop, payloads)
+                dec.scan_on(chunk, pos, stop, payloads)
         elif self._sse is not None and type(chunk) is bytes:
             payloads, simple = self._sse(chunk), False
         else:
@@ -190,9 +188,10 @@ class StreamParser:
             if framer.decided:  # from now on, bytes go straight to the SSE decoder (or to the framer, not SSE)
                 self._sse = framer.sse_feed() or framer.feed
                 dec = framer.sse_decoder()
-                if dec is not None and _sse._scan is not None and dec._bytes_data:
-                    self._dec, self._scan, self._max_line = dec, _sse._scan, dec.max_line_bytes
-                    self._limit = min(dec.max_event_bytes - 1, dec.max_line_bytes)  # (as SSEDecoder.feed's)
+                scanner = dec.idle_scanner() if dec is not None else None
+                if scanner is not None:
+                    self._dec = dec
+                    self._scan, self._limit, self._max_line = scanner
         reader = self.reader
         loads = orjson.loads
         between = _string_between  # (None: no route is read, as without the C kernel no reader makes one)
