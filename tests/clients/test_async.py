@@ -1389,15 +1389,18 @@ def test_close_from_another_thread_as_the_reader_takes_an_event_and_leaves(serve
     c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
     stream = c.stream(CONVO)
     checked = threading.Event()
-    check = stream._check
+    lock = stream._running
 
-    def check_then_wait_for_the_stop() -> None:  # the step's last check passed; the stop comes before its yield
-        check()
-        if stream.reducer.snapshot() is not None and not checked.is_set():
-            checked.set()
-            assert stream._stop.wait(5)
+    class CheckedThenWaitForTheStop:  # the step's last check passed; the stop comes before its yield
+        acquire = lock.acquire
 
-    stream._check = check_then_wait_for_the_stop  # type: ignore[method-assign]
+        def release(self) -> None:
+            if stream.reducer.snapshot() is not None and not checked.is_set():
+                checked.set()
+                assert stream._stop.wait(5)
+            lock.release()
+
+    stream._running = CheckedThenWaitForTheStop()  # type: ignore[assignment]
     got: list[Any] = []
 
     def worker() -> None:

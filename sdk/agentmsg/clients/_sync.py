@@ -7,13 +7,13 @@ returns."""
 from __future__ import annotations
 
 import contextlib
-import inspect
+import functools
 import socket
 import threading
 import time
 import weakref
-from collections.abc import Generator, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -34,6 +34,9 @@ from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks, past_
 from agentmsg.clients._whole import read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
+
+if TYPE_CHECKING:
+    from agentmsg.providers._response.parser import StreamParser
 
 __all__ = ["CLOSE_WAIT", "Client", "ReplyStream"]
 
@@ -63,15 +66,16 @@ class ReplyStream(StreamState):
     def __init__(self, client: Client, request: FormattedRequest, raise_on_error: bool = True) -> None:
         super().__init__(client, request, raise_on_error)
         self._client = client
-        self._gen: Generator[dict[str, Any], None, None] | None = None
-        self._inner: Generator[dict[str, Any], None, None] | None = None  # _run(), each step taken under _running
+        self._gen: Generator[dict[str, Any], None, None] | None = None  # _run(), the caller's iterator
         self._running = threading.Lock()  # held while a thread runs the stream (between two events it is free)
+        # What ends the stream where it stands, taken once under ``_running``: by the loop's own end, or by close()
+        # between two events (the loop, back, then ends quietly). Its argument: the stream was collected.
+        self._cut: Callable[[bool], None] | None = self._unsent
         self._stopping: threading.Event | None = None  # made when first waited on or set (:attr:`_stop`)
         self._stopped = False  # close() from another thread asked the loop to end (read between events)
         self._lock = threading.Lock()
         self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
         self._traced: dict[str, Any] | None = None  # the extensions of the request sent now (its ``trace``)
-        self._by_close = False  # close() (or ``with``) is closing the stream: not the garbage collector
 
     @property
     def _stop(self) -> threading.Event:
@@ -87,31 +91,8 @@ class ReplyStream(StreamState):
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
         if self._gen is None:
-            self._inner = self._run()
-            self._gen = self._guarded(self._inner)
+            self._gen = self._run()
         return self._gen
-
-    def _guarded(self, inner: Generator[dict[str, Any], None, None]) -> Generator[dict[str, Any], None, None]:
-        """The stream's events, each step taken under ``_running``: ``close()`` from another thread closes the
-        stream itself between two events, and stops it while it runs."""
-        # (the lock's methods and the step bound once: ``with`` and ``next()`` cost about 60 ns an event more)
-        acquire, release, step = self._running.acquire, self._running.release, inner.__next__
-        try:
-            while True:
-                acquire()
-                try:
-                    event = step()
-                except StopIteration:
-                    return
-                except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
-                    self.client._scrub(exc)
-                    raise
-                finally:
-                    release()
-                yield event
-        finally:
-            with self._running:
-                inner.close()
 
     def __enter__(self) -> ReplyStream:
         return self
@@ -130,7 +111,7 @@ class ReplyStream(StreamState):
         when the read cannot be cut (the headers awaited on a reused keep-alive connection: the loop then ends
         when they come); ``done`` tells."""
         if self._gen is None:
-            self._gen = self._inner = _nothing()  # never started: nothing was sent
+            self._gen = _nothing()  # never started: nothing was sent
             self._done = True
             return
         if self._running.acquire(blocking=False):  # not running (this thread's loop, or another's between events)
@@ -148,15 +129,22 @@ class ReplyStream(StreamState):
             self._close_here()
 
     def _close_here(self) -> None:
-        """Close the stream in this thread, ``_running`` held (released here)."""
-        assert self._inner is not None
+        """Close the stream in this thread, ``_running`` held (released here): the loop is not running (nor will
+        it run before this ends: it takes ``_running`` for each step), so the stream is ended here, as it stands,
+        and the loop, if its thread comes back, ends quietly. (The loop's generator is not closed here: another
+        thread may be about to step it, and a generator cannot be closed while it runs, nor stepped while it is
+        closed: 'generator already executing'.)"""
         try:
-            self._by_close = True
-            if inspect.getgeneratorstate(self._inner) == inspect.GEN_CREATED:  # never started: nothing was sent
-                self._done = True
-            self._inner.close()
+            self._stopped = True
+            cut, self._cut = self._cut, None
+            if cut is not None:
+                cut(False)
         finally:
             self._running.release()
+
+    def _unsent(self, collected: bool) -> None:
+        """Ends a stream closed before its loop sent anything: nothing was sent."""
+        self._done = True
 
     def until_done(self) -> Msg:
         """Read the stream to its end: the final message."""
@@ -188,82 +176,144 @@ class ReplyStream(StreamState):
             raise _Stop
 
     def _run(self) -> Generator[dict[str, Any], None, None]:
-        started = time.monotonic()
+        """The stream's events. Each step runs under ``_running`` (released before each event is yielded, taken
+        again when the loop comes back): ``close()`` from another thread stops it while it runs, and ends the
+        stream itself between two events (:meth:`_close_here`). One generator: a guard around it stepping it
+        under the lock cost a second generator step an event, about 5% of a live chunk's CPU."""
+        # (the lock's methods bound once, the stop read inline: a call to each cost about 1.5% of a chunk)
+        acquire, release = self._running.acquire, self._running.release
+        acquire()
         try:
-            response = self._client._send(self.request, self)
-        except _Stop:  # close() from another thread before any reply: ended quietly, no message
-            self._done = True
-            return
-        except BaseException:  # refused, failed or cancelled before any reply: ended, no message
-            self._done = True
-            raise
-        self._responded(response)
-        parser = self.client.parser(self.request, started)
-        closing: list[dict[str, Any]] = []
-        encoded = self._encoded  # (else the bytes received are the bytes read)
-        chunks = raw_chunks(response, encoded)  # content-decoded (a gzipped stream)
-        # The response and its body's reader, held by the client while they are open: a stream left and
-        # collected (GeneratorExit here, from the garbage collector) must not close them where the collector ran
-        # (inside httpcore's pool lock, say: closing waited for that lock for ever); the client's next call does.
-        held = (response, chunks)
-        self._client._held[id(held)] = held
-        collected = False
-        try:
-            try:
-                feed, fold = parser.feed, self.reducer._feed_trusted
-                cap, size, over, grown = limits.max_bytes, 0, False, False
-                room = cap  # bytes the message may grow by before it is measured
-                for chunk in chunks:
-                    size += len(chunk)
-                    if size > cap or (encoded and response.num_bytes_downloaded > cap):
-                        over = True  # the bytes up to the limit are read, no further
-                        chunk = chunk[: len(chunk) - max(0, size - cap)]
-                    events = feed(chunk)
-                    if events:  # the parser's events, valid by construction: to the reducer
-                        self._parsed = True
-                        fold(events)
-                        room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
-                        if room < 0:
-                            room = self._room(cap)
-                            if room < 0:
-                                over = grown = True  # the message built is past the limit: read no further
-                    if self._heading:
-                        self._head_of(chunk)
-                    for e in events:
-                        self._check()
-                        yield e
-                    if over:
-                        break
-                self._check()  # (a socket shut down may read as the body's end)
-                closing = self._too_large(parser, cap, grown) if over else parser.close()
-            except httpx.HTTPError as exc:
-                self._check()
-                with_request(exc, response)
-                closing = self._read_failed(parser, exc)
-        except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
-            collected = isinstance(exc, GeneratorExit) and not self._by_close
-            self._cancelled(parser)
-            if isinstance(exc, _Stop):
+            if self._stopped:  # closed before its first step: nothing sent
                 return
+            started = time.monotonic()
+            try:
+                response = self._client._send(self.request, self)
+            except _Stop:  # close() from another thread before any reply: ended quietly, no message
+                self._cut, self._done = None, True
+                return
+            except BaseException:  # refused, failed or cancelled before any reply: ended, no message
+                self._cut, self._done = None, True
+                raise
+            self._responded(response)
+            parser = self.client.parser(self.request, started)
+            closing: list[dict[str, Any]] = []
+            encoded = self._encoded  # (else the bytes received are the bytes read)
+            chunks = raw_chunks(response, encoded)  # content-decoded (a gzipped stream)
+            # The response and its body's reader, held by the client while they are open: a stream left and
+            # collected (GeneratorExit here, from the garbage collector) must not close them where the collector
+            # ran (inside httpcore's pool lock, say: closing waited for that lock for ever); the client's next call
+            # does.
+            held = (response, chunks)
+            self._client._held[id(held)] = held
+            self._cut = functools.partial(self._cut_body, parser, held)
+            try:
+                try:
+                    feed, fold = parser.feed, self.reducer._feed_trusted
+                    cap, size, over, grown = limits.max_bytes, 0, False, False
+                    room = cap  # bytes the message may grow by before it is measured
+                    for chunk in chunks:
+                        size += len(chunk)
+                        if size > cap or (encoded and response.num_bytes_downloaded > cap):
+                            over = True  # the bytes up to the limit are read, no further
+                            chunk = chunk[: len(chunk) - max(0, size - cap)]
+                        events = feed(chunk)
+                        if events:  # the parser's events, valid by construction: to the reducer
+                            self._parsed = True
+                            fold(events)
+                            room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                            if room < 0:
+                                room = self._room(cap)
+                                if room < 0:
+                                    over = grown = True  # the message built is past the limit: read no further
+                        if self._heading:
+                            self._head_of(chunk)
+                        for e in events:
+                            if self._stopped:
+                                raise _Stop
+                            release()
+                            try:
+                                yield e
+                            except GeneratorExit:  # (collected, or closed by its caller: at the yield, unlocked)
+                                acquire()
+                                raise
+                            acquire()
+                            if self._stopped:  # (closed meanwhile: ended by that close, or to end here)
+                                raise _Stop
+                        if over:
+                            break
+                    self._check()  # (a socket shut down may read as the body's end)
+                    closing = self._too_large(parser, cap, grown) if over else parser.close()
+                except httpx.HTTPError as exc:
+                    self._check()
+                    with_request(exc, response)
+                    closing = self._read_failed(parser, exc)
+            except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
+                cut, self._cut = self._cut, None
+                if cut is not None:  # (else close() ended the stream between two events)
+                    cut(isinstance(exc, GeneratorExit))
+                if isinstance(exc, _Stop):
+                    return
+                raise
+            except BaseException:
+                self._cut = None
+                self._let_go(held, False)
+                raise
+            self._cut = None
+            self._let_go(held, False)
+            self._closing_events(closing)
+            self._cut = functools.partial(self._cut_closing, parser)
+            try:
+                for e in closing:
+                    if self._stopped:
+                        raise _Stop
+                    release()
+                    try:
+                        yield e
+                    except GeneratorExit:
+                        acquire()
+                        raise
+                    acquire()
+                    if self._stopped:
+                        raise _Stop
+            except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
+                cut, self._cut = self._cut, None
+                if cut is not None:
+                    cut(False)
+                if isinstance(exc, _Stop):
+                    return
+                raise
+            self._cut = None
+            self._closed(parser)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self.client._scrub(exc)
             raise
         finally:
-            self._reading(None)
+            release()
+
+    def _cut_body(self, parser: StreamParser, held: tuple[httpx.Response, Iterator[bytes]], collected: bool) -> None:
+        """Ends a stream left (or cancelled, or stopped) while its body was read: the message INTERRUPTED with what
+        arrived, the response let go."""
+        try:
+            self._cancelled(parser)
+        finally:
+            self._let_go(held, collected)
+
+    def _let_go(self, held: tuple[httpx.Response, Iterator[bytes]], collected: bool) -> None:
+        """The response read no further: closed, or (its stream ``collected``) left for the client's next call to
+        close."""
+        self._reading(None)
+        try:
             if collected:
                 self._client._abandoned.append(held)
             else:
-                response.close()
+                held[0].close()
+        finally:
             del self._client._held[id(held)]
-        self._closing_events(closing)
-        try:
-            for e in closing:
-                self._check()
-                yield e
-        except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
-            self._end(parser)
-            if isinstance(exc, _Stop):
-                return
-            raise
-        self._closed(parser)
+
+    def _cut_closing(self, parser: StreamParser, collected: bool) -> None:
+        """Ends a stream left during its closing events: they all arrived."""
+        self._end(parser)
 
 
 #: httpcore's trace events that give a new connection's network stream (``return_value``)
