@@ -57,20 +57,22 @@ _READING: set[asyncio.Task[None]] = set()
 
 
 class _Body:
-    """A stream's response body, read in a task of its own: the caller takes the chunks read (``chunks``) and
-    waits (:meth:`wait`) when there is none; ``ended`` once the body is read whole or its read failed
-    (``error``). The task holds no reference to the stream, which is collected as usual when left unfinished."""
+    """A stream's response body, read in a task of its own: the caller takes the chunks read (``chunks``: their
+    ``popleft()``, then :meth:`taken` while ``room`` is set) and waits (:meth:`wait`) when there is none; ``ended``
+    once the body is read whole or its read failed (``error``). The task holds no reference to the stream, which
+    is collected as usual when left unfinished."""
 
-    __slots__ = ("__weakref__", "_held", "_loop", "_room", "_waiter", "chunks", "ended", "error", "net", "task")
+    __slots__ = ("__weakref__", "_loop", "_waiter", "chunks", "ended", "error", "net", "room", "task")
 
     def __init__(self, response: httpx.Response, encoded: bool) -> None:
         self.net: Any = response.extensions.get("network_stream")  # what the client's aclose() closes under a read
         self.chunks: collections.deque[bytes] = collections.deque()
         self.ended = False
         self.error: Exception | None = None
-        self._held = 0  # bytes in chunks
         self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for a chunk
-        self._room: asyncio.Future[None] | None = None  # the reading task, waiting for the caller to take chunks
+        # The reading task, waiting for the caller to take chunks (with the number of chunks left at which it
+        # reads on). The caller's take looks at it alone: no count of the bytes held kept on each side per chunk.
+        self.room: tuple[asyncio.Future[None], int] | None = None
         self._loop = asyncio.get_running_loop()
         self.task = self._loop.create_task(self._read(response, encoded))
         _READING.add(self.task)
@@ -79,15 +81,18 @@ class _Body:
     async def _read(self, response: httpx.Response, encoded: bool) -> None:
         try:
             try:
-                chunks = self.chunks
+                chunks, held = self.chunks, 0  # held: bytes in chunks, at most (counted anew at READ_AHEAD)
                 async for chunk in araw_chunks(response, encoded):  # content-decoded (a gzipped stream)
                     chunks.append(chunk)
-                    self._held += len(chunk)
                     if self._waiter is not None:
                         self._wake()
-                    if self._held >= READ_AHEAD:
-                        self._room = self._loop.create_future()
-                        await self._room
+                    held += len(chunk)
+                    if held >= READ_AHEAD:
+                        held = sum(map(len, chunks))
+                        while held >= READ_AHEAD:  # (until the caller has taken half the chunks held)
+                            room = self.room = (self._loop.create_future(), len(chunks) // 2)
+                            await room[0]
+                            held = sum(map(len, chunks))
             except Exception as exc:  # (httpx's errors, a read timeout: the caller raises it after the chunks before)
                 with_request(exc, response)
                 self.error = exc
@@ -107,16 +112,14 @@ class _Body:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def take(self) -> bytes:
-        """The first chunk read (``chunks`` holds one)."""
-        chunk = self.chunks.popleft()
-        self._held -= len(chunk)
-        room = self._room
-        if room is not None and self._held < READ_AHEAD:
-            self._room = None
-            if not room.done():
-                room.set_result(None)
-        return chunk
+    def taken(self) -> None:
+        """The caller took a chunk while the reading task waits for room: it reads on once half the chunks it
+        held are taken (it then counts the bytes held anew)."""
+        room = self.room
+        if room is not None and len(self.chunks) <= room[1]:
+            self.room = None
+            if not room[0].done():
+                room[0].set_result(None)
 
     async def wait(self) -> None:
         """Until a chunk is read or the body has ended."""
@@ -279,6 +282,7 @@ class AsyncReplyStream(StreamState):
             body = _Body(response, encoded)
             self._client._bodies.add(body)
             chunks = body.chunks
+            take = chunks.popleft
             feed, fold = parser.feed, self.reducer._feed_trusted
             cap, size, over, grown = limits.max_bytes, 0, False, False
             room = cap  # bytes the message may grow by before it is measured
@@ -297,7 +301,9 @@ class AsyncReplyStream(StreamState):
                             finally:
                                 self._reader = None
                             continue
-                        chunk = body.take()
+                        chunk = take()
+                        if body.room is not None:  # (the reading task waits for the caller to take chunks)
+                            body.taken()
                         size += len(chunk)
                         if size > cap or (encoded and response.num_bytes_downloaded > cap):
                             over = True  # the bytes up to the limit are read, no further
