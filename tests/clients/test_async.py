@@ -1420,6 +1420,44 @@ def test_close_from_another_thread_as_the_reader_takes_an_event_and_leaves(serve
     http.close()
 
 
+@pytest.mark.parametrize("where", ["thrown-at-an-event", "as-the-step-lets-go", "thrown-at-a-closing-event"])
+def test_a_keyboard_interrupt_at_an_events_yield_goes_on_and_ends_the_stream(server: ReplayServer, where: str) -> None:
+    """A KeyboardInterrupt raised in the stream's loop where it yields an event, its lock let go (a signal handled
+    as the step lets the lock go or as the loop resumes, or ``throw()`` on the loop's iterator) became RuntimeError
+    ('release unlocked lock'): the loop's end released the lock again. Now the KeyboardInterrupt goes on, the
+    stream ended where it stood (INTERRUPTED with what arrived; a reply cut short has closing events), its lock
+    free and its connection given back."""
+    server.add(OPENAI, Reply(body=CUT if where == "thrown-at-a-closing-event" else TEXT_SSE, sse=True))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    stream = c.stream(CONVO)
+    lock = stream._running
+
+    class InterruptedAsItLetsGo:  # (the signal handled as the lock's release returns, at the first text)
+        acquire = lock.acquire
+
+        def release(self) -> None:
+            lock.release()
+            if (msg := stream.reducer.snapshot()) is not None and msg.text_content:
+                raise KeyboardInterrupt
+
+    if where == "as-the-step-lets-go":
+        stream._running = InterruptedAsItLetsGo()  # type: ignore[assignment]
+    events = iter(stream)
+    with pytest.raises(KeyboardInterrupt):
+        for e in events:
+            if where == "thrown-at-an-event" and e["type"] == "TEXT_BLOCK_DELTA":
+                events.throw(KeyboardInterrupt())
+            if where == "thrown-at-a-closing-event" and any(e is closing for closing in stream._closing):
+                events.throw(KeyboardInterrupt())
+    assert stream.done and stream.message is not None and not lock.locked() and not c._held
+    assert stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+    assert list(stream) == []
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+    http.close()
+
+
 def test_the_trace_is_called_until_the_request_is_on_its_connection(
     server: ReplayServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -231,10 +231,10 @@ class ReplyStream(StreamState):
                         for e in events:
                             if self._stopped:
                                 raise _Stop
-                            release()
                             try:
+                                release()
                                 yield e
-                            except GeneratorExit:  # (collected, or closed by its caller: at the yield, unlocked)
+                            except BaseException:  # (at the yield, unlocked: collected, closed, thrown in, a signal)
                                 acquire()
                                 raise
                             acquire()
@@ -267,10 +267,10 @@ class ReplyStream(StreamState):
                 for e in closing:
                     if self._stopped:
                         raise _Stop
-                    release()
                     try:
+                        release()
                         yield e
-                    except GeneratorExit:
+                    except BaseException:
                         acquire()
                         raise
                     acquire()
