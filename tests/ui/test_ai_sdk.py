@@ -1172,3 +1172,40 @@ def test_a_java_placeholder_call_named_by_its_end_keeps_the_name(gone_on: bool) 
     assert shown["toolName"] == "h"
     back, _, dec = round_trip(events)
     assert dec.notes == [] and reduce(back)[0] == expected
+
+
+@pytest.mark.parametrize("gone_on", [False, True], ids=["ended", "gone-on"])
+@pytest.mark.parametrize(
+    ("kind", "state"), [("REQUIRE_USER_CONFIRM", "asking"), ("REQUIRE_EXTERNAL_EXECUTION", "submitted")]
+)
+def test_an_end_held_goes_before_an_event_carried_whole_after_it(kind: str, state: str, gone_on: bool) -> None:
+    """A call's END is held until the model call ends or the call goes on (its final chunk stands for it). An
+    event carried whole after the END (a REQUIRE_USER_CONFIRM naming the call) went before it in the decoded
+    stream: the reducer took the END's state last, and the call came back "allowed" instead of the state the
+    event gave it, silently. Now the END held goes whole before such an event (the final chunk then the UI's
+    alone, unless the call goes on): the same message, the same problems, the UI part showing the input."""
+
+    def ev(i: int, kind: str, reply: str = "m", **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": reply, **keys}
+
+    calls = [{"type": "tool_use", "id": "c", "name": "f", "input": {"a": 1}}]
+    events = [
+        ev(0, "AGENT_START", "r"),
+        ev(1, "MODEL_CALL_START"),
+        ev(2, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev(3, "TOOL_CALL_DELTA", toolCallId="c", delta='{"a":' if gone_on else '{"a":1}'),
+        ev(4, "TOOL_CALL_END", toolCallId="c", state="allowed"),
+        ev(5, kind, toolCalls=calls),
+        *([ev(6, "TOOL_CALL_DELTA", toolCallId="c", delta="1}")] if gone_on else []),
+        ev(7, "MODEL_CALL_END"),
+        ev(8, "AGENT_END", "r"),
+    ]
+    expected, r = reduce(events)
+    assert [(b["state"], b["input"]) for b in expected[0]["content"]] == [(state, {"a": 1})]
+    back, _, dec = round_trip(events)
+    got, r_back = reduce(back)
+    assert dec.notes == [] and got == expected
+    assert [(p.rule, p.message) for p in r_back.problems] == [(p.rule, p.message) for p in r.problems]
+    chunks = ai_sdk.encode(events)
+    (shown,) = [c for c in chunks if c["type"] == "tool-input-available"]
+    assert shown["input"] == {"a": 1} and reader_refusals(chunks) == []

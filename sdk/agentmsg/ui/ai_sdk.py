@@ -547,8 +547,22 @@ class AiSdkEncoder:
             # The UI's final chunk shows what the ENDs gave it (the last object input, the name).
             end, call["end"] = call["end"], None
             call["was"] = {**call.get("was", {}), **end}
+            if call.pop("sent", False):  # (it went whole already, before an event carried whole)
+                return call, []
             return call, self._whole(end)
         return None, self._finish_call(call_id)
+
+    def _ends_at_their_place(self) -> list[dict[str, Any]]:
+        """The ENDs held (the call may go on) go whole before an event of no chunk of its own (:func:`_carry_whole`):
+        the reducer applies them in their order (a REQUIRE_USER_CONFIRM's state over its call's END's). The call's
+        final chunk is then the UI's alone, unless it goes on (:meth:`_going_on`)."""
+        out: list[dict[str, Any]] = []
+        for call in self._calls.values():
+            end = call["end"]
+            if end is not None and not call.get("sent") and end.get("replyId", self._reply) == call["reply"]:
+                call["sent"] = True
+                out += self._whole(end)
+        return out
 
     def _finish_call(self, call_id: str) -> list[dict[str, Any]]:
         """The call's final chunk, after what it still held: ``tool-input-available`` with its input (the END's, or
@@ -584,6 +598,8 @@ class AiSdkEncoder:
                     "input": text,
                     "errorText": error,
                 }
+        if call.get("sent"):  # its END went whole at its place, and the call did not go on: the UI's alone
+            return out + self._ui_only([chunk])
         if not last:  # the model call or the reply ended it (the reducer ends it there too)
             return [*out, chunk]
         if last.get("toolCallName", name) != name or call.get("named_by_end"):
@@ -860,7 +876,7 @@ def _carry_whole(reason: str | None) -> _EventEncoder:
     def carry(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         if reason is not None:
             self._generate_reason = reason
-        return self._whole(ev)
+        return self._ends_at_their_place() + self._whole(ev)
 
     return carry
 
