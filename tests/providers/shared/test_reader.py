@@ -1424,6 +1424,45 @@ def test_a_stream_parser_reads_the_clock_per_chunk_not_when_made(monkeypatch: py
     assert asked == [1] and given._stamp == "then"
 
 
+def test_created_at_of_each_chunk_is_its_own_reading_of_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stream parser keeps the text of the last chunk's millisecond (written once, taken again while the clock
+    stays in it): each chunk's createdAt is still its own reading, as datetime writes it, whether the next reading is
+    in the same millisecond, the next one, one before it (a clock set back), another second or the same again."""
+    import datetime
+    import time
+
+    from agentmsg.providers._response import parser as _parser
+
+    base = 1_764_689_473_123_456_789  # 15:31:13.123456789
+    readings = [
+        base,
+        base + 500_000,  # the same millisecond
+        base + 543_210,  # its last nanosecond
+        base + 543_211,  # the next millisecond's first
+        base + 543_210,  # back by a nanosecond: the millisecond before
+        base - 1_000_000,  # a millisecond before that
+        base - 123_456_789,  # the second's first nanosecond
+        base - 123_456_790,  # the second before's last
+        base + 2_000_000_000,  # two seconds on
+        base + 2_000_000_001,
+        base,  # the first reading again
+    ]
+    now = [readings[0]]
+    monkeypatch.setattr(time, "time_ns", lambda: now[0])  # (the builder's clock)
+    monkeypatch.setattr(_parser, "_time_ns", lambda: now[0])  # (the parser's inline copy of it)
+
+    def rfc3339(nanos: int) -> str:
+        micros = nanos // 1000
+        when = datetime.datetime.fromtimestamp(micros // 1_000_000, datetime.timezone.utc)
+        return when.replace(microsecond=micros % 1_000_000).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    parser = openai.StreamParser()
+    for k, nanos in enumerate(readings):
+        now[0] = nanos
+        events = parser.feed(oai("hi") if k == 0 else oai(f"t{k}"))
+        assert events and {e["createdAt"] for e in events} == {rfc3339(nanos)}, k
+
+
 @pytest.mark.no_kernel
 @pytest.mark.fuzz
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -122,8 +122,10 @@ class StreamParser:
         #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
         self._parts: tuple[str, str, str, list[str] | None] | None = None
         self._parts_of: object = None
-        #: the millisecond of the last chunk's createdAt and its text up to there ("2026-12-02T15:31:12.345")
-        self._millis: tuple[int, str] = (-1, "")
+        #: the millisecond of the last chunk's createdAt: its first nanosecond and its text up to there
+        #: ("2026-12-02T15:31:12.345"); at first none (no clock's nanoseconds are within a millisecond of it)
+        self._ms_ns = -(1 << 62)
+        self._ms_text = ""
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
@@ -150,15 +152,16 @@ class StreamParser:
         # live chunk's few Python frames cost most when they run cold (a model's chunks come apart)
         now = b._now
         if now is _default_now:
-            micros = _time_ns() // 1000
-            millis = self._millis
-            if millis[0] == micros // 1000:  # (chunks read back to back: the same millisecond, its text kept)
-                b._stamp = millis[1] + _MICROS_Z[micros % 1000]
+            ns = _time_ns()
+            into = ns - self._ms_ns  # (chunks read back to back: the same millisecond, its text kept)
+            if 0 <= into < 1_000_000:  # (a small int from here: no division of the clock's 64-bit nanoseconds)
+                b._stamp = self._ms_text + _MICROS_Z[into // 1000]
             else:
+                micros = ns // 1000
                 second = _builder._SECOND
                 if second[0] == micros // 1_000_000:
                     head = second[1] + _MILLIS[micros // 1000 % 1000]
-                    self._millis = (micros // 1000, head)
+                    self._ms_ns, self._ms_text = micros // 1000 * 1_000_000, head
                     b._stamp = head + _MICROS_Z[micros % 1000]
                 else:
                     b._stamp = now()
