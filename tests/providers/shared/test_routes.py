@@ -21,7 +21,7 @@ import pytest
 from agentmsg.providers._response import parser as _stream
 from tests._support.budget import SEED, rounds
 from tests._support.mutators import mutate_json, random_cuts
-from tests._support.providers import FIXTURES, STREAMS, ids, parser_for, same_with_and_without_routes
+from tests._support.providers import FIXTURES, STREAMS, ids, parser_for, route_events, same_with_and_without_routes
 
 pytestmark = [
     pytest.mark.differential,
@@ -149,6 +149,30 @@ def _routed(name: str, mod: Any, raw: bytes, kind: str) -> list[int]:
             routed.append(k)
             same_read(mod, body, rng, f"{name}, event {k} repeated")
     return routed
+
+
+def test_routed_deltas_are_dicts_of_their_own() -> None:
+    """A routed delta is written as a copy of its route's event given its own id, time and delta: a caller that
+    changes the events it was given (a key set, one added, one removed) changes none of those that come after."""
+    from agentmsg.providers import anthropic
+
+    path = FIXTURES / "anthropic/stream_sdk_basic.sse"
+    raw = path.read_bytes()
+    k = next(i for i, event in enumerate(raw.split(b"\n\n")) if b'"text_delta"' in event)
+    body = _repeated(raw, k, 6)
+    want = [dict(e) for e in route_events(anthropic, body, routes=False)]
+    saved = _stream._string_between
+    got: list[dict[str, Any]] = []
+    parser = anthropic.StreamParser(id_factory=iter(map(str, range(10**6))).__next__, clock=lambda: "T")
+    for piece in body.split(b"\n\n"):
+        for e in parser.feed(piece + b"\n\n"):
+            got.append(dict(e))
+            e["delta"], e["mine"] = "changed", True  # (what a caller may do with an event it was given)
+            e.pop("replyId", None)
+    got += parser.close()
+    assert _stream._string_between is saved
+    assert got == want
+    assert sum(e["type"] == "TEXT_BLOCK_DELTA" for e in got) >= 6
 
 
 def test_gemini_thought_chunks_take_the_route() -> None:

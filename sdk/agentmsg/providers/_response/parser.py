@@ -119,8 +119,9 @@ class StreamParser:
         self._dec: SSEDecoder | None = None
         self._scan: Callable[..., tuple[int, int, str]] | None = None
         self._limit = self._max_line = 0
-        #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
-        self._parts: tuple[str, str, str, list[str] | None] | None = None
+        #: the routed events of the route they were made for (reader.route, by identity): an event with its fixed
+        #: parts (b.route_parts) that each copies, and a call's argument pieces (see _route_events); None: b.routed
+        self._parts: tuple[dict[str, Any], list[str] | None] | None = None
         self._parts_of: object = None
         #: the millisecond of the last chunk's createdAt: its first nanosecond and its text up to there
         #: ("2026-12-02T15:31:12.345"); at first none (no clock's nanoseconds are within a millisecond of it)
@@ -216,32 +217,17 @@ class StreamParser:
                     b.payload = data
                     try:
                         if self._parts_of is not route:  # (once per route: its block is open while it runs)
-                            self._parts_of, self._parts = route, b.route_parts(route[6], route[2])
+                            self._parts_of, self._parts = route, self._route_events(route)
                         parts = self._parts
                         if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
-                            if parts[3] is None:  # a text or thinking block's (constant keys: a faster dict)
-                                b.events.append(
-                                    {
-                                        "type": parts[0],
-                                        "id": b._new_id(),
-                                        "createdAt": b._stamp,
-                                        "replyId": parts[1],
-                                        "blockId": parts[2],
-                                        "delta": text,
-                                    }
-                                )
-                            else:  # a call's arguments
-                                b.events.append(
-                                    {
-                                        "type": parts[0],
-                                        "id": b._new_id(),
-                                        "createdAt": b._stamp,
-                                        "replyId": parts[1],
-                                        "toolCallId": parts[2],
-                                        "delta": text,
-                                    }
-                                )
-                                parts[3].append(text)
+                            # (a copy of the route's event and three keys set cost a third less than a dict made)
+                            event = parts[0].copy()
+                            event["id"] = b._new_id()
+                            event["createdAt"] = b._stamp
+                            event["delta"] = text
+                            b.events.append(event)
+                            if parts[1] is not None:  # a call's arguments
+                                parts[1].append(text)
                         else:  # (and the parts looked up again: a call's first argument text may have come)
                             b.routed(route[6], route[2], text)
                             self._parts_of = None
@@ -271,6 +257,17 @@ class StreamParser:
         events = b.events  # (b.drain(), inline)
         b.events = []
         return events
+
+    def _route_events(self, route: Any) -> tuple[dict[str, Any], list[str] | None] | None:
+        """What feed writes a routed payload's delta as, while the route runs (see :attr:`_parts`): the delta event of
+        ``b.routed`` with its fixed parts (:meth:`StreamBuilder.route_parts`), its keys in the builder's order, and
+        the call's argument pieces the delta joins (None for a block's); None when the builder does more."""
+        parts = self.builder.route_parts(route[6], route[2])
+        if parts is None:
+            return None
+        kind, reply_id, key, pieces = parts
+        owner = "blockId" if pieces is None else "toolCallId"
+        return {"type": kind, "id": "", "createdAt": "", "replyId": reply_id, owner: key, "delta": ""}, pieces
 
     def _say_unclosed(self) -> None:
         """A JSON array of payloads (Gemini's stream without ``alt=sse``, a saved list of chunks) that ended before
