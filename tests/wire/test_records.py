@@ -5,13 +5,16 @@ not JSON is one problem with the same rule on the same line in both."""
 from __future__ import annotations
 
 import io
+import json
 import re
+import tracemalloc
 from typing import Any
 
 import orjson
 import pytest
 
-from agentmsg import Problem, Reducer, ValidationError, read_records
+from agentmsg import Problem, Reducer, ValidationError, limits, read_records
+from agentmsg._wire import records
 from agentmsg._wire.records import Record, read_sse
 from agentmsg.events import reduce_stream
 from agentmsg.events.stream import event_sse_decoder
@@ -278,3 +281,99 @@ def test_a_bom_cut_by_short_reads_is_no_part_of_the_first_line() -> None:
     body = "\ufeff: a comment\ndata: 1\n\n".encode()
     events = read_sse(_Trickle(body), event_sse_decoder())
     assert [(line, _text(e.data)) for line, e in events] == [(2, "1")]
+
+
+def _array(n: int, indent: int | None = None, **changes: Any) -> bytes:
+    """A JSON array of ``n`` messages (their ids m0, m1, ...), with ``changes`` ({"m7": {"role": 7}}) applied."""
+    items = []
+    for i in range(n):
+        item = {"id": f"m{i}", "role": "USER", "content": [{"type": "text", "text": 'a, [b] {c} \\" ],['}]}
+        items.append({**item, **changes.get(f"m{i}", {})})
+    return json.dumps(items, indent=indent).encode()
+
+
+_LATE = b'"id": "m290"'
+
+#: arrays that reading an item at a time must read as reading them whole did, valid or not at any place
+ARRAYS: dict[str, bytes] = {
+    "compact": _array(300),
+    "compact-lf": _array(300) + b"\n",
+    "pretty": _array(300, 2) + b"\n",
+    "bom-blank-lines-crlf": b"\xef\xbb\xbf\r\n\n  " + _array(300, 2).replace(b"\n", b"\r\n") + b"\r\n",
+    "invalid-items": _array(300, m5={"role": 7}, m200={"content": None}),
+    "duplicate-keys": _array(300).replace(b'"id": "m7"', b'"id": "m7", "id": "x"').replace(_LATE, _LATE + b', "id": 1'),
+    "equal-duplicate-keys": _array(300).replace(b'"id": "m7"', b'"id": "m7", "id": "m7"'),
+    "no-closing-bracket": _array(300)[:-1],
+    "no-closing-bracket-lf": _array(300)[:-1] + b"\n",
+    "trailing-comma": _array(300)[:-1] + b",]",
+    "two-commas-late": _array(300).replace(b"}, {" + _LATE, b"},, {" + _LATE),
+    "missing-comma-late": _array(300, 2).replace(b"},\n  {\n    " + _LATE, b"}\n  {\n    " + _LATE),
+    "text-after-the-array": _array(300) + b" x",
+    "a-second-array": _array(300) + b"[]",
+    "integer-beyond-64-bits-late": _array(300).replace(_LATE, _LATE + b', "n": 18446744073709551616'),
+    "integer-of-5000-digits-late": _array(300).replace(_LATE, _LATE + b', "n": ' + b"9" * 5000),
+    "lone-surrogate-late": _array(300).replace(_LATE, _LATE + b', "s": "\\udc00"'),
+    "not-utf-8-late": _array(300).replace(_LATE, _LATE + b', "s": "\xff"'),
+    "too-deep-late": _array(300).replace(_LATE, _LATE + b', "d": ' + b"[" * 300 + b"]" * 300),
+    "one-level-too-deep-late": _array(300).replace(  # (the item alone is as deep as the limit, not beyond it)
+        _LATE, _LATE + b', "d": ' + b"[" * (limits.max_depth - 1) + b"]" * (limits.max_depth - 1)
+    ),
+    "float-beyond-a-double-late": _array(300).replace(_LATE, _LATE + b', "f": 1e400'),
+    "jsonl-of-arrays": _array(300) + b"\n" + _array(2) + b"\n",
+    "arrays-of-arrays": json.dumps([[i, [i, [i, {"k": [i]}]], "a,]"] for i in range(2000)]).encode(),
+    "strings": json.dumps(['a,]\\",[{"' * (i % 7) + "}" for i in range(3000)]).encode(),
+    "scalars": json.dumps([i if i % 3 else [None, True, 1.5, "x"] for i in range(5000)], indent=1).encode(),
+    "first-item-unlike-the-others": json.dumps(
+        [{"role": "USER"}] + [{"id": i, "n": [{"m": i}]} for i in range(2000)]
+    ).encode(),
+    "one-item": b'[{"id": "m0"}]',
+    "empty": b"[]",
+    "empty-over-lines": b"[ \n ]\n",
+}
+
+
+def _whole(monkeypatch: pytest.MonkeyPatch, data: bytes, unique_keys: bool) -> list[Record]:
+    """What read_records gives reading an array whole (its items not read one at a time)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(records, "_raw_items", lambda text: None)
+        return list(read_records(data, unique_keys=unique_keys))
+
+
+@pytest.mark.parametrize("unique_keys", [False, True], ids=["default", "unique-keys"])
+@pytest.mark.parametrize("name", sorted(ARRAYS))
+def test_an_array_read_an_item_at_a_time_is_read_as_it_was_whole(
+    name: str, unique_keys: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON array document was parsed whole, then its items were handed out: its objects all held at once (10
+    times the text). Its items are now parsed one at a time as they are handed out, and each record is what
+    reading it whole gave (pointer, value, problem, line); a problem anywhere in the text (a syntax error at its
+    end, an integer or a float out of range, bad UTF-8, a nesting too deep in its last items: msgspec reads the
+    last four as the bytes of an item) is still the file's one problem, said before any item (none is). Read from
+    bytes and from a stream."""
+    data = ARRAYS[name]
+    expected = _whole(monkeypatch, data, unique_keys)
+    assert list(read_records(data, unique_keys=unique_keys)) == expected
+    assert list(read_records(io.BytesIO(data), unique_keys=unique_keys)) == expected
+    items = records._raw_items(data.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n"))
+    if expected and expected[0].pointer == "/0" and not name.startswith("jsonl"):
+        assert items is not None and len(items) == len(expected)  # (an array with items, JSON: an item at a time)
+    else:  # (no JSON, no item, or JSON Lines: read whole, as before)
+        assert items is None
+
+
+def test_an_array_is_read_in_a_few_times_its_text() -> None:
+    """An array of 20,000 small messages (1.4 MB), read and each record let go, peaked at 13 times its text (8 for
+    the same pretty-printed): its items all parsed at once. Read an item at a time, the peak is the text (read
+    from a stream: its lines joined), the bytes of its items (msgspec.Raw, views of the text) and one item's
+    objects, about twice the text."""
+    items = [{"role": "USER", "content": [{"type": "text", "text": f"hi {i}"}]} for i in range(20000)]
+    compact = json.dumps(items).encode()
+    for data in (compact, compact + b"\n", json.dumps(items, indent=2).encode()):
+        tracemalloc.start()
+        try:
+            count = sum(1 for record in read_records(io.BytesIO(data), unique_keys=True) if record.problem is None)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert count == 20000
+        assert peak < 4 * len(data), peak / len(data)

@@ -2,10 +2,11 @@
 JSON Lines, told apart by the file itself (:func:`read_records`, public as ``agentmsg.read_records``).
 
 It reads in bounded memory, under :data:`agentmsg.limits`: JSON Lines one line at a time (a line beyond the
-limit is dropped as it is read, never held whole), a document up to ``limits.max_bytes`` + 1 bytes. Each
-instance comes with its place in the file (its pointer prefix and, where it is known, its line), and one that
-cannot be read with its problem, in the API's rules; the other instances are read all the same. No schema
-knowledge: the values are plain JSON.
+limit is dropped as it is read, never held whole), a document up to ``limits.max_bytes`` + 1 bytes (a JSON
+array's items parsed one at a time: its text and one item's objects held). Each instance comes with its place
+in the file (its pointer prefix and, where it is known, its line), and one that cannot be read with its
+problem, in the API's rules; the other instances are read all the same. No schema knowledge: the values are
+plain JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from collections.abc import Iterator
 from itertools import repeat
 from typing import Any, NamedTuple, Protocol
 
-from agentmsg._codec.jsontext import duplicate_keys, loads
+import msgspec
+
+from agentmsg._codec.jsontext import duplicate_keys, loads, parse_fast
 from agentmsg._codec.limits import limits
 from agentmsg._wire.sse import SSE_FIELDS, SSEDecoder, SSEEvent, _line_end
 from agentmsg.errors import Problem, ValidationError, WrongTypeError
@@ -174,11 +177,12 @@ def read_records(source: bytes | Readable, *, unique_keys: bool = False) -> Iter
     file's line (1-based) the instance starts on (an array's item: the line its first byte is on, found in time
     linear in the text); None only for a file with no value at all (empty, or blanks).
 
-    Reads in bounded memory under :data:`agentmsg.limits`: a document up to ``limits.max_bytes`` + 1 bytes,
-    JSON Lines one line at a time; a document or record beyond the limit gives ``max-bytes`` without being read
-    whole. A leading UTF-8 BOM is left out. What cannot be read is a record with a ``problem`` (the others are
-    still read: a broken line of JSON Lines does not stop the next), and the position a syntax error gives is
-    the file's (a JSON Lines record's is on its own line of the file, not on "line 1"). A key given twice in one
+    Reads in bounded memory under :data:`agentmsg.limits`: a document up to ``limits.max_bytes`` + 1 bytes (an
+    array's items parsed one at a time, never all at once), JSON Lines one line at a time; a document or record
+    beyond the limit gives ``max-bytes`` without being read whole. A leading UTF-8 BOM is left out. What cannot
+    be read is a record with a ``problem`` (the others are still read: a broken line of JSON Lines does not stop
+    the next), and the position a syntax error gives is the file's (a JSON Lines record's is on its own line of
+    the file, not on "line 1"). A key given twice in one
     object keeps its last value, as the JSON parsers keep it; ``unique_keys=True`` (what ``agentmsg validate``
     reads with) refuses the instance instead: problem ``duplicate-key``, pointed at the first such key (the
     object's pointer and the key), found in time linear in the text. The values are not
@@ -224,15 +228,22 @@ def read_records(source: bytes | Readable, *, unique_keys: bool = False) -> Iter
         return
     first = line
     if first.endswith(b"\n"):
-        value, problem = _parse(first)
+        # (an array whose items are read one at a time, :func:`_raw_items`, is not parsed whole, unless it is a JSON
+        # Lines record)
+        raws = _raw_items(first)
+        value, problem = (None, None) if raws is not None else _parse(first)
         if problem is None:
             # The first line is a whole value: JSON Lines when another non-blank line follows.
             nxt, nxt_at = _read_line(stream, max_bytes), at + 1
             while nxt is not None and nxt.endswith(b"\n") and not nxt.strip():
                 nxt, nxt_at = _read_line(stream, max_bytes), nxt_at + 1
             if nxt is None or nxt.strip():
+                if raws is not None:
+                    raws, value = None, _parse(first)[0]
                 yield _record("/0", first, value, at, unique_keys)
                 yield from _jsonl_rest(stream, 1, nxt, nxt_at, unique_keys)
+            elif raws is not None:
+                yield from _raw_records(first, raws, at, unique_keys, one_line=True)
             else:
                 yield from _items(first, value, at, unique_keys, one_line=True)
             return
@@ -304,6 +315,10 @@ def _document(text: bytes, at: int, blank: int, unique_keys: bool, *, one_line: 
     problem when it is over ``limits.max_bytes`` or no JSON, else :func:`_items`."""
     if len(text) + blank > limits.max_bytes:
         yield Record("", None, _too_big(), at)
+        return
+    raws = _raw_items(text)
+    if raws is not None:
+        yield from _raw_records(text, raws, at, unique_keys, one_line=one_line)
         return
     value, problem = _parse(text)
     if problem is None:
@@ -380,6 +395,60 @@ def _item_lines(text: bytes, at: int) -> Iterator[int]:
             elif depth == 1:  # a comma of the array's: the next item
                 start = _VALUE.search(text, found.end())
                 break
+
+
+#: the items of a JSON array as their bytes (each a :class:`msgspec.Raw`, a view of the text: no object built), and
+#: what comes between two of them
+_RAW_ITEMS = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_SEPARATOR = re.compile(rb"[ \t\r\n]*,[ \t\r\n]*")
+
+
+def _raw_items(text: bytes) -> list[msgspec.Raw] | None:
+    """The items of the JSON array document ``text``, each as its bytes, when :func:`loads` reads every one of them
+    (each parsed and let go): they are then parsed again one at a time as they are handed out (:func:`_raw_records`),
+    their objects never all held, with what reading ``text`` whole gives. None when ``text`` is no JSON array with
+    items, or an item is refused (then ``text`` is read whole, which says why before any item, as it did).
+
+    msgspec reads the array's items as bytes (``list[Raw]``: one C pass that checks the syntax and builds nothing
+    but the list) and refuses any text that is no JSON. It takes what :func:`loads` refuses inside a value (an
+    integer beyond 64 bits, a float beyond a double, bytes that are not UTF-8 in a string, a nesting deeper than
+    ``limits.max_depth``), so each item is read by :func:`loads` before any is handed out, in brackets (as deep as
+    it is in the array): the text is the array of those items, so loads reads it whole if and only if it reads
+    each of them."""
+    try:
+        raws = _RAW_ITEMS(text)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not raws:
+        return None
+    try:
+        for raw in raws:
+            loads(b"[" + raw + b"]")
+    except ValidationError:
+        return None
+    return raws
+
+
+def _raw_records(
+    text: bytes, raws: list[msgspec.Raw], at: int, unique_keys: bool, *, one_line: bool
+) -> Iterator[Record]:
+    """The records of the items ``raws`` (:func:`_raw_items`) of the JSON array document ``text`` starting on line
+    ``at``, each item parsed as it is handed out: what :func:`_items` gives for ``text`` parsed whole. Each on the
+    line its first byte is on (one line for text that is ``one_line``): the first item's start is the first byte
+    after ``[`` that is no blank, and the next one's is after the item's bytes, a comma and blanks. With
+    ``unique_keys``, an item with a key given twice in one of its objects is refused (:func:`_record`)."""
+    found = _VALUE.search(text, text.index(b"[") + 1)
+    assert found is not None  # (an array with items)
+    start, line, counted = found.start(), at, 0
+    for index, raw in enumerate(raws):
+        if not one_line:
+            line += text.count(b"\n", counted, start)
+            counted = start
+        end = start + len(raw)
+        item = text[start:end]
+        yield _record(f"/{index}", item, parse_fast(item), line, unique_keys)
+        separator = _SEPARATOR.match(text, end)
+        start = separator.end() if separator is not None else end
 
 
 def _line_record(index: int, line: bytes, at: int, unique_keys: bool) -> Record:
