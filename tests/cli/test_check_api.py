@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 from unittest.mock import ANY
 
+import orjson
 import pytest
 
 import agentmsg
@@ -483,3 +484,41 @@ def test_a_record_reads_depth_is_not_walked_again_for_its_legacy_keys(monkeypatc
     event = {"type": "AGENT_START", "id": "e1", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"}
     check(_sse(event).encode())
     assert event in walked
+
+
+def _conversation(turns: int) -> list[dict[str, Any]]:
+    """A conversation of ``turns`` tool calls, each answered (every 7th not: a tool-result-orphan), with numbers of
+    every kind in their metadata."""
+    out: list[dict[str, Any]] = [{"id": "m", "role": "USER", "content": [{"type": "text", "text": "go"}]}]
+    for i in range(turns):
+        call = {"type": "tool_use", "id": f"c{i}", "name": "get_weather", "input": {"city": "Paris é\u2028"}}
+        result = {"type": "tool_result", "id": f"c{i}" if i % 7 else "x", "name": "get_weather", "output": []}
+        numbers = {"big": 1e300, "tenth": 0.1, "one": 1.0, "zero": -0.0, "top": 2**64 - 1, "low": -(2**63)}
+        out.append({"id": f"a{i}", "role": "ASSISTANT", "content": [call], "metadata": numbers})
+        out.append({"id": f"t{i}", "role": "TOOL", "content": [result]})
+    return out
+
+
+def test_a_conversation_is_held_as_its_messages_text_until_the_end() -> None:
+    """The rules across a conversation's messages (pairing, what a provider's format says) are checked once all
+    are read, so every message is held till then: each was held as parsed (52 MB of dicts for a 12 MB array of
+    50,000 messages), now as its JSON text (msgspec's: orjson's keeps 4 KiB a message), which is what the check
+    at the end read (a dump of the messages). What is held grows by about the text; the problems and notes are
+    those of the messages dumped at once, with no provider named and with each."""
+    from agentmsg._wire.check import Across, conversation_problems
+
+    messages = _conversation(500)
+    texts = [json.dumps(m).encode() for m in messages]
+    for provider in (None, *NAMES):
+        across = Across("conversation", provider)
+        tracemalloc.start()
+        try:
+            for n, text in enumerate(texts):
+                across.add(json.loads(text), [], n + 1, f"/{n}")  # (the message let go: only Across holds it)
+            grown = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        assert grown < 2 * sum(map(len, texts)), grown / sum(map(len, texts))  # (8.4 times as parsed)
+        problems, notes = across.problems()
+        assert (problems, notes) == conversation_problems(orjson.dumps(messages), provider)
+        assert len(problems if provider is None else problems + notes) >= 500 // 7

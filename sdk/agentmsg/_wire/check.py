@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any, Final
 
 import attrs
+import msgspec
 import orjson
 
 from agentmsg._codec.legacy import read_legacy_keys, read_legacy_keys_checked
@@ -429,10 +430,12 @@ class Across:
             from agentmsg.events import DEFAULT_MAX_PROBLEMS, Reducer
 
             self._reducer, self._said_max = Reducer(), DEFAULT_MAX_PROBLEMS
-        self._messages: list[Any] | None = [] if kind == CONVERSATION else None
-        # What the rules across the file need, kept only for them (events, a conversation): a file of messages is
-        # checked record by record in bounded memory. The instances' problems, that the reducer's word on the same
-        # spot is not said twice: as many as the reducer keeps (beyond, a repeat is said, nothing lost).
+        self._messages: list[bytes] | None = [] if kind == CONVERSATION else None
+        self._invalid = False  # (a message of the conversation is not valid: its rules across are not checked)
+        # What the rules across the file need, kept only for them (events, a conversation: each message's JSON text,
+        # what the check at its end reads, a sixth of the memory of its dicts, till one is not valid): a file of
+        # messages is checked record by record in bounded memory. The instances' problems, that the reducer's word on
+        # the same spot is not said twice: as many as the reducer keeps (beyond, a repeat is said, nothing lost).
         self._said: set[tuple[str, str]] = set()
         self._lines: array[int] | None = array("q") if self._reducer is not None or self._messages is not None else None
         self._count = 0
@@ -457,8 +460,12 @@ class Across:
                 self._reducer.feed_unreadable("unreadable", rule="json")
             else:
                 self._reducer.feed(instance)
-        elif self._messages is not None:
-            self._messages.append(instance if valid else None)
+        elif self._messages is not None and not self._invalid:
+            if valid:
+                self._messages.append(msgspec.json.encode(instance))
+            else:
+                self._invalid = True
+                self._messages.clear()
 
     def split(self, problem: Problem) -> tuple[str, Problem]:
         """(the instance's prefix ``/N``, the problem within it) of a problem found across the file (its pointer
@@ -481,8 +488,8 @@ class Across:
     def problems(self) -> tuple[list[Problem], list[Problem]]:
         if self._reducer is not None:
             return self._event_problems(self._reducer, self._said), []
-        if self._messages is not None and self._messages and None not in self._messages:
-            return conversation_problems(self._messages, self.provider)
+        if self._messages and not self._invalid:
+            return conversation_problems(b"[" + b",".join(self._messages) + b"]", self.provider)
         return [], []
 
     @staticmethod
@@ -509,15 +516,15 @@ class Across:
         return found
 
 
-def conversation_problems(messages: list[Any], provider: str | None) -> tuple[list[Problem], list[Problem]]:
-    """(problems, notes) of a conversation whose messages are each valid: formatted for ``provider`` (or, with
-    none, for the registry's first, keeping only the pairing rules every provider shares), the diagnostics
-    ``strict=True`` refuses (lossy and error) are problems, the rewrites notes."""
+def conversation_problems(messages: bytes, provider: str | None) -> tuple[list[Problem], list[Problem]]:
+    """(problems, notes) of a conversation (``messages``: its JSON text) whose messages are each valid: formatted
+    for ``provider`` (or, with none, for the registry's first, keeping only the pairing rules every provider
+    shares), the diagnostics ``strict=True`` refuses (lossy and error) are problems, the rewrites notes."""
     from agentmsg.conversation import decode_messages  # (here: a message or events file needs neither)
     from agentmsg.providers import ERROR, LOSSY, NAMES, RULES, get
 
     try:
-        msgs = decode_messages(orjson.dumps(messages), notes=[])  # (legacy keys: said as each message's notes)
+        msgs = decode_messages(messages, notes=[])  # (legacy keys: said as each message's notes)
         request = get(provider or NAMES[0]).format_request(msgs)
     except ValidationError as exc:  # (with no provider named, what only a provider refuses is not said: media)
         return [p for p in exc.problems if provider is not None or not p.rule.startswith("media-")], []
