@@ -131,5 +131,5 @@ def test_event_id_counter_writes_every_id_as_its_number_in_ten_hex_digits() -> N
     from agentmsg.providers._response.builder import _id_counter
 
     prefix = "0123456789abcdef012345"
-    new_id = _id_counter(prefix)
-    assert [new_id() for _ in range(3 * 4096 + 2)] == [f"{prefix}{n:010x}" for n in range(3 * 4096 + 2)]
+    ids = _id_counter(prefix)
+    assert [next(ids) for _ in range(3 * 4096 + 2)] == [f"{prefix}{n:010x}" for n in range(3 * 4096 + 2)]

@@ -222,7 +222,7 @@ class StreamParser:
                         if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
                             # (a copy of the route's event and three keys set cost a third less than a dict made)
                             event = parts[0].copy()
-                            event["id"] = b._new_id()
+                            event["id"] = next(b._ids)
                             event["createdAt"] = b._stamp
                             event["delta"] = text
                             b.events.append(event)
