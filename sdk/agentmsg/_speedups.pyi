@@ -85,7 +85,7 @@ def fold_deltas(
     ``previous`` (the dedupe window) is skipped; any other has its id added to ``current`` and its delta appended to
     the text's ``parts``. It stops before an event whose id would fill the window (``size`` > 0: it turns there) or
     the text's parts (``join_every``: they are joined there), leaving it to Python. The caller adds the events taken
-    to the reducer's count. Never raises for an event. Caller: :meth:`agentmsg.Reducer._feed_trusted` (and
+    to the reducer's count. Never raises for an event. Caller: :meth:`agentmsg.Reducer._trusted_feed` (and
     :func:`agentmsg.events._handlers.fold` for a list)."""
 
 def sse_idle(chunk: bytes, pos: int, max_line: int, dataless: int, /) -> tuple[int, bool]:

@@ -179,3 +179,41 @@ def test_an_iterator_that_uses_the_reducer_sees_it_as_feed_leaves_it() -> None:
     assert run(True, "report")[1] == [("/4", "utf-8")]
     assert run(True, "feed")[0][0]["content"][0]["text"] == "01X2345"
     assert run(True, "unreadable at the end")[1:] == ([("/10", "json")], 11)
+
+
+def _run_trusted(events: list[Any], window: int | None, source: str | None, batch: int, made_once: bool) -> Any:
+    """A client's feed of a stream's chunks: the function ``_trusted_feed`` makes once for the stream
+    (``made_once``), or ``feed_many(trusted=True)`` of each chunk."""
+    r = Reducer(dedupe_window=window, source=source)
+    copies = _copies(events)
+    fold = r._trusted_feed()
+    for k in range(0, len(copies), batch):
+        if made_once:
+            fold(copies[k : k + batch])
+        else:
+            r.feed_many(copies[k : k + batch], trusted=True)
+    return _result(r)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    events=streams(),
+    window=st.sampled_from([1, 2, 3, None]),
+    batch=st.integers(1, 4),
+    source=st.sampled_from([None, "sub"]),
+    c_loop=st.booleans(),
+)
+def test_a_streams_trusted_feed_reduces_as_feed_many_does(
+    events: list[Any], window: int | None, batch: int, source: str | None, c_loop: bool
+) -> None:
+    """What the function made once for a stream looks up once (the reducer's source, its window and bound, the C
+    delta loop or none) gives what feed_many(trusted=True) gives chunk by chunk, the window turning meanwhile."""
+    from agentmsg.events import _handlers, reducer
+
+    with pytest.MonkeyPatch.context() as m:
+        if not c_loop:
+            m.setattr(_handlers, "_fold_deltas", None)
+            m.setattr(reducer, "_fold_deltas", None)
+        expected = _run_trusted(events, window, source, batch, made_once=False)
+        assert _run_trusted(events, window, source, batch, made_once=True) == expected

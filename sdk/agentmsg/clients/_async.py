@@ -283,7 +283,7 @@ class AsyncReplyStream(StreamState):
             self._client._bodies.add(body)
             chunks = body.chunks
             take = chunks.popleft
-            feed, fold = parser.feed, self.reducer._feed_trusted
+            feed, fold = parser.feed, self.reducer._trusted_feed()
             cap, size, over, grown = limits.max_bytes, 0, False, False
             room = cap  # bytes the message may grow by before it is measured
             closing: list[dict[str, Any]] = []

@@ -209,7 +209,7 @@ class ReplyStream(StreamState):
             self._cut = functools.partial(self._cut_body, parser, held)
             try:
                 try:
-                    feed, fold = parser.feed, self.reducer._feed_trusted
+                    feed, fold = parser.feed, self.reducer._trusted_feed()
                     cap, size, over, grown = limits.max_bytes, 0, False, False
                     room = cap  # bytes the message may grow by before it is measured
                     for chunk in chunks:

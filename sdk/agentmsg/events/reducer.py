@@ -238,29 +238,52 @@ class Reducer:
             st.trusted = False
 
     def _feed_trusted(self, events: list[dict[str, Any]]) -> None:
-        """``feed_many(events, trusted=True)`` of a list of agentmsg's stream parser's events (a client's call per
-        chunk of a stream), without the checks only other callers need. The chunk's plain deltas first, by the C
-        delta loop where built (a live chunk is mostly one delta: then nothing else runs), the rest as
+        """``feed_many(events, trusted=True)`` of a list of agentmsg's stream parser's events, without the checks
+        only other callers need: :meth:`_trusted_feed`'s function, made for this call."""
+        self._trusted_feed()(events)
+
+    def _trusted_feed(self) -> Callable[[list[dict[str, Any]]], None]:
+        """:meth:`_feed_trusted` as a function made once for a stream (a client's, called per chunk of it): what
+        does not change while the reducer lives (strict, source, its dedupe window and bound, the C delta loop
+        or none) is looked up here, once, not at each chunk. The chunk's plain deltas first, by the C delta loop
+        where built (a live chunk is mostly one delta: then nothing else runs), the rest as
         :func:`~agentmsg.events._handlers.fold` takes them."""
         st = self._st
-        reply = st.reply
-        if _fold_deltas is not None and reply is not None and not st.strict and st.source is None:
-            window = st.window
-            taken = _fold_deltas(
-                events, 0, window.current, window.previous, window.size or 0, reply.routes, reply.calls, JOIN_EVERY
-            )
-            st.count += taken
-            if taken == len(events):
-                return
-            events = events[taken:]
+        feed = self.feed
         if st.strict or st.source is not None:
-            self.feed_many(events, trusted=True)
-            return
-        st.trusted = True
-        try:
-            fold(st, events, self.feed)
-        finally:
-            st.trusted = False
+
+            def feed_checked(events: list[dict[str, Any]]) -> None:
+                self.feed_many(events, trusted=True)
+
+            return feed_checked
+
+        def feed_rest(events: list[dict[str, Any]]) -> None:
+            st.trusted = True
+            try:
+                fold(st, events, feed)
+            finally:
+                st.trusted = False
+
+        fold_deltas = _fold_deltas
+        if fold_deltas is None:
+            return feed_rest
+        window = st.window  # (its sets change as it turns: read at each call)
+        size = window.size or 0
+        join_every = JOIN_EVERY
+
+        def feed_trusted(events: list[dict[str, Any]]) -> None:
+            reply = st.reply
+            if reply is not None:
+                taken = fold_deltas(
+                    events, 0, window.current, window.previous, size, reply.routes, reply.calls, join_every
+                )
+                st.count += taken
+                if taken == len(events):
+                    return
+                events = events[taken:]
+            feed_rest(events)
+
+        return feed_trusted
 
     def feed_jsonl(self, data: bytes, start: int = 0, end: int | None = None, *, first_line: int = 1) -> int:
         """Reduce JSON lines: ``data[start:end]`` holds whole lines (no final newline needed), the
