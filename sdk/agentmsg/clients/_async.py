@@ -58,7 +58,7 @@ _READING: set[asyncio.Task[None]] = set()
 
 class _Body:
     """A stream's response body, read in a task of its own: the caller takes the chunks read (``chunks``: their
-    ``popleft()``, then :meth:`taken` while ``room`` is set) and waits (:meth:`wait`) when there is none; ``ended``
+    ``popleft()``, then :meth:`read_on` once ``room`` says so) and waits (:meth:`waiter`) when there is none; ``ended``
     once the body is read whole or its read failed (``error``). The task holds no reference to the stream, which
     is collected as usual when left unfinished."""
 
@@ -112,20 +112,21 @@ class _Body:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def taken(self) -> None:
-        """The caller took a chunk while the reading task waits for room: it reads on once half the chunks it
-        held are taken (it then counts the bytes held anew)."""
+    def read_on(self) -> None:
+        """The caller took half the chunks the reading task held when it began to wait for room (``room``, which
+        the caller looks at after each chunk it takes, with no call): it reads on (it then counts the bytes held
+        anew)."""
         room = self.room
-        if room is not None and len(self.chunks) <= room[1]:
-            self.room = None
-            if not room[0].done():
-                room[0].set_result(None)
+        self.room = None
+        if room is not None and not room[0].done():
+            room[0].set_result(None)
 
-    async def wait(self) -> None:
-        """Until a chunk is read or the body has ended."""
-        if not self.chunks and not self.ended:
-            self._waiter = self._loop.create_future()
-            await self._waiter
+    def waiter(self) -> asyncio.Future[None]:
+        """What the caller, which has no chunk and saw the body not ended, awaits: done once a chunk is read or the
+        body has ended (the future itself: no coroutine made and stepped for it at each wait, a live stream's every
+        chunk)."""
+        waiter = self._waiter = self._loop.create_future()
+        return waiter
 
 
 async def _once(step: Coroutine[Any, Any, _T], lost: Callable[[_T], Coroutine[Any, Any, None]] | None = None) -> _T:
@@ -297,13 +298,14 @@ class AsyncReplyStream(StreamState):
                                 break
                             self._reader = asyncio.current_task()
                             try:
-                                await body.wait()
+                                await body.waiter()
                             finally:
                                 self._reader = None
                             continue
                         chunk = take()
-                        if body.room is not None:  # (the reading task waits for the caller to take chunks)
-                            body.taken()
+                        room_at = body.room  # (the reading task waits for the caller to take chunks: half of them)
+                        if room_at is not None and len(chunks) <= room_at[1]:
+                            body.read_on()
                         size += len(chunk)
                         if size > cap or (encoded and response.num_bytes_downloaded > cap):
                             over = True  # the bytes up to the limit are read, no further
