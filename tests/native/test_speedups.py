@@ -632,8 +632,9 @@ def _reduced(chunks: list[list[Any]], window: int | None, c_loop: bool, monkeypa
             m.setattr(_handlers, "_fold_deltas", None)
             m.setattr(reducer, "_fold_deltas", None)
         r = agentmsg.Reducer(dedupe_window=window)
+        fold = r._trusted_feed()
         for chunk in chunks:
-            r._feed_trusted([dict(e) if type(e) is dict else e for e in chunk])
+            fold([dict(e) if type(e) is dict else e for e in chunk])
         count = r._st.count
         msgs = [msg.to_dict() for msg in r.finish()]
     return count, msgs, [(p.pointer, p.rule, p.message) for p in r.problems]

@@ -237,13 +237,9 @@ class Reducer:
         finally:
             st.trusted = False
 
-    def _feed_trusted(self, events: list[dict[str, Any]]) -> None:
-        """``feed_many(events, trusted=True)`` of a list of agentmsg's stream parser's events, without the checks
-        only other callers need: :meth:`_trusted_feed`'s function, made for this call."""
-        self._trusted_feed()(events)
-
     def _trusted_feed(self) -> Callable[[list[dict[str, Any]]], None]:
-        """:meth:`_feed_trusted` as a function made once for a stream (a client's, called per chunk of it): what
+        """``feed_many(events, trusted=True)`` of lists of agentmsg's stream parser's events, without the checks
+        only other callers need, as a function made once for a stream (a client's, called per chunk of it): what
         does not change while the reducer lives (strict, source, its dedupe window and bound, the C delta loop
         or none) is looked up here, once, not at each chunk. The chunk's plain deltas first, by the C delta loop
         where built (a live chunk is mostly one delta: then nothing else runs), the rest as
