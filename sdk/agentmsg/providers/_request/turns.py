@@ -249,11 +249,9 @@ class TurnWalk(Walk):
         # merged into the assistant turn before (when it puts a part): parts it holds come before this message's
         merging = self.role == self.assistant_role and bool(self.parts or self.lead)
         rest: list[Any] = []
-        results: list[tuple[Any, int]] = []
+        results: list[tuple[Any, int]] | None = None  # (made for the first: an assistant message seldom holds one)
         open_calls = ctx.open_calls
         typed = self.typed_text
-        families = ctx.families
-        provider = ctx.provider
         id_bad = ctx.id_bad  # turn providers limit the characters of tool-call ids only
         tool_names = ctx.tool_name_cache
         blocks: list[Any] = msg.content
@@ -304,9 +302,9 @@ class TurnWalk(Walk):
                     ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another agent is not sent")
                     continue
                 origin = meta.get("provider") if meta else None
-                if origin is not None and origin not in families:  # reasoning from another provider
+                if origin is not None and origin not in ctx.families:  # reasoning from another provider
                     if not self.demote:
-                        ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, provider)))
+                        ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, ctx.provider)))
                     elif F.foreign_reasoning(ctx, b, f"/{i}/content/{j}", origin, True) == F.DEMOTE:
                         rest.append(self.text_part(b.thinking))
                     continue
@@ -320,6 +318,8 @@ class TurnWalk(Walk):
                     else:
                         rest.append(part)
             elif t is ToolResultBlock:
+                if results is None:
+                    results = []
                 results.append((b, j))
                 looked = False
             elif t is HintBlock:
@@ -337,8 +337,9 @@ class TurnWalk(Walk):
             self.emit(self.assistant_role, rest, i, lead)
             if msg.name and not self.multi:
                 self.ctx.names_dropped.append(i)
-        for b, j in results:
-            put = self._result(b, i, j) or put
+        if results is not None:
+            for b, j in results:
+                put = self._result(b, i, j) or put
         if not put:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         return looked
@@ -359,7 +360,12 @@ class TurnWalk(Walk):
             if t is ToolResultBlock:
                 call = open_calls.pop(b.id, None)
                 output = b.output
-                if b.unknown_keys or len(output) != 1 or type(output[0]) is not TextBlock or output[0].unknown_keys:
+                if (
+                    b.unknown_keys
+                    or len(output) != 1
+                    or type(first := output[0]) is not TextBlock
+                    or first.unknown_keys
+                ):
                     looked = False
                 if call is not None:
                     # (a method call per result: 3.11 specializes it, not the read of a bound method)

@@ -268,6 +268,7 @@ class Walk:
         unscanned: list[int] = []  # the messages fields.scan looks at: the others were looked at here (Quick)
         whole = self.marks if self.marks_whole else None  # markers on whole messages: mark_begin / mark_end
         begin = -1
+        user, assistant, tool, text_block = _USER, _ASSISTANT, _TOOL, TextBlock  # (read per message: locals)
         for i, msg in enumerate(msgs[start:] if start else msgs, start):
             role = msg.role
             meta = msg.metadata
@@ -288,8 +289,8 @@ class Walk:
                 begin = self.mark_begin()
             try:
                 # (a TOOL message orphans no call: it is not asked)
-                if open_calls and role is not _TOOL and orphans_calls(msg):
-                    if role is _ASSISTANT and self._answered_after(msgs, i) and self.between(msg, i):
+                if open_calls and role is not tool and orphans_calls(msg):
+                    if role is assistant and self._answered_after(msgs, i) and self.between(msg, i):
                         # (text between a call and its result: sent ahead of the call, said there)
                         if whole and i in whole:
                             begin = self.mark_begin() - 1  # (its cut: the message the text went into)
@@ -297,16 +298,16 @@ class Walk:
                         unscanned.append(i)
                         continue
                     self.orphans()
-                if role is _USER or role is _ASSISTANT:
+                if role is user or role is assistant:
                     content: list[Any] = msg.content
                     if (
                         not multi
                         and len(content) == 1
-                        and type(content[0]) is TextBlock
-                        and text_turn(role, content[0].text, msg, i)
+                        and type(first := content[0]) is text_block
+                        and text_turn(role, first.text, msg, i)
                     ):  # the usual turn, one text block: sent the short way
-                        looked = text_quick and not content[0].unknown_keys
-                    elif role is _USER:
+                        looked = text_quick and not first.unknown_keys
+                    elif role is user:
                         looked = self.user_message(msg, i, multi)
                     elif (
                         multi
@@ -317,7 +318,7 @@ class Walk:
                         looked = self.user_message(msg, i, True)
                     else:
                         looked = self.assistant_message(msg, i)
-                elif role is _TOOL:
+                elif role is tool:
                     looked = self.tool_message(msg, i)
                 else:
                     self.system_message(msg, i)
