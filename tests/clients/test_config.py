@@ -200,6 +200,30 @@ def test_the_headers_made_once_per_settings_are_those_of_each_request() -> None:
     assert client._outgoing(streamed).headers["x-version"] == "2"
 
 
+def test_the_headers_go_to_httpx_encoded_once() -> None:
+    """The headers kept for the client's settings are held as httpx holds them (``httpx.Headers``, each name and
+    value encoded once), each request given a copy httpx takes as it is: the same names, values and order as the
+    dict :func:`request_headers` makes. A value httpx cannot encode (a spec's non-ASCII header) goes as that dict,
+    for httpx to refuse when the request is built, as before."""
+    from agentmsg import UserMessage
+    from agentmsg.clients import Client
+
+    client = Client("anthropic", api_key="sk-1", model="m", headers={"X-A": "1"})
+    request = client.format([UserMessage("hi")], stream=True)
+    made = request_headers(client.spec, client.api_key, request, client.extra_headers)
+    first, second = client._outgoing(request).headers, client._outgoing(request).headers
+    assert isinstance(first, httpx.Headers) and isinstance(second, httpx.Headers) and first is not second
+    assert first.raw == second.raw == httpx.Headers(made).raw
+    built = client.http.build_request("POST", "http://h/v1/messages", headers=first)
+    assert built.headers.raw[-len(made) :] == httpx.Headers(made).raw  # (after the http client's own)
+    client.spec = attrs.evolve(client.spec, headers={"x-version": "1\u00e9"})
+    out = client._outgoing(request)
+    assert type(out.headers) is dict and out.headers["x-version"] == "1\u00e9"
+    with pytest.raises(UnicodeEncodeError):
+        client.http.build_request("POST", out.url, headers=out.headers)
+    client.close()
+
+
 def test_the_headers_of_requests_with_their_own_are_made_once_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """A formatter's own headers (Anthropic's version, on every request) do not make each request's headers again:
     made and checked once for the same own headers, again when they differ; each request gets what

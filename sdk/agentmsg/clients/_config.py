@@ -78,7 +78,7 @@ class Outgoing:
     shows neither the headers (the API key is one) nor a credential in the URL's query."""
 
     url: str = attrs.field(repr=lambda u: repr(shown_url(u)))
-    headers: dict[str, str] = attrs.field(repr=lambda h: "{" + ", ".join(map(repr, h)) + "}")
+    headers: httpx.Headers | dict[str, str] = attrs.field(repr=lambda h: "{" + ", ".join(map(repr, h)) + "}")
     content: bytes = attrs.field(repr=lambda c: f"<{len(c)} bytes>")
 
 
@@ -94,6 +94,15 @@ def request_url(base_url: str, request: FormattedRequest, model: str | None) -> 
     base, _, base_query = base_url.partition("?")
     path, _, path_query = path.partition("?")
     return f"{base.rstrip('/')}{path}?{'&'.join(q for q in (base_query, path_query) if q)}"
+
+
+def _prepared(headers: dict[str, str]) -> httpx.Headers | None:
+    """``headers`` as httpx holds them (each name and value encoded), or None when httpx cannot encode one (then
+    the dict is sent, and httpx refuses it as the request is built)."""
+    try:
+        return httpx.Headers(headers)
+    except (UnicodeEncodeError, TypeError):
+        return None
 
 
 #: The content encodings a request accepts: those the client inflates a bounded piece at a time
@@ -445,12 +454,15 @@ class BaseClient:
         """The HTTP request to send (raises before anything is sent when the key or a header cannot be)."""
         return Outgoing(request_url(self.base_url, request, self.model), self._headers(request), request.body_bytes())
 
-    def _headers(self, request: FormattedRequest) -> dict[str, str]:
+    def _headers(self, request: FormattedRequest) -> httpx.Headers | dict[str, str]:
         """The headers of a request (:func:`request_headers`, checked against ``base_url``). They are the same for
         every request of the client's settings now (the spec, ``api_key``, ``base_url``, ``headers=``), of its
         kind (streamed or not) and of the same headers of its own (a formatter's: Anthropic's version, the same
         for every request): made and checked once for them (about 8 us a request), each request given a copy;
-        settings or a request's own headers that changed make them again."""
+        settings or a request's own headers that changed make them again. The copy is an ``httpx.Headers`` made
+        from the one kept (a copy of its list), which httpx takes as it is: from a dict it encodes and lowers each
+        name and value again, for every request (about 3 us of a streamed reply's request). Headers httpx
+        cannot encode are given as the dict, for httpx to refuse when the request is built, as it did."""
         stream = bool(request.stream)
         own = request.headers
         # (the spec's headers too: a frozen Spec holds a dict, which may change in place and still compare equal)
@@ -465,8 +477,10 @@ class BaseClient:
         made = self.__dict__.setdefault("_made_headers", [None, None])
         cached = made[stream]
         if cached is None or cached[0] != state:
-            cached = made[stream] = (state, self._checked_headers(request))
-        return dict(cached[1])
+            checked = self._checked_headers(request)
+            cached = made[stream] = (state, checked, _prepared(checked))
+        prepared = cached[2]
+        return httpx.Headers(prepared) if prepared is not None else dict(cached[1])
 
     def _checked_headers(self, request: FormattedRequest) -> dict[str, str]:
         headers = request_headers(self.spec, self.api_key, request, self.extra_headers)
