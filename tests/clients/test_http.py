@@ -650,6 +650,21 @@ def test_a_gzipped_stream_and_a_mock_transport(server: ReplayServer) -> None:
     assert msg is not None and content(msg) == content(expected(TEXT_SSE))
 
 
+def test_a_streams_reducer_is_the_default_one_named_after_the_client() -> None:
+    """A stream's reducer (made without keywords: ``Reducer._of``) has the settings ``Reducer(name=...)`` gives:
+    tolerant, no source, the default dedupe window, open-block and problem bounds, the client's name."""
+    from agentmsg import Reducer
+
+    c, ac = Client("openai", api_key="k", name="bot"), AsyncClient("openai", api_key="k")
+    for made, name in ((c.stream(CONVO).reducer, "bot"), (ac.stream(CONVO).reducer, None)):
+        want = Reducer(name=name)._st
+        got = made._st
+        for slot in ("strict", "source", "default_name", "max_problems", "max_open"):
+            assert getattr(got, slot) == getattr(want, slot), slot
+        assert got.window.size == want.window.size and not got.trusted and got.reply is None
+    c.close()
+
+
 def test_headers_replace_whatever_their_case_and_big_integers_are_sent(server: ReplayServer) -> None:
     """headers= replaces a header the client sets, whatever the case of its name (it added a second one); a
     tool schema with an integer beyond 64 bits is sent as the formatter writes it (it raised TypeError)."""

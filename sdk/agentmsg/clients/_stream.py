@@ -306,7 +306,7 @@ class StreamState:
         self.client = client
         self.request = request
         self._raise = raise_on_error
-        self.reducer = Reducer(name=client.name)
+        self.reducer = Reducer._of(False, None, client.name)  # (Reducer(name=...): no keywords, no bounds to check)
         self._message: Msg | None = None
         self._done = False
         self.error: str | None = None

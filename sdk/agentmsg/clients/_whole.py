@@ -49,7 +49,7 @@ def read_whole(
     except ValidationError as exc:
         raise not_a_reply(str(exc)) from exc
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
-    reducer = Reducer(name=client.name)
+    reducer = Reducer._of(False, None, client.name)  # (Reducer(name=...), made as reduce_events makes it)
     reducer.feed_many(events, trusted=True)
     messages = reducer.finish()
     if not messages:  # (a reply whose only choices are not the first: choices[0].index 1, say)
