@@ -906,6 +906,62 @@ def long_stream(size: int) -> bytes:
     return b"\n\n".join([events[0], *middle, *events[-4:]])
 
 
+@pytest.mark.parametrize("pauses", [0, 1, 3])
+def test_a_stream_reads_at_most_read_ahead_beyond_its_caller_and_gives_every_chunk_once(pauses: int) -> None:
+    """The body's reading task reads ahead of the caller while the caller's loop yields to the event loop
+    (``pauses`` times an event: the reading task then appends chunks as the caller takes them), never more than
+    READ_AHEAD bytes and a chunk beyond the chunk that gave the caller's event; and the caller gets each chunk's
+    events once, in order: the message and events are the sync stream's."""
+    from agentmsg.clients._async import READ_AHEAD
+
+    body = long_stream(8 * READ_AHEAD)
+    pieces = [p + b"\n\n" for p in body.split(b"\n\n") if p]
+    ends = [sum(map(len, pieces[: i + 1])) for i in range(len(pieces))]  # bytes read once piece i is
+    deltas = [i for i, p in enumerate(pieces) if b'"content":"' in p and b'"content":""' not in p]
+    sent = [0]
+
+    class Body(httpx.AsyncByteStream):
+        async def __aiter__(self) -> Any:
+            for p in pieces:
+                sent[0] += len(p)
+                yield p
+
+    class SyncBody(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            yield from pieces
+
+    head = {"content-type": "text/event-stream"}
+    ahead: list[int] = []
+
+    async def main() -> tuple[list[dict[str, Any]], agentmsg.Msg]:
+        http = httpx.AsyncClient(
+            transport=httpx.MockTransport(lambda r: httpx.Response(200, headers=head, stream=Body()))
+        )
+        events: list[dict[str, Any]] = []
+        async with AsyncClient("openai", base_url="http://x", api_key="k", model="m", http_client=http) as c:
+            stream = c.stream(CONVO)
+            async for e in stream:
+                events.append(e)
+                if e["type"] == "TEXT_BLOCK_DELTA":  # (from the chunk deltas[k], k the deltas before)
+                    ahead.append(sent[0] - ends[deltas[sum(x["type"] == "TEXT_BLOCK_DELTA" for x in events) - 1]])
+                for _ in range(pauses):
+                    await asyncio.sleep(0)
+            assert stream.message is not None
+            return events, stream.message
+
+    events, message = asyncio.run(main())
+    http = httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(200, headers=head, stream=SyncBody())))
+    with Client("openai", base_url="http://x", api_key="k", model="m", http_client=http) as c:
+        stream = c.stream(CONVO)
+        sync_events = list(stream)
+        assert stream.message is not None
+    assert stable(events) == stable(sync_events) and msg_dict(message) == msg_dict(stream.message)
+    assert len(ahead) == len(deltas) and sent[0] == len(body)
+    assert min(ahead) >= 0 and max(ahead) <= READ_AHEAD + max(map(len, pieces))
+    if pauses:  # (the reading task did read ahead while the caller's loop yielded)
+        assert max(ahead) >= READ_AHEAD // 2
+
+
 @pytest.mark.parametrize("body", ["short", "beyond-read-ahead"])
 def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_connection(
     server: ReplayServer, body: str

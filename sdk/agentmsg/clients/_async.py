@@ -18,7 +18,6 @@ the caller waits for it to finish before its cancellation goes on:
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import time
 import weakref
@@ -57,22 +56,22 @@ _READING: set[asyncio.Task[None]] = set()
 
 
 class _Body:
-    """A stream's response body, read in a task of its own: the caller takes the chunks read (``chunks``: their
-    ``popleft()``, then :meth:`read_on` once ``room`` says so) and waits (:meth:`waiter`) when there is none; ``ended``
-    once the body is read whole or its read failed (``error``). The task holds no reference to the stream, which
-    is collected as usual when left unfinished."""
+    """A stream's response body, read in a task of its own into ``chunks``, which the caller takes in order as they
+    come (a ``for`` over the list: what the reading task appends meanwhile comes in the same loop, with no take or
+    count a chunk), and clears once it has taken every one, then waits (:meth:`waiter`) for more; ``ended`` once
+    the body is read whole or its read failed (``error``). The reading task holds at most :data:`READ_AHEAD` bytes
+    and a chunk in ``chunks``, taken or not (it then waits for the caller to clear them). The task holds no
+    reference to the stream, which is collected as usual when left unfinished."""
 
-    __slots__ = ("__weakref__", "_loop", "_waiter", "chunks", "ended", "error", "net", "room", "task")
+    __slots__ = ("__weakref__", "_loop", "_room", "_waiter", "chunks", "ended", "error", "net", "task")
 
     def __init__(self, response: httpx.Response, encoded: bool) -> None:
         self.net: Any = response.extensions.get("network_stream")  # what the client's aclose() closes under a read
-        self.chunks: collections.deque[bytes] = collections.deque()
+        self.chunks: list[bytes] = []
         self.ended = False
         self.error: Exception | None = None
         self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for a chunk
-        # The reading task, waiting for the caller to take chunks (with the number of chunks left at which it
-        # reads on). The caller's take looks at it alone: no count of the bytes held kept on each side per chunk.
-        self.room: tuple[asyncio.Future[None], int] | None = None
+        self._room: asyncio.Future[None] | None = None  # the reading task, waiting for the caller to clear the chunks
         self._loop = asyncio.get_running_loop()
         self.task = self._loop.create_task(self._read(response, encoded))
         _READING.add(self.task)
@@ -88,10 +87,10 @@ class _Body:
                         self._wake()
                     held += len(chunk)
                     if held >= READ_AHEAD:
-                        held = sum(map(len, chunks))
-                        while held >= READ_AHEAD:  # (until the caller has taken half the chunks held)
-                            room = self.room = (self._loop.create_future(), len(chunks) // 2)
-                            await room[0]
+                        held = sum(map(len, chunks))  # (the caller may have cleared them since)
+                        while held >= READ_AHEAD:  # (until the caller has taken every chunk and cleared them)
+                            room = self._room = self._loop.create_future()
+                            await room
                             held = sum(map(len, chunks))
             except Exception as exc:  # (httpx's errors, a read timeout: the caller raises it after the chunks before)
                 with_request(exc, response)
@@ -112,21 +111,20 @@ class _Body:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def read_on(self) -> None:
-        """The caller took half the chunks the reading task held when it began to wait for room (``room``, which
-        the caller looks at after each chunk it takes, with no call): it reads on (it then counts the bytes held
-        anew)."""
-        room = self.room
-        self.room = None
-        if room is not None and not room[0].done():
-            room[0].set_result(None)
-
     def waiter(self) -> asyncio.Future[None]:
-        """What the caller, which has no chunk and saw the body not ended, awaits: done once a chunk is read or the
-        body has ended (the future itself: no coroutine made and stepped for it at each wait, a live stream's every
-        chunk)."""
+        """What the caller, which has taken every chunk, cleared them and saw the body not ended, awaits: done once a
+        chunk is read or the body has ended (the future itself: no coroutine made and stepped for it at each wait).
+        The reading task, waiting for room, reads on."""
         waiter = self._waiter = self._loop.create_future()
+        if self._room is not None:
+            self._read_on()
         return waiter
+
+    def _read_on(self) -> None:
+        room = self._room
+        self._room = None
+        if room is not None and not room.done():
+            room.set_result(None)
 
 
 async def _once(step: Coroutine[Any, Any, _T], lost: Callable[[_T], Coroutine[Any, Any, None]] | None = None) -> _T:
@@ -283,7 +281,6 @@ class AsyncReplyStream(StreamState):
             body = _Body(response, encoded)
             self._client._bodies.add(body)
             chunks = body.chunks
-            take = chunks.popleft
             feed, fold = parser.feed, self.reducer._trusted_feed()
             cap, size, over, grown = limits.max_bytes, 0, False, False
             room = cap  # bytes the message may grow by before it is measured
@@ -291,7 +288,28 @@ class AsyncReplyStream(StreamState):
             try:
                 try:
                     while not over:
-                        if not chunks:
+                        for chunk in chunks:  # (those the reading task appends meanwhile come in this loop)
+                            size += len(chunk)
+                            if size > cap or (encoded and response.num_bytes_downloaded > cap):
+                                over = True  # the bytes up to the limit are read, no further
+                                chunk = chunk[: len(chunk) - max(0, size - cap)]
+                            events = feed(chunk)
+                            if events:  # the parser's events, valid by construction: to the reducer
+                                self._parsed = True
+                                fold(events)
+                                room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                                if room < 0:
+                                    room = self._room(cap)
+                                    if room < 0:
+                                        over = grown = True  # the message built is past the limit: read no further
+                            if self._heading:
+                                self._head_of(chunk)
+                            for e in events:
+                                yield e
+                            if over:
+                                break
+                        else:  # every chunk read taken: cleared (the reading task reads on), and more waited for
+                            chunks.clear()
                             if body.ended:
                                 if body.error is not None:
                                     raise body.error
@@ -301,28 +319,6 @@ class AsyncReplyStream(StreamState):
                                 await body.waiter()
                             finally:
                                 self._reader = None
-                            continue
-                        chunk = take()
-                        room_at = body.room  # (the reading task waits for the caller to take chunks: half of them)
-                        if room_at is not None and len(chunks) <= room_at[1]:
-                            body.read_on()
-                        size += len(chunk)
-                        if size > cap or (encoded and response.num_bytes_downloaded > cap):
-                            over = True  # the bytes up to the limit are read, no further
-                            chunk = chunk[: len(chunk) - max(0, size - cap)]
-                        events = feed(chunk)
-                        if events:  # the parser's events, valid by construction: to the reducer
-                            self._parsed = True
-                            fold(events)
-                            room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
-                            if room < 0:
-                                room = self._room(cap)
-                                if room < 0:
-                                    over = grown = True  # the message built is past the limit: read no further
-                        if self._heading:
-                            self._head_of(chunk)
-                        for e in events:
-                            yield e
                     closing = self._too_large(parser, cap, grown) if over else parser.close()
                 except httpx.HTTPError as exc:
                     closing = self._read_failed(parser, exc)
