@@ -36,6 +36,7 @@ def schema_registry() -> Any:
 READ_KERNELS = (
     ("agentmsg._wire.sse", "_scan"),
     ("agentmsg._wire.sse", "_idle"),
+    ("agentmsg._wire.sse", "_Scanner"),
     ("agentmsg.events._handlers", "_fold_deltas"),
     ("agentmsg.events.reducer", "_fold_deltas"),
     ("agentmsg.providers._response.parser", "_string_between"),

@@ -1011,6 +1011,38 @@ PyDoc_STRVAR(sse_scan_doc,
              "flags, a piece with no data line taken as no event (1), with unknown fields in it too (2), by the "
              "provider decoder's rules (4).");
 
+/* The scan itself, sse_scan's and an SSEScanner's: appends the events of chunk[pos:] to out, *last_id (a
+ * reference held, replaced by each id) the last event id. Returns where it stopped, *stop set; -1 on error. */
+static Py_ssize_t scan_chunk(PyObject *chunk, Py_ssize_t pos, int crlf, Py_ssize_t limit, Py_ssize_t max_line,
+                             PyObject **last_id, PyObject *out, PyObject *cls, int raw, int dataless,
+                             Py_ssize_t *stop) {
+    const char *buf = PyBytes_AS_STRING(chunk);
+    Py_ssize_t n = PyBytes_GET_SIZE(chunk);
+    static PyObject *message = NULL;
+    if (message == NULL && (message = PyUnicode_InternFromString("message")) == NULL) return -1;
+    Py_ssize_t seplen = crlf ? 4 : 2;
+    *stop = -1;
+    for (;;) {
+        int lone;
+        const char *sep = find_sep(buf + pos, buf + n, crlf, &lone);
+        if (sep == NULL) break;
+        PyObject *event = NULL;
+        int rc = simple_event(buf + pos, sep, crlf, lone, limit, max_line, last_id, cls, message, raw, dataless, &event);
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            *stop = (sep - buf) + seplen;
+            break;
+        }
+        if (rc == 1) {
+            int err = PyList_Append(out, event);
+            Py_DECREF(event);
+            if (err < 0) return -1;
+        }
+        pos = (sep - buf) + seplen;
+    }
+    return pos;
+}
+
 static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 8 || nargs > 10 || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[5]) || !PyList_CheckExact(args[6])) {
         PyErr_SetString(PyExc_TypeError,
@@ -1026,44 +1058,154 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t limit = PyLong_AsSsize_t(args[3]);
     Py_ssize_t max_line = PyLong_AsSsize_t(args[4]);
     if (PyErr_Occurred() || crlf < 0) return NULL;
-    const char *buf = PyBytes_AS_STRING(args[0]);
-    Py_ssize_t n = PyBytes_GET_SIZE(args[0]);
-    if (pos < 0 || pos > n) {
+    if (pos < 0 || pos > PyBytes_GET_SIZE(args[0])) {
         PyErr_SetString(PyExc_ValueError, "pos out of range");
         return NULL;
     }
-    static PyObject *message = NULL;
-    if (message == NULL && (message = PyUnicode_InternFromString("message")) == NULL) return NULL;
-    PyObject *last_id = args[5];
-    Py_INCREF(last_id);
-    Py_ssize_t stop = -1;
-    Py_ssize_t seplen = crlf ? 4 : 2;
-    for (;;) {
-        int lone;
-        const char *sep = find_sep(buf + pos, buf + n, crlf, &lone);
-        if (sep == NULL) break;
-        PyObject *event = NULL;
-        int rc = simple_event(buf + pos, sep, crlf, lone, limit, max_line, &last_id, args[7], message, raw, dataless, &event);
-        if (rc < 0) {
-            Py_DECREF(last_id);
-            return NULL;
-        }
-        if (rc == 0) {
-            stop = (sep - buf) + seplen;
-            break;
-        }
-        if (rc == 1) {
-            int err = PyList_Append(args[6], event);
-            Py_DECREF(event);
-            if (err < 0) {
-                Py_DECREF(last_id);
-                return NULL;
-            }
-        }
-        pos = (sep - buf) + seplen;
+    PyObject *last_id = Py_NewRef(args[5]);
+    Py_ssize_t stop;
+    pos = scan_chunk(args[0], pos, crlf, limit, max_line, &last_id, args[6], args[7], raw, dataless, &stop);
+    if (pos < 0) {
+        Py_DECREF(last_id);
+        return NULL;
     }
     return scan_result(pos, stop, last_id);
 }
+
+/* ---- SSE: the scan with its bounds bound (SSEScanner) ----------------------------------------------
+ * sse_scan from a chunk's start with the arguments that do not change within a stream given once: a stream
+ * parser's idle scan (agentmsg._wire.sse.SSEDecoder.idle_scanner) calls it once per chunk, and each of
+ * sse_scan's ten arguments was loaded and converted at each call. The chunk's line ends are told here (a CR
+ * in it: CRLF ones, as sse_scan's crlf). The result tuple is the scanner's own, used again when the caller
+ * kept no reference to it (as zip's is). */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Py_ssize_t limit, max_line;
+    PyObject *cls;
+    char raw; /* (a char: T_BOOL's) */
+    PyObject *result; /* the last result, or NULL */
+} SSEScanner;
+
+static PyObject *scanner_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    SSEScanner *self = (SSEScanner *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 4 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[1]) ||
+        !PyList_CheckExact(args[2]) || !PyLong_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "SSEScanner(chunk: bytes, last_id: str, out: list, dataless: int, /)");
+        return NULL;
+    }
+    int dataless = (int)PyLong_AsLong(args[3]);
+    if (dataless == -1 && PyErr_Occurred()) return NULL;
+    PyObject *chunk = args[0];
+    int crlf = memchr(PyBytes_AS_STRING(chunk), '\r', (size_t)PyBytes_GET_SIZE(chunk)) != NULL;
+    PyObject *last_id = Py_NewRef(args[1]);
+    Py_ssize_t stop;
+    Py_ssize_t pos = scan_chunk(chunk, 0, crlf, self->limit, self->max_line, &last_id, args[2], self->cls, self->raw,
+                                dataless, &stop);
+    if (pos < 0) {
+        Py_DECREF(last_id);
+        return NULL;
+    }
+    PyObject *result = self->result;
+    if (result == NULL || Py_REFCNT(result) != 1) { /* (held by a caller: a new one) */
+        result = scan_result(pos, stop, last_id);
+        if (result == NULL) return NULL;
+        Py_XSETREF(self->result, Py_NewRef(result));
+        return result;
+    }
+    PyObject *at = PyLong_FromSsize_t(pos);
+    if (at == NULL) {
+        Py_DECREF(last_id);
+        return NULL;
+    }
+    PyObject *items[3] = {at, PyLong_FromSsize_t(stop), last_id}; /* (stop: -1 or a chunk's offset) */
+    if (items[1] == NULL) {
+        Py_DECREF(at);
+        Py_DECREF(last_id);
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        PyObject *old = PyTuple_GET_ITEM(result, i);
+        PyTuple_SET_ITEM(result, i, items[i]);
+        Py_DECREF(old); /* (an int or a str: no code of the caller's runs) */
+    }
+    return Py_NewRef(result);
+}
+
+static PyObject *scanner_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *cls;
+    Py_ssize_t limit, max_line;
+    int raw;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "SSEScanner(limit, max_line, cls, raw, /) takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "nnOp:SSEScanner", &limit, &max_line, &cls, &raw)) return NULL;
+    if (!PyCallable_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "SSEScanner: cls is not callable");
+        return NULL;
+    }
+    SSEScanner *self = (SSEScanner *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = scanner_call;
+    self->limit = limit;
+    self->max_line = max_line;
+    self->cls = Py_NewRef(cls);
+    self->raw = (char)raw;
+    self->result = NULL;
+    return (PyObject *)self;
+}
+
+static int scanner_traverse(PyObject *op, visitproc visit, void *arg) {
+    Py_VISIT(((SSEScanner *)op)->cls);
+    Py_VISIT(((SSEScanner *)op)->result);
+    return 0;
+}
+
+static int scanner_clear(PyObject *op) {
+    Py_CLEAR(((SSEScanner *)op)->cls);
+    Py_CLEAR(((SSEScanner *)op)->result);
+    return 0;
+}
+
+static void scanner_dealloc(PyObject *op) {
+    PyObject_GC_UnTrack(op);
+    scanner_clear(op);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyMemberDef scanner_members[] = {
+    {"limit", T_PYSSIZET, offsetof(SSEScanner, limit), READONLY, "the bytes a simple event's data line may hold"},
+    {"max_line", T_PYSSIZET, offsetof(SSEScanner, max_line), READONLY, "the bytes any other line may hold"},
+    {"cls", T_OBJECT, offsetof(SSEScanner, cls), READONLY, "what each event is made with: cls(data, event, id)"},
+    {"raw", T_BOOL, offsetof(SSEScanner, raw), READONLY, "each event's data its UTF-8 bytes (checked), not str"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+PyDoc_STRVAR(scanner_doc,
+             "SSEScanner(limit, max_line, cls, raw, /)\n\n"
+             "sse_scan from a chunk's start with its bounds, its event class and raw given once: "
+             "scanner(chunk, last_id, out, dataless) is sse_scan(chunk, 0, b'\\r' in chunk, limit, max_line, "
+             "last_id, out, cls, raw, dataless), the same events appended to out and the same (pos, stop, last_id) "
+             "returned. chunk is bytes, last_id str, out a list and dataless an int, else TypeError. The result "
+             "tuple may be the one the last call returned, used again when nothing else holds it.");
+
+static PyTypeObject SSEScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "agentmsg._speedups.SSEScanner",
+    .tp_basicsize = sizeof(SSEScanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = scanner_doc,
+    .tp_new = scanner_new,
+    .tp_dealloc = scanner_dealloc,
+    .tp_traverse = scanner_traverse,
+    .tp_clear = scanner_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(SSEScanner, vectorcall),
+    .tp_members = scanner_members,
+};
 
 /* ---- SSE: lines that do nothing between events (sse_idle) ------------------------------------------
  * The C form of agentmsg._wire.sse.idle_lines: from a line start, a run of blank lines, comments and (flag
@@ -1315,4 +1457,13 @@ static struct PyModuleDef module = {
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__speedups(void) {
+    if (PyType_Ready(&SSEScannerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "SSEScanner", (PyObject *)&SSEScannerType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -7,7 +7,7 @@ stop) and leaves the case to Python. ``AGENTMSG_PURE_PYTHON=1`` runs without the
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, final
 
 def make_plan(
     cls: type,
@@ -118,6 +118,36 @@ def sse_scan(
     taken with ``event: error``, an ``error`` field or a line starting with ``{`` or ``[`` after any blanks). The
     caller reads every piece it stops at with the line parser. Caller:
     :meth:`agentmsg._wire.sse.SSEDecoder._simple_events`."""
+
+@final
+class SSEScanner:
+    """:func:`sse_scan` from a chunk's start with the arguments that do not change within a stream given once (a
+    stream parser scans each chunk of a live stream: sse_scan's ten arguments were loaded and converted at each
+    call). ``SSEScanner(limit, max_line, cls, raw)``; then ``scanner(chunk, last_id, out, dataless)`` is
+    ``sse_scan(chunk, 0, b"\\r" in chunk, limit, max_line, last_id, out, cls, raw, dataless)``: the same events
+    appended to ``out``, the same ``(pos, stop, last_id)`` returned (the line ends told from the chunk: a CR in it,
+    CRLF ones). ``chunk`` not ``bytes`` (exactly), ``last_id`` not ``str``, ``out`` not a ``list``, ``dataless``
+    not an ``int``, or a keyword argument: TypeError; to the constructor, ``limit`` or ``max_line`` not an ``int``
+    or ``cls`` not callable: TypeError. The result tuple may be the one the call before returned, used again when
+    nothing else holds it (as ``zip``'s is). Caller: :meth:`agentmsg._wire.sse.SSEDecoder.idle_scanner`, for
+    :class:`agentmsg.providers._response.parser.StreamParser`."""
+
+    def __new__(
+        cls, limit: int, max_line: int, event_cls: Callable[[Any, str, str], Any], raw: bool, /
+    ) -> SSEScanner: ...
+    def __call__(self, chunk: bytes, last_id: str, out: list[Any], dataless: int, /) -> tuple[int, int, str]: ...
+    @property
+    def limit(self) -> int:
+        """The bytes a simple event's data line may hold."""
+    @property
+    def max_line(self) -> int:
+        """The bytes any other line may hold."""
+    @property
+    def cls(self) -> Callable[[Any, str, str], Any]:
+        """What each event is made with: ``cls(data, event, id)``."""
+    @property
+    def raw(self) -> bool:
+        """Each event's data is its UTF-8 bytes (checked), not ``str``."""
 
 def json_string_between(data: bytes, head: bytes, tail: bytes, after: tuple[bytes, ...] = (), /) -> str | None:
     """The value of the JSON string when ``data`` is exactly ``head`` + one JSON string + ``tail``, as orjson

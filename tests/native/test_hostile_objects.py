@@ -151,6 +151,26 @@ def test_sse_scan_writes_no_slot_of_another_classs_layout() -> None:
     assert (event.called, event.a, event.b, event.c) == (True, "hi", "message", "7")
 
 
+def test_a_scanner_its_event_class_runs_again_gives_each_call_its_own_result() -> None:
+    """An SSEScanner's event class (no attrs class: called) that runs the same scanner while it scans, and keeps
+    the inner result: the outer call's result is its own (the scanner uses its result tuple again only when
+    nothing else holds it), and the inner one is not changed by the outer one's end."""
+    assert native is not None
+    inner: list[Any] = []
+
+    class Reentrant:
+        def __init__(self, data: bytes, event: str, id: str) -> None:
+            self.data = data
+            if data == b"outer":
+                inner.append(scanner(b"id: 9\ndata: in\n\n", "", [], 0))
+
+    scanner = native.SSEScanner(100, 100, Reentrant, True)
+    out: list[Any] = []
+    assert scanner(b"data: outer\n\nid: 2\ndata: two\n\n", "1", out, 0) == (30, -1, "2")
+    assert inner == [(16, -1, "9")]
+    assert [e.data for e in out] == [b"outer", b"two"]
+
+
 def test_encode_and_writes_give_up_on_a_plan_table_holding_no_plan() -> None:
     assert native is not None
 

@@ -479,18 +479,14 @@ def test_the_provider_decoder_reads_the_same_in_any_chunking(scanner: str, monke
         assert decode(pieces, limit) == bytewise, (body, cuts)
 
 
-def _fed_by_idle_scan(decoder: Any, chunk: bytes) -> list[SSEEvent]:
-    """``decoder.feed(chunk)`` as a stream parser makes it: the idle scan by SSEDecoder's contract (its docstring)
-    where it applies; where the scan takes the whole chunk, every event is the scanner's (bytes data, no problem)."""
-    contract = decoder.idle_scanner()
-    assert contract is not None
-    scan, limit, max_line = contract
+def _fed_by_idle_scan(decoder: Any, scan: Any, chunk: bytes) -> list[SSEEvent]:
+    """``decoder.feed(chunk)`` as a stream parser makes it: the idle scan by SSEDecoder's contract (its docstring),
+    with the scanner the decoder gave once (``scan``), where it applies; where the scan takes the whole chunk,
+    every event is the scanner's (bytes data, no problem)."""
     if not (decoder.idle and type(chunk) is bytes):
         return list(decoder.feed(chunk))
     out: list[SSEEvent] = []
-    pos, stop, last_id = scan(
-        chunk, 0, 13 in chunk, limit, max_line, decoder.id_buffer, out, SSEEvent, True, decoder.dataless
-    )
+    pos, stop, last_id = scan(chunk, decoder.id_buffer, out, decoder.dataless)
     if pos:
         decoder.id_buffer = decoder.last_event_id = last_id
     if stop >= 0 or pos < len(chunk):
@@ -522,9 +518,11 @@ def test_the_idle_scan_made_by_its_contract_reads_what_feed_reads(kind: str) -> 
         cuts = sorted(rng.sample(range(len(body) + 1), min(len(body) + 1, rng.randint(1, 6))))
         pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
         by_contract, by_feed = make(), make()
+        scan = by_contract.idle_scanner()  # (once: the scanner keeps the decoder's limits)
+        assert scan is not None
         for piece in pieces:
             scanned += by_contract.idle and bool(piece)
-            got = _fed_by_idle_scan(by_contract, piece)
+            got = _fed_by_idle_scan(by_contract, scan, piece)
             want = by_feed.feed(piece)
             assert [attrs.astuple(e) for e in got] == [attrs.astuple(e) for e in want], (body, cuts)
             assert (by_contract.last_event_id, by_contract.idle) == (by_feed.last_event_id, by_feed.idle), (body, cuts)

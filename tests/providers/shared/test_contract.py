@@ -159,19 +159,30 @@ def test_native_code_holds_no_vendor_or_protocol_logic() -> None:
 
 
 def test_the_native_stub_declares_every_kernel_with_its_contract() -> None:
-    """``_speedups.pyi`` is complete: every function the built module has is declared there, with a docstring that
-    states what it gives, when it gives up and who calls it."""
+    """``_speedups.pyi`` is complete: every function and class the built module has is declared there, with a
+    docstring that states what it gives, when it gives up and who calls it; each class with every method and
+    attribute the built class has, each method typed."""
     from agentmsg._native import speedups
 
     stub = ast.parse((SDK / "_speedups.pyi").read_text(encoding="utf-8"))
-    declared = {n.name: ast.get_docstring(n) or "" for n in stub.body if isinstance(n, ast.FunctionDef)}
+    declared = {n.name: ast.get_docstring(n) or "" for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     c_source = (SDK / "_speedups.c").read_text(encoding="utf-8")
-    in_c = {m.group(1) for m in re.finditer(r'^\s*\{"(\w+)",', c_source, re.M)}
-    assert in_c == set(declared), f"the stub and _speedups.c's method table differ: {in_c ^ set(declared)}"
+    table = c_source[c_source.index("static PyMethodDef methods[]") :]
+    in_c = {m.group(1) for m in re.finditer(r'^\s*\{"(\w+)",', table[: table.index("};")], re.M)}
+    in_c |= set(re.findall(r'PyModule_AddObjectRef\(m, "(\w+)"', c_source))  # (the classes)
+    assert in_c == set(declared), f"the stub and _speedups.c's module differ: {in_c ^ set(declared)}"
     if speedups is not None:
         assert {n for n in dir(speedups) if not n.startswith("_")} == set(declared)
     for name, doc in declared.items():
         assert "Caller:" in doc and len(doc) > 200, f"_speedups.pyi: {name} has no stated contract"
+    for cls in (n for n in stub.body if isinstance(n, ast.ClassDef)):
+        methods = [n for n in cls.body if isinstance(n, ast.FunctionDef)]
+        for method in methods:
+            args = (method.args.posonlyargs + method.args.args)[1:] + method.args.kwonlyargs
+            assert method.returns is not None and all(a.annotation is not None for a in args), (cls.name, method.name)
+        if speedups is not None:
+            built = {n for n in dir(getattr(speedups, cls.name)) if not n.startswith("_")}
+            assert built == {m.name for m in methods if not m.name.startswith("_")}, cls.name
 
 
 #: providers' own tools (server and built-in tools), as a definition gives one, by the word that names it

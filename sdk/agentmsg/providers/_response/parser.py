@@ -25,7 +25,7 @@ from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, json_ty
 from agentmsg._codec.jsontext import loads as json_loads
 from agentmsg._native import speedups
 from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
-from agentmsg._wire.sse import SSEDecoder, SSEEvent
+from agentmsg._wire.sse import IdleScan, SSEDecoder, SSEEvent
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
@@ -115,10 +115,9 @@ class StreamParser:
         #: the framer's own for a body of JSON lines or values
         self._sse: Callable[[bytes], list[Any]] | None = None
         #: the SSE decoder once the body is SSE and its scanner is in C: feed makes an idle decoder's scan itself
-        #: (SSEDecoder's idle scan), with the scanner and its bounds the decoder gives once (SSEDecoder.idle_scanner)
+        #: (SSEDecoder's idle scan), with the scanner the decoder gives once (SSEDecoder.idle_scanner)
         self._dec: SSEDecoder | None = None
-        self._scan: Callable[..., tuple[int, int, str]] | None = None
-        self._limit = self._max_line = 0
+        self._scan: IdleScan | None = None
         #: the routed events of the route they were made for (reader.route, by identity): an event with its fixed
         #: parts (b.route_parts) that each copies, and a call's argument pieces (see _route_events); None: b.routed
         self._parts: tuple[dict[str, Any], list[str] | None] | None = None
@@ -174,11 +173,8 @@ class StreamParser:
             # The decoder's idle scan (SSEDecoder's contract: feed's C path), inline: the scan of the chunk's simple
             # events (the data of each UTF-8 bytes, checked; no problem), the rest of the chunk, if any, left to it
             payloads: list[SSEEvent] = []
-            crlf = 13 in chunk
-            limit = self._limit
-            pos, stop, last_id = self._scan(  # type: ignore[misc]  # (a decoder is kept only with its scanner)
-                chunk, 0, crlf, limit, self._max_line, dec.id_buffer, payloads, SSEEvent, True, dec.dataless
-            )
+            # (a decoder is kept only with its scanner, SSEDecoder.idle_scanner's: its bounds bound, no crlf to tell)
+            pos, stop, last_id = self._scan(chunk, dec.id_buffer, payloads, dec.dataless)  # type: ignore[misc]
             if pos:  # whole events were dispatched: the last one's id
                 dec.id_buffer = dec.last_event_id = last_id
             simple = stop < 0 and pos == len(chunk)  # every payload the scanner's: bytes, no problem
@@ -194,8 +190,7 @@ class StreamParser:
                 dec = framer.sse_decoder()
                 scanner = dec.idle_scanner() if dec is not None else None
                 if scanner is not None:
-                    self._dec = dec
-                    self._scan, self._limit, self._max_line = scanner
+                    self._dec, self._scan = dec, scanner
         reader = self.reader
         loads = orjson.loads
         between = _string_between  # (None: no route is read, as without the C kernel no reader makes one)
