@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 import agentmsg
@@ -718,3 +719,61 @@ def test_bad_configuration_is_said_before_anything_is_sent(server: ReplayServer)
         return [e async for e in stream]
 
     assert asyncio.run(closed_first()) == [] and server.requests == []
+
+
+def test_a_live_stream_reads_the_byte_stream_inside_httpxs_wrapper() -> None:
+    """A live stream reads the transport's byte stream that httpx's ``BoundSyncStream`` / ``BoundAsyncStream``
+    wraps (a generator step a chunk fewer), and the response is still closed through the wrapper: its
+    ``elapsed`` set, the stream inside closed, the same reply as ``reduce_events`` of the whole body."""
+    from agentmsg.clients._stream import araw_chunks, raw_chunks
+
+    pieces = [e + b"\n\n" for e in TEXT_SSE.split(b"\n\n") if e.strip()]
+    closed: list[str] = []
+
+    class Body(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            yield from pieces
+
+        def close(self) -> None:
+            closed.append("sync")
+
+    class ABody(httpx.AsyncByteStream):
+        async def __aiter__(self) -> Any:
+            for p in pieces:
+                yield p
+
+        async def aclose(self) -> None:
+            closed.append("async")
+
+    head = {"content-type": "text/event-stream"}
+    http = httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(200, headers=head, stream=Body())))
+    with http.stream("POST", "http://127.0.0.1:1/") as response:
+        chunks = raw_chunks(response, False)
+        assert getattr(chunks, "gi_code", None) is Body.__iter__.__code__  # (the wrapper's generator skipped)
+        assert list(chunks) == pieces
+    assert response.elapsed.total_seconds() >= 0 and closed == ["sync"]
+
+    c = Client("openai", api_key="k", model="m", http_client=http)
+    with c.stream(CONVO) as stream:
+        list(stream)
+    assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
+    assert closed == ["sync", "sync"]
+
+    async def run() -> agentmsg.Msg | None:
+        ahttp = httpx.AsyncClient(
+            transport=httpx.MockTransport(lambda r: httpx.Response(200, headers=head, stream=ABody()))
+        )
+        async with ahttp.stream("POST", "http://127.0.0.1:1/") as response:
+            chunks = araw_chunks(response, False)
+            assert getattr(chunks, "ag_code", None) is ABody.__aiter__.__code__
+            assert [c async for c in chunks] == pieces
+        assert response.elapsed.total_seconds() >= 0 and closed[-1] == "async"
+        ac = AsyncClient("openai", api_key="k", model="m", http_client=ahttp)
+        async with ac.stream(CONVO) as astream:
+            async for _ in astream:
+                pass
+        return astream.message
+
+    msg = asyncio.run(run())
+    assert msg is not None and content(msg) == content(expected(TEXT_SSE))
+    assert closed == ["sync", "sync", "async", "async"]
