@@ -128,8 +128,7 @@ class SSEScanner:
     appended to ``out``, the same ``(pos, stop, last_id)`` returned (the line ends told from the chunk: a CR in it,
     CRLF ones). ``chunk`` not ``bytes`` (exactly), ``last_id`` not ``str``, ``out`` not a ``list``, ``dataless``
     not an ``int``, or a keyword argument: TypeError; to the constructor, ``limit`` or ``max_line`` not an ``int``
-    or ``cls`` not callable: TypeError. The result tuple may be the one the call before returned, used again when
-    nothing else holds it (as ``zip``'s is). Caller: :meth:`agentmsg._wire.sse.SSEDecoder.idle_scanner`, for
+    or ``cls`` not callable: TypeError. Each call returns a new tuple. Caller: :meth:`agentmsg._wire.sse.SSEDecoder.idle_scanner`, for
     :class:`agentmsg.providers._response.parser.StreamParser`."""
 
     def __new__(

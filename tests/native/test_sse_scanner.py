@@ -68,7 +68,7 @@ def test_a_result_the_caller_holds_is_not_changed_by_the_next_scan() -> None:
     second = scanner(b"data: bb\r\n\r\nretry: 5\r\ndata: c\r\n\r\nx", "0", out, 0)
     assert (first, second) == ((15, -1, "1"), (12, 33, "0"))
     assert [(e.data, e.id) for e in out] == [(b"a", "1"), (b"bb", "0")]
-    del first, second  # (the next result may be the last tuple again: its own values)
+    del first, second  # (each result a tuple of its own: the next ones hold their own values)
     assert scanner(b"", "z", out, 0) == (0, -1, "z")
     assert scanner(b"data: d\n\n", "y", out, 0) == (9, -1, "y")
 
