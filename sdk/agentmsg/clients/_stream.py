@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import httpx
-import httpx._client
 
 from agentmsg import GenerateReason, Msg, Problem, Reducer
 from agentmsg.clients._errors import (
@@ -292,7 +291,9 @@ def araw_chunks(response: httpx.Response, encoded: bool | None = None) -> AsyncI
 #: httpx's wrappers of a response's byte stream that only hand its chunks on (their ``close()`` / ``aclose()``,
 #: which sets the response's ``elapsed``, is the response's own): the types themselves, where this httpx has them
 _BOUND: Final = frozenset(
-    t for t in (getattr(httpx._client, "BoundSyncStream", None), getattr(httpx._client, "BoundAsyncStream", None)) if t
+    t
+    for t in (getattr(getattr(httpx, "_client", None), n, None) for n in ("BoundSyncStream", "BoundAsyncStream"))
+    if t is not None
 )
 
 
