@@ -603,7 +603,14 @@ def test_a_name_that_is_no_limit_is_an_unknown_name_error_still_a_key_error(name
 
 @pytest.mark.parametrize(
     ("name", "value", "rule"),
-    [("max_bytes", 0, "minimum"), ("max_event_bytes", "1", "type"), ("max_depth", 255, "maximum")],
+    [
+        ("max_bytes", 0, "minimum"),
+        ("max_event_bytes", "1", "type"),
+        ("max_depth", 255, "maximum"),
+        ("max_event_bytes", 2**70, "maximum"),
+        ("max_bytes", 2**63, "maximum"),
+        ("max_open_blocks", (1 << 62) + 1, "maximum"),
+    ],
 )
 def test_a_limit_set_out_of_range_is_a_validation_error(name: str, value: Any, rule: str) -> None:
     """A limit set to what it cannot be raised a bare ValueError: now a ValidationError (a ValueError still) at
@@ -618,3 +625,20 @@ def test_a_limit_set_out_of_range_is_a_validation_error(name: str, value: Any, r
             assign()
         assert [(p.pointer, p.rule) for p in info.value.problems] == [(f"/{name}", rule)]
     assert limits[name] == before
+
+
+def test_the_largest_limits_read_a_stream() -> None:
+    """Every limit at its largest (2**62) reads a stream as the default ones do: a limit past 2**63 was accepted
+    and then raised a bare OverflowError where an SSE stream was read (the C scanner's bounds)."""
+    from agentmsg.providers import get
+
+    body = b'data: {"id":"x","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
+    before = {name: limits[name] for name in ("max_bytes", "max_event_bytes", "max_open_blocks")}
+    want = [(e["type"], e.get("delta")) for e in get("openai").parse_stream(body)]
+    try:
+        for name in before:
+            limits[name] = 1 << 62
+        assert [(e["type"], e.get("delta")) for e in get("openai").parse_stream(body)] == want
+    finally:
+        for name, value in before.items():
+            limits[name] = value

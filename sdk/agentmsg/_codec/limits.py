@@ -3,7 +3,7 @@
 Input beyond a limit raises :class:`~agentmsg.SizeLimitError` (a ``ValidationError`` whose rule names the
 limit) or, where the reader is tolerant (the event reducer), is recorded as a problem with that rule.
 Limits are process-wide and may be changed at run time (``agentmsg.limits.max_bytes = 1 << 20``, or
-dict-style ``agentmsg.limits["max_bytes"]``); values are checked when set (a ValidationError at ``/<name>``; a
+dict-style ``agentmsg.limits["max_bytes"]``); values are checked when set (an int from 1 to 2**62) (a ValidationError at ``/<name>``; a
 name that is no limit: an :class:`~agentmsg.UnknownNameError`, a KeyError too).
 """
 
@@ -15,16 +15,28 @@ import attrs
 
 from agentmsg.errors import UnknownNameError, ValidationError, require_count
 
-__all__ = ["MAX_WRITABLE_DEPTH", "Limits", "limits"]
+__all__ = ["MAX_LIMIT", "MAX_WRITABLE_DEPTH", "Limits", "limits"]
 
 #: The deepest nesting orjson writes (arrays and objects): no accepted value may be deeper, so that
 #: whatever is accepted can be written back.
 MAX_WRITABLE_DEPTH = 254
 
 
+#: The largest a limit may be (4 EiB): no input is longer, and the C kernels hold limits in 64-bit signed
+#: integers, with room to add to them (a limit past 2**63 raised a bare OverflowError where a stream was read).
+MAX_LIMIT = 1 << 62
+
+
 def _positive(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    """A limit is an int of at least 1: else a ValidationError (a ValueError, as it was) at ``/<name>``."""
+    """A limit is an int from 1 to :data:`MAX_LIMIT`: else a ValidationError (a ValueError, as it was) at
+    ``/<name>`` (rule ``minimum``, ``maximum`` or ``type``)."""
     require_count(value, attribute.name, 1, f"limits.{attribute.name} must be a positive int")
+    if value > MAX_LIMIT:
+        raise ValidationError.single(
+            f"/{attribute.name}",
+            "maximum",
+            f"limits.{attribute.name} may not exceed 2**62 ({MAX_LIMIT}): no input is longer",
+        )
 
 
 def _depth(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:

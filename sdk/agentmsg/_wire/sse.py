@@ -283,6 +283,11 @@ def _line_end(chunk: bytes, pos: int) -> int:
     return len(chunk) if lf < 0 else lf + 1
 
 
+#: The most a regular expression's repeat may count here (re's own bound is 2**32 - 1): a line longer than this is
+#: left to the line parser, which holds it to its limit (a limit past re's bound raised OverflowError)
+_RE_REPEAT = (1 << 31) - 1
+
+
 @functools.lru_cache(maxsize=16)
 def idle_lines(max_line: int, dataless: int) -> re.Pattern[bytes]:
     """A run of lines that do nothing between events (none may be over ``max_line`` bytes: that is reported):
@@ -294,9 +299,9 @@ def idle_lines(max_line: int, dataless: int) -> re.Pattern[bytes]:
         provider = dataless & _DL_PROVIDER
         known = rb"data|event|id|retry|error" if provider else rb"data|event|id|retry"
         start = rb"(?![ \t]*[{\[])" if provider else b""
-        line = rb"(?!(?:" + known + rb")[:\r\n])" + start + rb"[^\r\n]{0,%d}" % max_line
+        line = rb"(?!(?:" + known + rb")[:\r\n])" + start + rb"[^\r\n]{0,%d}" % min(max_line, _RE_REPEAT)
     else:
-        line = rb":[^\r\n]{0,%d}" % max(max_line - 1, 0)
+        line = rb":[^\r\n]{0,%d}" % min(max(max_line - 1, 0), _RE_REPEAT)
     # No possessive quantifier or atomic group: CPython before 3.11.5 matches some of them wrongly (Debian 12's
     # 3.11.2 read whole bodies otherwise than byte by byte). Nothing follows the repeat, so greedy matching never
     # backtracks into it, and a CR is a line end of its own only when no LF follows (as CRLF is read whole).
@@ -321,7 +326,7 @@ def data_run(max_line: int) -> re.Pattern[bytes] | None:
     and none over ``max_line`` bytes (that is reported, by the line parser); None when ``data:`` alone is over."""
     if max_line < 5:
         return None
-    return re.compile(rb"(?:data:[^\r\n]{0,%d}\r?\n)+" % (max_line - 5))
+    return re.compile(rb"(?:data:[^\r\n]{0,%d}\r?\n)+" % min(max_line - 5, _RE_REPEAT))
 
 
 class SSEDecoder:
