@@ -947,3 +947,27 @@ def test_field_lines_between_events_decode_alike_however_fed_in_c_and_python(
     for fast in (False, True) if _sse._scan is not None else (False,):
         assert _decoded(cls, [body], fast) == want, (fast, body)
         assert _decoded(cls, pieces, fast) == want, (fast, body, pieces)
+
+
+@pytest.mark.parametrize(
+    ("limits_given", "pointer", "rule"),
+    [
+        ({"max_line_bytes": -5}, "/max_line_bytes", "minimum"),
+        ({"max_event_bytes": -1}, "/max_event_bytes", "minimum"),
+        ({"max_event_bytes": 2**70}, "/max_event_bytes", "maximum"),
+        ({"max_line_bytes": "x"}, "/max_line_bytes", "type"),
+        ({"max_event_bytes": 1.5}, "/max_event_bytes", "type"),
+        ({"max_line_bytes": True}, "/max_line_bytes", "type"),
+    ],
+)
+def test_a_decoders_limit_that_cannot_be_is_a_validation_error(
+    limits_given: dict[str, Any], pointer: str, rule: str
+) -> None:
+    """A negative limit dropped every line as over it, with no problem said; one past 2**63 raised OverflowError
+    at the first chunk; a str or a float a bare TypeError: each is the SDK's ValidationError at its name now. 0 and
+    None stay the default (a conformance vector)."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        SSEDecoder(**limits_given)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    for fine in (0, None, 1 << 62):
+        assert [e.data for e in SSEDecoder(max_line_bytes=fine, max_event_bytes=fine).feed(b"data: 1\n\n")] == ["1"]

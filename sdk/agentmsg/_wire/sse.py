@@ -19,10 +19,10 @@ from typing import Any, ClassVar, Final, Literal, cast
 import attrs
 
 from agentmsg._codec.jsontext import loads_bounded
-from agentmsg._codec.limits import limits
+from agentmsg._codec.limits import MAX_LIMIT, limits
 from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
-from agentmsg.errors import Problem, ValidationError, require_bytes, wrong_type
+from agentmsg.errors import Problem, ValidationError, require_bytes, require_count, wrong_type
 
 __all__ = [
     "FormatSniffer",
@@ -329,6 +329,19 @@ def data_run(max_line: int) -> re.Pattern[bytes] | None:
     return re.compile(rb"(?:data:[^\r\n]{0,%d}\r?\n)+" % min(max_line - 5, _RE_REPEAT))
 
 
+def _byte_limit(value: int | None, name: str) -> int | None:
+    """An SSEDecoder's byte limit as given: None or 0 (the default, ``limits['max_event_bytes']``), else an int from 1
+    to 2**62; anything else a ValidationError at ``/<name>`` (rule ``type``, ``minimum`` or ``maximum``). A negative
+    one dropped every line as over it, silently; one past 2**63 raised OverflowError at the first chunk."""
+    if value is None:
+        return None
+    said = f"SSEDecoder's {name} is a number of bytes (an int from 1 to 2**62; 0 or None: the default)"
+    value = require_count(value, name, 0, said)
+    if value > MAX_LIMIT:
+        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {value}")
+    return value
+
+
 class SSEDecoder:
     """Incremental text/event-stream parser. ``feed(chunk)`` returns the events completed by the chunk;
     chunks may split anything, even a CRLF or a UTF-8 sequence. A ``str`` chunk is read as its UTF-8 bytes;
@@ -369,8 +382,8 @@ class SSEDecoder:
 
     def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
         default = limits.max_event_bytes
-        self.max_line_bytes = max_line_bytes or default
-        self.max_event_bytes = max_event_bytes or default
+        self.max_line_bytes = _byte_limit(max_line_bytes, "max_line_bytes") or default
+        self.max_event_bytes = _byte_limit(max_event_bytes, "max_event_bytes") or default
         self._head: bytes | None = b""  # the first bytes, until the BOM question is settled
         self._line = bytearray()  # the line being read
         self._skip = False  # dropping the rest of a line over the limit
