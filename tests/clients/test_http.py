@@ -57,6 +57,15 @@ def content(msg: agentmsg.Msg) -> Any:
     return [{k: v for k, v in b.items() if k != "content"} for b in msg.to_dict()["content"]]
 
 
+async def streamed(http_client: httpx.AsyncClient) -> agentmsg.Msg | None:
+    """The message an OpenAI AsyncClient over ``http_client`` streams for CONVO, every event read."""
+    ac = AsyncClient("openai", api_key="k", model="m", http_client=http_client)
+    async with ac.stream(CONVO) as astream:
+        async for _ in astream:
+            pass
+    return astream.message
+
+
 def expected(body: bytes, mod: Any = openai_mod) -> agentmsg.Msg:
     return reduce_events(list(mod.parse_stream(body)))[0]
 
@@ -639,15 +648,7 @@ def test_a_gzipped_stream_and_a_mock_transport(server: ReplayServer) -> None:
         list(stream)
     assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
 
-    async def run() -> agentmsg.Msg | None:
-        transport = httpx.MockTransport(handler)
-        ac = AsyncClient("openai", api_key="k", model="m", http_client=httpx.AsyncClient(transport=transport))
-        async with ac.stream(CONVO) as astream:
-            async for _ in astream:
-                pass
-        return astream.message
-
-    msg = asyncio.run(run())
+    msg = asyncio.run(streamed(httpx.AsyncClient(transport=httpx.MockTransport(handler))))
     assert msg is not None and content(msg) == content(expected(TEXT_SSE))
 
 
@@ -768,11 +769,7 @@ def test_a_live_stream_reads_the_byte_stream_inside_httpxs_wrapper() -> None:
             assert getattr(chunks, "ag_code", None) is ABody.__aiter__.__code__
             assert [c async for c in chunks] == pieces
         assert response.elapsed.total_seconds() >= 0 and closed[-1] == "async"
-        ac = AsyncClient("openai", api_key="k", model="m", http_client=ahttp)
-        async with ac.stream(CONVO) as astream:
-            async for _ in astream:
-                pass
-        return astream.message
+        return await streamed(ahttp)
 
     msg = asyncio.run(run())
     assert msg is not None and content(msg) == content(expected(TEXT_SSE))
