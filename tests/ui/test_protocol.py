@@ -165,3 +165,26 @@ def test_a_quoted_value_is_written_as_json_stringify_writes_it() -> None:
     # a value far longer than a note quotes is written only as far as the note shows it
     big = {"k": list(range(2_000_000))}
     assert _protocol.quoted(big, 12) == '{"k":[0,1,2,...'
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a\nb\r\nc\rd\u2028e\u0085f\x00"},
+        {"type": "CUSTOM", "name": "n", "value": {"s": "\ud800", "k": 2**64}},  # (json_text's way: no orjson)
+        {"type": "CUSTOM", "name": "n", "value": {"nested": [[[]]], "f": 1.5, "u": "\U0001f600"}},
+    ],
+)
+@pytest.mark.parametrize(("position", "kind"), [(None, None), (0, None), (7, None), (-1, None), (3, "x"), (None, "y")])
+def test_a_frame_is_what_the_sse_writer_writes_of_the_event_s_json(
+    event: dict[str, Any], position: int | None, kind: str | None
+) -> None:
+    """``sse_frame`` puts the common frame (no ``event:`` field, an int position or none) together from orjson's
+    bytes, without the SSE writer: byte for byte what the writer gives of the event's JSON text, line ends and
+    all (none in compact JSON), and the writer's own way for the rest."""
+    from agentmsg._wire.sse import encode_event
+
+    written = encode_event(
+        _protocol.json_text(event), id=None if position is None else str(position), event=kind
+    ).encode()
+    assert _protocol.sse_frame(event, position, kind) == written
