@@ -921,3 +921,29 @@ def test_a_call_id_given_again_under_the_same_reply_id_after_its_end_goes_on() -
         assert enc.notes == []
         back, dec = decode(written, strict=True)
         assert back == events and dec.notes == []
+
+
+@pytest.mark.parametrize(
+    ("created", "stamp", "exact"),
+    [
+        ("2026-11-22T10:34:38Z", 1795343678000, True),
+        ("2026-11-22T10:34:38.123Z", 1795343678123, True),
+        ("2026-11-22T10:34:38.000Z", 1795343678000, False),
+        ("2026-11-22T10:34:38.1Z", 1795343678100, False),
+        ("2026-11-22T10:34:38.123456789Z", 1795343678123, False),
+        ("2026-11-22t10:34:38z", 1795343678000, False),
+        ("2026-11-22T11:34:38+01:00", 1795343678000, False),
+        ("2026-11-22T10:34:38.Z", 1795343678000, False),  # (datetime's reading)
+        ("2026-11-22T24:00:00Z", None, False),
+        ("2026-13-22T10:34:38Z", None, False),
+        ("2026-11-22T10:34:3\u0661Z", None, False),
+        ("2026-11-22T10:34:38.\u0661Z", None, False),
+        ("2026-11-22 10:34:38Z", 1795343678000, False),
+    ],
+)
+def test_a_created_at_is_read_as_before_through_the_seconds_cache(created: str, stamp: int | None, exact: bool) -> None:
+    """The encoder reads a createdAt's date and time to the second once per second (cached: a stream's events
+    come many to a second), then its fraction: the same milliseconds, and the same verdict on whether the AG-UI
+    timestamp writes it back, as the reading it replaced; twice in a row, so the second comes from the cache."""
+    assert agui._ms(created) == (stamp, exact)
+    assert agui._ms(created) == (stamp, exact)

@@ -132,27 +132,31 @@ def _date(day: int) -> str:
     return (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%d")
 
 
+@functools.lru_cache(maxsize=64)
+def _second(text: str) -> int | None:
+    """Epoch milliseconds of ``YYYY-MM-DDTHH:MM:SS`` (UTC); None: not one. Cached: a stream's events come many to
+    a second, and this was most of the work of reading their times."""
+    day = _day(text[:10]) if text[10] == "T" and text[13] == text[16] == ":" else None
+    hms = text[11:13], text[14:16], text[17:19]
+    if day is None or not all(p.isdigit() and p.isascii() for p in hms):
+        return None
+    hour, minute, second = int(hms[0]), int(hms[1]), int(hms[2])
+    if hour < 24 and minute < 60 and second < 60:
+        return day + ((hour * 60 + minute) * 60 + second) * 1000
+    return None
+
+
 def _ms(created: Any) -> tuple[int | None, bool]:
     """An RFC 3339 ``createdAt`` as epoch milliseconds (None: not one), and whether :func:`_iso` writes it back
     as the same text (UTC with ``Z``, no fraction or three digits of one that are not all 0)."""
     if not isinstance(created, str):
         return None, False
     n = len(created)
-    if (
-        n >= 20
-        and created[-1] == "Z"
-        and created[10] == "T"
-        and created[19] in ".Z"
-        and created[13] == created[16] == ":"
-    ):
-        day = _day(created[:10])
-        hms = created[11:13], created[14:16], created[17:19]
-        frac = created[20:-1]
-        if day is not None and all(p.isdigit() and p.isascii() for p in hms) and (frac.isdigit() or not frac):
-            hour, minute, second = int(hms[0]), int(hms[1]), int(hms[2])
-            if hour < 24 and minute < 60 and second < 60 and frac.isascii() and (frac or n == 20):
-                ms = day + ((hour * 60 + minute) * 60 + second) * 1000 + int((frac + "000")[:3])
-                return ms, frac == "" or (len(frac) == 3 and frac != "000")
+    if n >= 20 and created[-1] == "Z" and created[19] in ".Z":
+        second = _second(created[:19])
+        frac = created[20:-1]  # ("" when n is 20)
+        if second is not None and (n == 20 or (frac.isdigit() and frac.isascii())):
+            return second + int((frac + "000")[:3]), frac == "" or (len(frac) == 3 and frac != "000")
     match = _UTC.fullmatch(created)  # lower-case t or z, an offset, a leap second: the slow way, inexact
     if match is None:
         try:
@@ -270,12 +274,12 @@ class AGUIEncoder:
             return []
         if type(event) is not dict and not isinstance(event, Mapping):
             return self._wrap(event)
-        event_id = event.get("id")
-        if type(event_id) is str and event.get("source") is None and self._window.seen(event_id):
+        event_id, source = event.get("id"), event.get("source")
+        if type(event_id) is str and source is None and self._window.seen(event_id):
             return []  # a repeat (a replay), which the reducer ignores (docs/events.md rule 9): an AG-UI client would not
         kind = event.get("type")
         handler = _ENCODE.get(kind) if type(kind) is str else None
-        if handler is None or event.get("source") is not None or not _ids_are_text(event):
+        if handler is None or source is not None or not _ids_are_text(event):
             return self._wrap(event)
         return handler(self, event)
 
@@ -316,11 +320,14 @@ class AGUIEncoder:
         _, ms, exact = self._created
         if ms is not None:
             agui["timestamp"] = ms
-        carry = {
-            key: value
-            for key, value in e.items()
-            if not (key == "type" or (key == "createdAt" and exact) or (key in derived and derived[key] == value))
-        }
+        # what of e the decoder would not give back: a copy, less the rest (a third of the time of a filter of each key)
+        carry = e.copy() if type(e) is dict else dict(e.items())
+        carry.pop("type", None)
+        if exact:
+            carry.pop("createdAt", None)
+        for key, value in derived.items():
+            if key in carry and value == carry[key]:
+                del carry[key]
         meta: dict[str, Any] = {CARRY: carry} if carry else {}
         if "id" not in e or "createdAt" not in e or not derived.keys() <= e.keys() or (loose and loose[0] not in e):
             meta[ABSENT] = [key for key in ("id", "createdAt", *loose, *derived) if key not in e]  # (the decoder's)
