@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
 
 from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, reduce_events
 from agentmsg._wire.sse import SSEDecoder
@@ -18,7 +20,7 @@ from agentmsg.blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.ui import agui, get
 from tests._support.events import CASES, base_streams, events_of, load, writable
 from tests._support.mutators import garble_events, reordered
-from tests._support.uistreams import AGUI_CONTRADICTED, AGUI_INPUTS
+from tests._support.uistreams import AGUI_CONTRADICTED, AGUI_INPUTS, agui_streams
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -921,6 +923,42 @@ def test_a_call_id_given_again_under_the_same_reply_id_after_its_end_goes_on() -
         assert enc.notes == []
         back, dec = decode(written, strict=True)
         assert back == events and dec.notes == []
+
+
+class _Text(str):
+    pass
+
+
+class _Event(Mapping[str, Any]):
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+@given(agui_streams)
+@settings(max_examples=300, deadline=None)
+def test_the_decoder_reads_a_mapping_of_str_subclasses_as_the_dict_it_holds(stream: list[Any]) -> None:
+    """The decoder's check of an event looks at a dict of exactly the JSON types first and walks AG-UI's rules
+    only for the rest (a Mapping that is no dict, a str subclass): either way the same events and the same notes,
+    in order, as for the plain dicts."""
+
+    def odd(value: Any) -> Any:
+        if isinstance(value, dict):
+            return _Event({k: odd(v) for k, v in value.items()})
+        return _Text(value) if type(value) is str else value
+
+    plain, dec = decode(copy.deepcopy(stream))
+    back, odd_dec = decode([odd(e) for e in copy.deepcopy(stream)])
+    assert orjson.dumps(back, default=dict) == orjson.dumps(plain, default=dict)
+    assert odd_dec.notes == dec.notes
 
 
 @pytest.mark.parametrize(

@@ -848,6 +848,26 @@ _OPTIONAL: Final[dict[str, str]] = {
 
 _KINDS = {_STR: str, _LIST: list, _OBJ: Mapping}
 
+
+class _Never:
+    """The type a field must have where its required and its optional type differ: no value has it."""
+
+
+def _checks(kind: str) -> tuple[frozenset[str], dict[str, type]]:
+    """An AG-UI event type's rules for :meth:`AGUIDecoder._valid`'s quick look: the keys it requires, and the exact
+    type of each key that has one (required or optional; ``timestamp`` an int): an event whose values are none null
+    and all of exactly those types keeps them all (a subclass of one, a Mapping that is no dict: the full walk)."""
+    exact = {_STR: str, _LIST: list, _OBJ: dict}
+    types: dict[str, type] = {key: exact[want] for key, want in _OPTIONAL.items()}
+    types["timestamp"] = int
+    for key, want in _REQUIRED[kind].items():
+        if want != _ANY:
+            types[key] = exact[want] if types.get(key, exact[want]) is exact[want] else _Never
+    return frozenset(_REQUIRED[kind]), types
+
+
+_CHECKS: Final = {kind: _checks(kind) for kind in _REQUIRED}
+
 #: AG-UI fields that carry nothing an AgentEvent lacks (ids of what the events build, the type's own constants)
 _STRUCTURAL: Final = frozenset({"type", "messageId", "toolCallId", "timestamp", "role", "delta"})
 
@@ -916,7 +936,7 @@ class AGUIDecoder:
 
     def feed(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
         self._index += 1
-        if not isinstance(event, Mapping):
+        if type(event) is not dict and not isinstance(event, Mapping):  # (a dict at once: ABC checks are slow)
             self._problem("", "type", "an AG-UI event is a JSON object")
             return []
         kind = event.get("type")
@@ -931,11 +951,13 @@ class AGUIDecoder:
         out: list[dict[str, Any]] = []
         if self._chunk is not None and not (kind.endswith("_CHUNK") and _CHUNK_KIND[kind] == self._chunk[0]):
             out += self._close_chunk()
-        meta = event.get("metadata")
-        carry = meta.get(CARRY) if isinstance(meta, Mapping) else None
-        self._carry = carry if isinstance(carry, Mapping) else None
-        self._absent = meta.get(ABSENT) if isinstance(meta, Mapping) else None
-        implicit = meta.get(IMPLICIT) if isinstance(meta, Mapping) else None
+        meta = event.get("metadata")  # (an object, when there: _valid)
+        if meta is None:
+            self._carry = self._absent = implicit = None
+        else:
+            carry = meta.get(CARRY)
+            self._carry = carry if type(carry) is dict or isinstance(carry, Mapping) else None
+            self._absent, implicit = meta.get(ABSENT), meta.get(IMPLICIT)
         stamp = event.get("timestamp")
         if type(stamp) is int and stamp != self._stamp:
             try:
@@ -990,6 +1012,19 @@ class AGUIDecoder:
             self._signatures.clear()
 
     def _valid(self, event: Mapping[str, Any], kind: str) -> bool:
+        """Whether ``event`` keeps AG-UI's rules for its type; the first broken one is a problem (:meth:`_broken`)."""
+        required, types = _CHECKS[kind]
+        if type(event) is dict and required <= event.keys():
+            for key, value in event.items():
+                want = types.get(key)
+                if value is None or (want is not None and type(value) is not want):
+                    break  # (or a subclass of the type: the walk below tells)
+            else:
+                return True
+        return self._broken(event, kind)
+
+    def _broken(self, event: Mapping[str, Any], kind: str) -> bool:
+        """:meth:`_valid`'s walk of the rules in order, the first broken one said (False), or True: all kept."""
         for key, value in event.items():
             if value is None:
                 self._problem(f"/{key}", "type", f"{key} is null: AG-UI omits an optional field, never nulls it")
@@ -1032,7 +1067,7 @@ class AGUIDecoder:
             for key, value in self._carry.items():
                 if key == "input" and self._shown is not None and not _shows(value, *self._shown):
                     self._conflict(kind, key, value, self._shown[1], absent=False)
-                elif key not in out or _settable(kind, key, value, out[key]):
+                elif key not in out or key == "id" or key == "createdAt" or _settable(kind, key, value, out[key]):
                     out[key] = value
                 elif not same_json(value, out[key]):
                     self._conflict(kind, key, value, out[key], absent=False)
