@@ -985,3 +985,22 @@ def test_a_created_at_is_read_as_before_through_the_seconds_cache(created: str, 
     timestamp writes it back, as the reading it replaced; twice in a row, so the second comes from the cache."""
     assert agui._ms(created) == (stamp, exact)
     assert agui._ms(created) == (stamp, exact)
+
+
+@pytest.mark.parametrize("created", ["2026-11-22T10:34:38Z123Z", "2026-11-22T10:34:38Z1Z"])
+def test_a_created_at_with_digits_after_its_z_comes_back_as_it_was(created: str) -> None:
+    """A createdAt with digits after the seconds' Z (``...38Z123Z``: no RFC 3339 time) was read as if a ``.`` stood
+    there (``...38.123Z``) and called exact, so the AG-UI timestamp alone stood for it and the round trip gave
+    ``...38.123Z`` back, silently rewritten: its text now rides along and comes back as it was."""
+    assert agui._ms(created)[1] is False
+    event = {
+        "type": "AGENT_START",
+        "id": "e1",
+        "createdAt": created,
+        "replyId": "r1",
+        "name": "bot",
+        "role": "ASSISTANT",
+    }
+    decoder = agui.AGUIDecoder()
+    back = [e for out in agui.AGUIEncoder().feed(event) for e in decoder.feed(out)]
+    assert [e["createdAt"] for e in back] == [created]

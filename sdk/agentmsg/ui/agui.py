@@ -152,7 +152,7 @@ def _ms(created: Any) -> tuple[int | None, bool]:
     if not isinstance(created, str):
         return None, False
     n = len(created)
-    if n >= 20 and created[-1] == "Z" and created[19] in ".Z":
+    if n >= 20 and created[-1] == "Z" and created[19] == ("Z" if n == 20 else "."):
         second = _second(created[:19])
         frac = created[20:-1]  # ("" when n is 20)
         if second is not None and (n == 20 or (frac.isdigit() and frac.isascii())):
