@@ -292,6 +292,44 @@ def test_gemini_schema_subset() -> None:
         assert (pointer, rule) in got
 
 
+def test_gemini_plain_schema_keeps_its_order_and_each_said_step() -> None:
+    """A parameter schema of plain keywords is sent as every other is: its type (mapped) first, the rest in the given
+    order; a type that is None, unknown or a list, and a property name to escape, are said as ever; the body's schema
+    is the request's own (changing it changes no tool, and a tool changed is sent changed)."""
+    props: dict[str, Any] = {
+        "when": {"description": "d", "format": "date", "type": "string"},
+        "free": {"description": "anything"},
+        "none": {"type": None, "title": "t"},
+        "odd": {"title": "t", "type": "weird"},
+        "opt": {"type": ["string", "null"], "description": "o"},
+        "a/b~c": {"type": "integer", "exclusiveMaximum": 3},
+    }
+    tools = [{"name": "f", "parameters": {"type": "object", "properties": props}}]
+    r = formatted("gemini", [UserMessage("hi")], tools=tools)
+    got = r.body["tools"][0]["functionDeclarations"][0]["parameters"]["properties"]
+    assert orjson.dumps(got) == orjson.dumps(
+        {
+            "when": {"type": "STRING", "description": "d", "format": "date"},
+            "free": {"description": "anything"},
+            "none": {"title": "t"},
+            "odd": {"title": "t"},
+            "opt": {"type": "STRING", "description": "o", "nullable": True},
+            "a/b~c": {"type": "INTEGER"},
+        }
+    )
+    at = "/tools/0/parameters/properties"
+    assert sorted(p for p in rules(r) if p[0].startswith(at)) == [
+        (f"{at}/a~1b~0c/exclusiveMaximum", "schema-keyword-dropped"),
+        (f"{at}/odd/type", "schema-keyword-dropped"),
+        (f"{at}/opt/type", "schema-keyword-converted"),
+    ]
+    got["when"]["format"] = "changed"
+    assert props["when"] == {"description": "d", "format": "date", "type": "string"}
+    props["when"]["type"] = "number"
+    again = formatted("gemini", [UserMessage("hi")], tools=tools)
+    assert again.body["tools"][0]["functionDeclarations"][0]["parameters"]["properties"]["when"]["type"] == "NUMBER"
+
+
 def test_gemini_recursive_ref_is_reported_not_looped() -> None:
     tools = [
         {
