@@ -345,6 +345,26 @@ def test_gemini_recursive_ref_is_reported_not_looped() -> None:
     assert ("/tools/0/parameters/properties/node/properties/child/$ref", "schema-keyword-dropped") in rules(r)
 
 
+@pytest.mark.parametrize("target", ["x", True, False, 3, ["a"]])
+def test_gemini_ref_to_a_non_object_schema_is_reported_not_a_type_error(target: Any) -> None:
+    """A ``$ref`` to a ``$defs`` entry that is no object (a boolean schema, or no schema at all) raised a bare
+    TypeError ('str' object is not a mapping) from inlining it: it is dropped and said, as an unresolvable one is,
+    and the rest of the property goes."""
+    tools = [
+        {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/A", "description": "d"}},
+                "$defs": {"A": target},
+            },
+        }
+    ]
+    r = formatted("gemini", [UserMessage("hi")], tools=tools)
+    assert r.body["tools"][0]["functionDeclarations"][0]["parameters"]["properties"]["a"] == {"description": "d"}
+    assert ("/tools/0/parameters/properties/a/$ref", "schema-keyword-dropped") in rules(r)
+
+
 def test_gemini_nested_snake_case_args_go_as_they_came() -> None:
     """A call's arguments are the caller's own JSON: snake_case keys at any depth (in an object inside a
     list, say, as Gemini itself returned them in recorded replies) go back as they came, and the oracle

@@ -707,9 +707,12 @@ def _convert(
     ref = schema.get("$ref")
     if isinstance(ref, str):
         target = defs.get(ref)
-        if target is None or ref in stack:
-            why = "recursive" if ref in stack else "unresolvable"
-            ctx.report(pointer + "/$ref", "schema-keyword-dropped", f"{why} $ref {ref!r} has no Gemini form")
+        if target is None or ref in stack or not isinstance(target, Mapping):
+            if target is None or ref in stack:
+                why = f"{'recursive' if ref in stack else 'unresolvable'} $ref {ref!r} has no Gemini form"
+            else:  # (a boolean schema, or no schema: it has no keywords to inline)
+                why = f"$ref {ref!r} names a boolean or non-object schema, which has no Gemini form"
+            ctx.report(pointer + "/$ref", "schema-keyword-dropped", why)
             rest = {k: v for k, v in schema.items() if k != "$ref"}
             return _convert(rest, pointer, ctx, defs, stack) if rest else {}
         ctx.report(pointer + "/$ref", "schema-keyword-converted", f"$ref {ref!r} inlined")
