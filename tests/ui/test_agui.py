@@ -1004,3 +1004,22 @@ def test_a_created_at_with_digits_after_its_z_comes_back_as_it_was(created: str)
     decoder = agui.AGUIDecoder()
     back = [e for out in agui.AGUIEncoder().feed(event) for e in decoder.feed(out)]
     assert [e["createdAt"] for e in back] == [created]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_state_delta_goes_as_a_custom_event_as_the_docs_say(strict: bool) -> None:
+    """STATE_DELTA requires its ``delta`` to be a list (a JSON Patch), and the optional fields' rule that ``delta``
+    is a string (TEXT_MESSAGE_CONTENT's) refused every one: "delta is a JSON string" (raised, strict). It goes as
+    CUSTOM ``ag-ui.STATE_DELTA`` with the event as value (docs/ag-ui.md); a delta that is no list is still refused."""
+    patch = [{"op": "replace", "path": "/step", "value": 2}]
+    stream = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_DELTA", "delta": patch},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    events, dec = decode(stream, strict=strict)
+    custom = [e for e in events if e["type"] == "CUSTOM"]
+    assert [(e["name"], e["value"]) for e in custom] == [("ag-ui.STATE_DELTA", {"type": "STATE_DELTA", "delta": patch})]
+    assert not [n for n in dec.notes if n.rule == "type"]
+    _, bad_dec = decode([{"type": "STATE_DELTA", "delta": "x"}])
+    assert [(n.pointer, n.rule) for n in bad_dec.notes] == [("/0/delta", "type")]

@@ -849,20 +849,19 @@ _OPTIONAL: Final[dict[str, str]] = {
 _KINDS = {_STR: str, _LIST: list, _OBJ: Mapping}
 
 
-class _Never:
-    """The type a field must have where its required and its optional type differ: no value has it."""
-
-
 def _checks(kind: str) -> tuple[frozenset[str], dict[str, type]]:
     """An AG-UI event type's rules for :meth:`AGUIDecoder._valid`'s quick look: the keys it requires, and the exact
-    type of each key that has one (required or optional; ``timestamp`` an int): an event whose values are none null
-    and all of exactly those types keeps them all (a subclass of one, a Mapping that is no dict: the full walk)."""
+    type of each key that has one (a required key's own type, else the optional one; ``timestamp`` an int): an
+    event whose values are none null and all of exactly those types keeps them all (a subclass of one, a Mapping
+    that is no dict: the full walk)."""
     exact = {_STR: str, _LIST: list, _OBJ: dict}
     types: dict[str, type] = {key: exact[want] for key, want in _OPTIONAL.items()}
     types["timestamp"] = int
     for key, want in _REQUIRED[kind].items():
         if want != _ANY:
-            types[key] = exact[want] if types.get(key, exact[want]) is exact[want] else _Never
+            types[key] = exact[want]
+        else:
+            types.pop(key, None)  # (any JSON value: its optional rule is not its own)
     return frozenset(_REQUIRED[kind]), types
 
 
@@ -1029,15 +1028,16 @@ class AGUIDecoder:
             if value is None:
                 self._problem(f"/{key}", "type", f"{key} is null: AG-UI omits an optional field, never nulls it")
                 return False
-        for key, want in _REQUIRED[kind].items():
+        required = _REQUIRED[kind]
+        for key, want in required.items():
             if key not in event:
                 self._problem(f"/{key}", "required", f"{kind} needs {key}")
                 return False
             if want != _ANY and not isinstance(event[key], _KINDS[want]):
                 self._problem(f"/{key}", "type", f"{kind} {key} is a JSON {want}")
                 return False
-        for key, want in _OPTIONAL.items():
-            if key in event and not isinstance(event[key], _KINDS[want]):
+        for key, want in _OPTIONAL.items():  # (a key the type requires has its own rule, above: STATE_DELTA's delta)
+            if key in event and key not in required and not isinstance(event[key], _KINDS[want]):
                 self._problem(f"/{key}", "type", f"{key} is a JSON {want}")
                 return False
         stamp = event.get("timestamp")

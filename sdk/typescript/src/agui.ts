@@ -412,8 +412,10 @@ export class AGUIDecoder {
         return false;
       }
     }
+    const required = REQUIRED[kind]!;
     for (const [key, want] of Object.entries(OPTIONAL)) {
-      if (has(event, key) && !kindOk(event[key], want)) {
+      // (a key the type requires has its own rule, above: STATE_DELTA's delta)
+      if (has(event, key) && !has(required, key) && !kindOk(event[key], want)) {
         this.#problem(`/${key}`, "type", `${key} is a JSON ${want}`);
         return false;
       }
