@@ -286,6 +286,13 @@ FOREIGN: list[list[Any]] = [
         {"type": "STEP_FINISHED", "stepName": "m1"},
         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
     ],
+    # a STATE_DELTA's delta is a list (a JSON Patch): CUSTOM ag-ui.STATE_DELTA in both (a string delta refused)
+    [
+        {"type": "RUN_STARTED", "threadId": "th1", "runId": "r1"},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/step", "value": 2}]},
+        {"type": "STATE_DELTA", "delta": "not a patch"},
+        {"type": "RUN_FINISHED", "threadId": "th1", "runId": "r1"},
+    ],
 ]
 
 
