@@ -3,8 +3,8 @@
 Input beyond a limit raises :class:`~agentmsg.SizeLimitError` (a ``ValidationError`` whose rule names the
 limit) or, where the reader is tolerant (the event reducer), is recorded as a problem with that rule.
 Limits are process-wide and may be changed at run time (``agentmsg.limits.max_bytes = 1 << 20``, or
-dict-style ``agentmsg.limits["max_bytes"]``); values are checked when set (an int from 1 to 2**62) (a ValidationError at ``/<name>``; a
-name that is no limit: an :class:`~agentmsg.UnknownNameError`, a KeyError too).
+dict-style ``agentmsg.limits["max_bytes"]``); values are checked when set: an int from 1 to 2**62 (else a
+ValidationError at ``/<name>``; a name that is no limit: an :class:`~agentmsg.UnknownNameError`, a KeyError too).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import attrs
 
 from agentmsg.errors import UnknownNameError, ValidationError, require_count
 
-__all__ = ["MAX_LIMIT", "MAX_WRITABLE_DEPTH", "Limits", "limits"]
+__all__ = ["MAX_LIMIT", "MAX_WRITABLE_DEPTH", "Limits", "limits", "require_limit"]
 
 #: The deepest nesting orjson writes (arrays and objects): no accepted value may be deeper, so that
 #: whatever is accepted can be written back.
@@ -27,16 +27,19 @@ MAX_WRITABLE_DEPTH = 254
 MAX_LIMIT = 1 << 62
 
 
+def require_limit(value: object, name: str, said: str, least: int = 1) -> int:
+    """A limit (bytes, a count) given at ``/<name>``: an int from ``least`` to :data:`MAX_LIMIT`, else a
+    ValidationError (a ValueError, as it was) saying ``said`` (rule ``type``, ``minimum`` or ``maximum``). Returns
+    it as an int. (``agentmsg.limits`` and the SSE decoder's own limits.)"""
+    count = require_count(value, name, least, said)
+    if count > MAX_LIMIT:
+        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {count}")
+    return count
+
+
 def _positive(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    """A limit is an int from 1 to :data:`MAX_LIMIT`: else a ValidationError (a ValueError, as it was) at
-    ``/<name>`` (rule ``minimum``, ``maximum`` or ``type``)."""
-    require_count(value, attribute.name, 1, f"limits.{attribute.name} must be a positive int")
-    if value > MAX_LIMIT:
-        raise ValidationError.single(
-            f"/{attribute.name}",
-            "maximum",
-            f"limits.{attribute.name} may not exceed 2**62 ({MAX_LIMIT}): no input is longer",
-        )
+    """A limit is an int from 1 to :data:`MAX_LIMIT` (:func:`require_limit`)."""
+    require_limit(value, attribute.name, f"limits.{attribute.name} is an int from 1 to 2**62")
 
 
 def _depth(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:

@@ -19,10 +19,10 @@ from typing import Any, ClassVar, Final, Literal, cast
 import attrs
 
 from agentmsg._codec.jsontext import loads_bounded
-from agentmsg._codec.limits import MAX_LIMIT, limits
+from agentmsg._codec.limits import limits, require_limit
 from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
-from agentmsg.errors import Problem, ValidationError, require_bytes, require_count, wrong_type
+from agentmsg.errors import Problem, ValidationError, require_bytes, wrong_type
 
 __all__ = [
     "FormatSniffer",
@@ -335,11 +335,9 @@ def _byte_limit(value: int | None, name: str) -> int | None:
     one dropped every line as over it, silently; one past 2**63 raised OverflowError at the first chunk."""
     if value is None:
         return None
-    said = f"SSEDecoder's {name} is a number of bytes (an int from 1 to 2**62; 0 or None: the default)"
-    value = require_count(value, name, 0, said)
-    if value > MAX_LIMIT:
-        raise ValidationError.single(f"/{name}", "maximum", f"{said}, not {value}")
-    return value
+    return require_limit(
+        value, name, f"SSEDecoder's {name} is a number of bytes (an int from 1 to 2**62; 0 or None: the default)", 0
+    )
 
 
 class SSEDecoder:
