@@ -510,6 +510,36 @@ def test_every_single_valued_option_given_twice_is_a_usage_error(capsys: pytest.
     assert capsys.readouterr().err.endswith("agentmsg format: error: --provider given twice (openai, anthropic)\n")
 
 
+def test_a_limit_option_past_what_agentmsg_limits_takes_is_a_usage_error(
+    tmp_path: Path, quiet: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--max-bytes`` took any whole number, and a command then set ``agentmsg.limits.max_bytes`` to it: past 2**62,
+    the most the limits take, every command that has the option ended in a ValidationError traceback (``validate
+    --max-bytes 99999999999999999999999 FILE``). It is now a usage error naming the option and its range, exit 2, in
+    every command (enumerated from the parsers); 2**62 itself runs the command as no option does."""
+    path = tmp_path / "message.json"
+    path.write_bytes(orjson.dumps(_MSG))
+    most = 2**62
+    checked = 0
+    for name, p in _subcommands().items():
+        if not any("--max-bytes" in a.option_strings for a in p._actions):
+            continue
+        argv = _argv(name, p, str(path))
+        capsys.readouterr()
+        plain = main(argv)
+        plain_out = capsys.readouterr().out
+        assert main([argv[0], "--max-bytes", str(most), *argv[1:]]) == plain, name
+        assert capsys.readouterr().out == plain_out, name
+        assert main([argv[0], "--max-bytes", str(most + 1), *argv[1:]]) == 2, name
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and err.endswith(
+            f"agentmsg {name}: error: argument --max-bytes: --max-bytes is out of range: must be between 1 and {most},"
+            f" got {most + 1}\n"
+        ), (name, err[-400:])
+        checked += 1
+    assert checked >= 6, checked
+
+
 def test_two_options_of_one_setting_given_together_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     """Two options that set one thing (``validate --json --output-format text``, ``parse --cumulative
     --incremental``, ``--think-tags --think-tags-open``) took the last silently: the JSON asked for came out as

@@ -249,11 +249,17 @@ def reading(path: str, items: Iterable[T]) -> Iterator[T]:
         yield item
 
 
+#: The largest ``--max-bytes``: the most ``agentmsg.limits.max_bytes`` takes (2**62). Past it the limit was refused
+#: only when the command set it: a ValidationError traceback, after the arguments had parsed
+MAX_BYTES_OPTION = 1 << 62
+
+
 def limit_options(p: Any) -> None:
-    """``--max-bytes`` / ``--max-depth``: the API's limits (agentmsg.limits) for one run of a command."""
+    """``--max-bytes`` / ``--max-depth``: the API's limits (agentmsg.limits) for one run of a command, each in the
+    range agentmsg.limits takes (outside it: a usage error)."""
     p.add_argument(
         "--max-bytes",
-        type=whole_number("--max-bytes"),
+        type=whole_number("--max-bytes", MAX_BYTES_OPTION),
         metavar="N",
         help=f"largest document or JSON Lines record, in bytes (default: agentmsg.limits, {limits.max_bytes})",
     )
