@@ -235,6 +235,42 @@ def test_bad_content_is_findings_never_an_exception() -> None:
         assert not report.valid and all(isinstance(f.rule, str) and f.message for f in report.findings), data[:20]
 
 
+@pytest.mark.parametrize("cut", [False, True])
+def test_a_depth_limit_no_message_fits_in_is_a_finding_of_the_event_stream(cut: bool) -> None:
+    """Under ``limits.max_depth`` 1 or 2 no message can be built (a message's content is deeper; the reducer's last
+    resort, an empty message with its reasons, too): the reducer's SizeLimitError came out of ``check`` and out of
+    ``agentmsg validate --max-depth 2`` on any event stream, as a traceback. It is a finding, rule ``max-depth``, at
+    the event that ended the reply (the last one of a stream cut short); deeper limits check the stream as before."""
+    at = "2025-01-01T00:00:00Z"
+    events = [
+        {"type": "AGENT_START", "id": "e0", "createdAt": at, "replyId": "r", "name": "a"},
+        {"type": "TEXT_BLOCK_START", "id": "e1", "createdAt": at, "replyId": "r", "blockId": "b"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "e2", "createdAt": at, "replyId": "r", "blockId": "b", "delta": "hi"},
+        {"type": "TEXT_BLOCK_END", "id": "e3", "createdAt": at, "replyId": "r", "blockId": "b"},
+        {"type": "AGENT_END", "id": "e4", "createdAt": at, "replyId": "r"},
+    ][: 4 if cut else 5]
+    data = b"".join(orjson.dumps(e) + b"\n" for e in events)
+    saved = agentmsg.limits.max_depth
+    try:
+        for depth in (1, 2):
+            agentmsg.limits.max_depth = depth
+            report = check(data)
+            assert report.kind == "event" and not report.valid
+            last = report.findings[-1]
+            assert (last.instance, last.pointer, last.rule, last.note) == (len(events) - 1, "", "max-depth", False)
+            assert last.message.startswith("the reply's message cannot be built: nested deeper than"), last.message
+        agentmsg.limits.max_depth = 3
+        assert [f.rule for f in check(data).problems] == (["incomplete_stream"] if cut else [])
+    finally:
+        agentmsg.limits.max_depth = saved
+    r = run("validate", "--max-depth", "2", "-", stdin=data.decode())
+    assert (r.returncode, r.stderr) == (1, ""), r.stderr[-600:]
+    assert r.stdout.splitlines()[-1] == (
+        f"-:/{len(events) - 1}: the reply's message cannot be built: nested deeper than 2 levels (limits.max_depth);"
+        " the events after are not reduced [max-depth]"
+    )
+
+
 class _Lines(io.RawIOBase):
     """A file of ``n`` JSON Lines messages made as it is read: it never exists whole."""
 

@@ -14,7 +14,7 @@ import io
 import os
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Final
 
 import attrs
@@ -26,7 +26,7 @@ from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, 
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records, read_sse
 from agentmsg._wire.sse import SSEEvent, sniff_format
-from agentmsg.errors import Problem, ValidationError, unknown_choice, wrong_type
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, unknown_choice, wrong_type
 
 if TYPE_CHECKING:  # (at run time, agentmsg.events and agentmsg.conversation are imported where an event stream or a
     # conversation is checked: a file of messages needs neither, a third of `agentmsg validate FILE`'s start-up)
@@ -440,6 +440,9 @@ class Across:
         self._lines: array[int] | None = array("q") if self._reducer is not None or self._messages is not None else None
         self._count = 0
         self._single = False
+        # The reducer's refusal to build a reply's message at all (a --max-depth too small for any message: 1 or 2);
+        # the events after it are not reduced (what it said before is kept)
+        self._stopped: Problem | None = None
 
     def add(self, instance: Any, problems: list[Problem], line: int | None = None, prefix: str = "/") -> None:
         """One instance of the file (None: it could not be read), the problems said of it already (their
@@ -456,10 +459,12 @@ class Across:
         self._count += 1
         valid = not problems
         if self._reducer is not None:
-            if instance is None:  # keeps the reducer's indexes the file's (its problem is said already)
+            if self._stopped is not None:
+                pass
+            elif instance is None:  # keeps the reducer's indexes the file's (its problem is said already)
                 self._reducer.feed_unreadable("unreadable", rule="json")
             else:
-                self._reducer.feed(instance)
+                self._reduced(self._reducer.feed, instance)
         elif self._messages is not None and not self._invalid:
             if valid:
                 self._messages.append(msgspec.json.encode(instance))
@@ -485,6 +490,22 @@ class Across:
             return None
         return lines[int(first)] if lines[int(first)] >= 0 else None
 
+    def _reduced(self, step: Callable[..., object], *args: Any) -> None:
+        """``step(*args)`` of the reducer, which raises where no message of a reply can be built under the limits
+        (``limits.max_depth`` 1 or 2: a message is deeper; the tolerant reducer's last resort, an empty message, is
+        too). That is said as a problem at the event that ended the reply (its rule the limit's), and the events
+        after it are not reduced: it was a SizeLimitError out of :func:`check` (a traceback out of ``agentmsg
+        validate --max-depth 2`` on any event stream), where bad content is findings."""
+        try:
+            step(*args)
+        except SizeLimitError as exc:
+            first = exc.problems[0]
+            self._stopped = Problem(
+                f"/{max(self._count - 1, 0)}",
+                first.rule,
+                f"the reply's message cannot be built: {first.message}; the events after are not reduced",
+            )
+
     def problems(self) -> tuple[list[Problem], list[Problem]]:
         if self._reducer is not None:
             return self._event_problems(self._reducer, self._said), []
@@ -492,8 +513,7 @@ class Across:
             return conversation_problems(b"[" + b",".join(self._messages) + b"]", self.provider)
         return [], []
 
-    @staticmethod
-    def _event_problems(reducer: Reducer, said: set[tuple[str, str]]) -> list[Problem]:
+    def _event_problems(self, reducer: Reducer, said: set[tuple[str, str]]) -> list[Problem]:
         """The reducer's problems (order, pairing, ... as ``agentmsg reduce`` says them), those of an
         instance that could not be read left out (said already), and a reply the stream cut short."""
         from agentmsg.events import CUT_RULE
@@ -503,7 +523,10 @@ class Across:
             for p in reducer.problems
             if p.message != "unreadable" and p.rule != "legacy-key" and (p.pointer, p.rule) not in said
         ]  # (a legacy key is said as a note of its instance)
-        reducer.finish()  # (its problem for a cut reply is not in found, taken before: said here with the reply's id)
+        if self._stopped is None:  # (its problem for a cut reply is not in found, taken before: said below)
+            self._reduced(reducer.finish)
+        if self._stopped is not None:
+            return [*found, self._stopped]
         cut = reducer.cut
         if cut is not None:
             found.append(
