@@ -204,3 +204,17 @@ def test_a_warning_of_many_legacy_keys_lists_a_bounded_few() -> None:
     assert said.count("[legacy-key]") == agentmsg.errors.SHOWN_PROBLEMS and len(said) < 5000
     assert said.startswith("msg: legacy keys read in their current form: /0/content: ")
     assert said.endswith("; ... and 4,980 more (the warning's problems list them all)")
+
+
+@pytest.mark.parametrize("kind", [[], ["TOOL_RESULT_DATA_DELTA"], {}, {"a": 1}])
+def test_an_event_whose_type_is_no_string_has_no_legacy_keys_and_is_said_by_its_schema(kind: Any) -> None:
+    """An event's ``type`` that is a list or an object was looked up in the set of the legacy events' types: a bare
+    TypeError (unhashable) out of ``read_legacy_keys``, and out of ``agentmsg.check`` and ``agentmsg validate`` on an
+    event stream holding one. It is no legacy event: returned as it is, no note; the check says its type is none of the events'."""
+    event = {"type": kind, "replyId": "r", "blockId": "b", "data": "AAAA", "createdAt": "2026-01-01T00:00:00Z"}
+    value, notes = agentmsg.read_legacy_keys(copy.deepcopy(event), "event")
+    assert (value, notes) == (event, [])
+    first = {"type": "AGENT_START", "id": "e0", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r", "name": "a"}
+    report = agentmsg.check(json.dumps(first).encode() + b"\n" + json.dumps(event).encode() + b"\n")
+    assert report.kind == "event"
+    assert ("/type", "enum") in {(f.pointer, f.rule) for f in report.problems if f.instance == 1}

@@ -556,7 +556,9 @@ def event(data: Any, notes: list[Problem], at: str = "") -> Any:
         # every reply ends with one, which seldom holds a flat count: returned as it is before the depth walk, which
         # went through the whole event (its usage, metadata, grounding) on every reply
         return data
-    if kind not in LEGACY_EVENT_TYPES or deeper_than(data, limits.max_depth):
+    # (a type that is no string is no legacy event's: a list or an object there was looked up in the set, a bare
+    # TypeError out of read_legacy_keys, agentmsg.check and agentmsg validate)
+    if type(kind) is not str or kind not in LEGACY_EVENT_TYPES or deeper_than(data, limits.max_depth):
         return data
     if kind == "MODEL_CALL_END":
         return _flat_usage(data, notes, at)
