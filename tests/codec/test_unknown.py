@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pytest
 
 import agentmsg
@@ -20,6 +21,7 @@ from agentmsg import (
     UserMessage,
     ValidationError,
 )
+from agentmsg.errors import WrongTypeError
 
 # A newer producer's usage key (schemas 1.3 declare cacheCreationInputTokens and reasoningTokens; futureTokens stands
 # for the next one).
@@ -177,3 +179,32 @@ def test_nested_unknown_keys_are_found_with_their_pointers() -> None:
     assert agentmsg.find_unknown_keys(msg.to_dict(), "msg") == agentmsg.find_unknown_keys(msg)
     event = {"type": "AGENT_END", "id": "e", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "x": 1}
     assert [p.pointer for p in agentmsg.find_unknown_keys(event, "event")] == ["/x"]
+
+
+def test_a_kind_or_a_value_of_the_wrong_type_is_the_sdks_error_never_read_as_another() -> None:
+    """``find_unknown_keys`` read any falsy ``kind`` as none given: ``""``, ``[]`` or ``0`` checked a dict as a
+    message and a model as its own kind, without a word; and an attrs instance that is no agentmsg model raised a
+    bare ValueError. A kind that is no string is a WrongTypeError at /kind, an empty one an unknown kind (rule
+    ``enum``), another class's instance a WrongTypeError at /value; None still means the default."""
+
+    @attrs.define
+    class Point:
+        x: int = 1
+
+    value = {"id": "m", "role": "USER", "content": [], "metadata": {}, "future": 1}
+    kinds: tuple[Any, ...] = ([], {}, 0, False, b"msg")
+    for kind in kinds:
+        with pytest.raises(WrongTypeError) as caught:
+            agentmsg.find_unknown_keys(value, kind)
+        assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/kind", "type")]
+        with pytest.raises(WrongTypeError):
+            agentmsg.find_unknown_keys(agentmsg.TextBlock(text="x"), kind)
+    for given in (value, agentmsg.TextBlock(text="x")):
+        with pytest.raises(ValidationError) as refused:
+            agentmsg.find_unknown_keys(given, "")
+        assert [(p.pointer, p.rule) for p in refused.value.problems] == [("/kind", "enum")]
+    with pytest.raises(WrongTypeError) as caught:
+        agentmsg.find_unknown_keys(Point())
+    assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/value", "type")]
+    assert [p.pointer for p in agentmsg.find_unknown_keys(value, None)] == ["/future"]
+    assert [p.pointer for p in agentmsg.find_unknown_keys(value)] == ["/future"]

@@ -23,7 +23,7 @@ from agentmsg._codec.converter import _generated_base, dict_of, known_keys
 from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.schemas import KINDS, schema_documents
 from agentmsg._codec.schemas import find_unknown_keys as _find_in_json
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, wrong_type
 
 __all__ = ["find_unknown_keys", "normalise_unknown_keys"]
 
@@ -71,15 +71,22 @@ def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
 
     Readers keep these keys and write them back; strict reading (``strict=True``) rejects them. A legacy key of
     parsed JSON (AgentScope's seed documents: a tool_use ``arguments``, ...), which readers read in its current
-    form, is reported as the readers' note says it (rule ``legacy-key``; :func:`agentmsg.read_legacy_keys`)."""
+    form, is reported as the readers' note says it (rule ``legacy-key``; :func:`agentmsg.read_legacy_keys`).
+
+    A ``kind`` that is no string, or an attrs instance that is no agentmsg model: a
+    :class:`~agentmsg.errors.WrongTypeError` at ``/kind`` or ``/value`` (rule ``type``); an unknown kind (``""``
+    too): a ValidationError at ``/kind`` (rule ``enum``)."""
+    # (a falsy kind, "" or [] or 0, was read as no kind, msg, and another model's instance raised a bare ValueError)
+    if kind is not None and not isinstance(kind, str):
+        raise wrong_type("/kind", f"kind is a string, one of {', '.join(sorted(KINDS))}, or None", kind)
     if attrs.has(type(value)):
         found = _kind_of(type(value))
         if found is None:
-            raise ValueError(f"{type(value).__name__} is not an agentmsg model")
-        kind = kind or found
+            raise wrong_type("/value", "value is an agentmsg model (a message, block, source, usage) or JSON", value)
+        kind = found if kind is None else kind
         value = dict_of(value, kind, copy=False)  # (read only; a field JSON cannot hold: refused)
         return _find_in_json(value, kind)
-    kind = kind or "msg"
+    kind = "msg" if kind is None else kind
     unknown = _find_in_json(value, kind)
     if not unknown:
         return unknown
