@@ -14,6 +14,7 @@ import pytest
 
 import agentmsg
 from agentmsg import LegacyKeyWarning, Msg, Problem, ToolResultBlock, ToolUseBlock, ValidationError
+from agentmsg.errors import WrongTypeError
 from tests._support.deep import allocated_peak, held_bytes, nested_results
 
 
@@ -218,3 +219,15 @@ def test_an_event_whose_type_is_no_string_has_no_legacy_keys_and_is_said_by_its_
     report = agentmsg.check(json.dumps(first).encode() + b"\n" + json.dumps(event).encode() + b"\n")
     assert report.kind == "event"
     assert ("/type", "enum") in {(f.pointer, f.rule) for f in report.problems if f.instance == 1}
+
+
+@pytest.mark.parametrize("kind", [[], {}, None, 1, b"msg"])
+def test_a_kind_that_is_no_string_is_a_wrong_type(kind: Any) -> None:
+    """``read_legacy_keys``' kind was looked up among its readers as given: a list or a dict raised a bare TypeError
+    (unhashable), and None or 1 read the value as a kind with no legacy keys (a message's ``arguments`` left as
+    they were, no note), as if it were one. A kind that is no string is a WrongTypeError at /kind."""
+    call = {"type": "tool_use", "id": "c", "name": "f", "arguments": "{}"}
+    with pytest.raises(WrongTypeError) as caught:
+        agentmsg.read_legacy_keys(call, kind)
+    assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/kind", "type")]
+    assert [p.pointer for p in agentmsg.read_legacy_keys(call, "content-block")[1]] == ["/arguments"]

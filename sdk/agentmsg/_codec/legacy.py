@@ -70,7 +70,7 @@ from agentmsg._codec.jsontext import (  # (the reducer's parse: the same text in
     parse_arguments,
 )
 from agentmsg._codec.limits import limits
-from agentmsg.errors import Problem, pointer_of
+from agentmsg.errors import Problem, pointer_of, wrong_type
 
 __all__ = [
     "LEGACY_EVENT_TYPES",
@@ -707,7 +707,11 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     :class:`~agentmsg.Problem` with rule ``legacy-key``, the key's pointer and what it was read as
     (docs/wire-format.md). ``value`` is not changed: a mapped object is a copy; without legacy keys the value is
     returned as it is, with no notes. The readers do this themselves (``Msg.from_json``, ``decode_messages``,
-    ``block_from_dict``, the event reducer)."""
+    ``block_from_dict``, the event reducer). A ``kind`` that is no string: a
+    :class:`~agentmsg.errors.WrongTypeError` at ``/kind``."""
+    # (a list or a dict was looked up among the readers: a bare TypeError; None or 1 read as a kind with none)
+    if not isinstance(kind, str):
+        raise wrong_type("/kind", "kind is a string: msg, content-block or event", kind)
     if deeper_than(value, limits.max_depth):  # (as every reader of JSON refuses it)
         raise depth_error(kind)
     return read_legacy_keys_checked(value, kind)
