@@ -149,9 +149,18 @@ def deeper_than(value: Any, max_depth: int, *, finite: bool = False) -> bool:
     and tuples were walked). With ``finite``, ``value`` as the request writer writes it (a tool definition): a
     mapping that is no dict (a ``MappingProxyType``, an ``OrderedDict``) counts as an object and a sequence that is
     no list (a tuple) as an array, and the walk also says whether it holds a float that is NaN or infinite (orjson
-    writes it as ``null``) or bytes (which the writer refuses): :func:`unwritten_at` then tells which it is."""
+    writes it as ``null``) or bytes (which the writer refuses): :func:`unwritten_at` then tells which it is; a
+    ``value`` that is itself such a mapping or sequence is walked as its dict or list, and one that is neither is
+    looked at as a member is (an enum member or a dataclass holding a NaN: True)."""
     if type(value) is not dict and type(value) is not list:
-        return False
+        if not finite:
+            return False
+        inner = container(value)
+        if inner is None:
+            return _not_written(value)
+        if not inner:
+            return max_depth <= 0
+        value = inner
     stack: list[tuple[Any, int]] = [(value, 0)]
     pop, push = stack.pop, stack.append
     # (past REMEMBER_AFTER containers, each container's id and the greatest depth it was walked at: met again no

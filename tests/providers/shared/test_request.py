@@ -2291,6 +2291,42 @@ def test_a_mapping_that_is_no_dict_is_written_as_an_object_in_the_body(name: str
     assert caught.value.problems[0].rule == "max-depth"
 
 
+class _Level(enum.Enum):
+    OFF = float("nan")
+
+
+@dataclasses.dataclass
+class _Knob:
+    value: float
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_nan_put_in_the_body_after_formatting_is_refused_where_it_is(name: str) -> None:
+    """A NaN or an infinity put into ``request.body`` after format_request (``body["temperature"] =
+    float("nan")``) was written by orjson as ``null``, silently: body_bytes now raises ValidationError, rule
+    json-value, at its pointer in the body, as its docstring says, at any depth, inside an enum member's value, a
+    dataclass or a mapping that is no dict too (the quick test of such a part, ``plainly_written``, took it written). A body holding a real null (an assistant turn of tool calls alone) is written as before."""
+    msgs = [UserMessage("hi"), AssistantMessage([ToolUseBlock(id="c1", name="f", input={"a": None})])]
+    for bad, pointer in (
+        (float("nan"), "/temperature"),
+        (float("inf"), "/temperature"),
+        ({"a": [1, None, -float("inf")]}, "/temperature/a/2"),
+        (_Level.OFF, "/temperature"),
+        (_Knob(float("nan")), "/temperature/value"),
+        (types.MappingProxyType({"a": float("nan")}), "/temperature/a"),
+    ):
+        request = get(name).format_request(msgs, model="m")
+        request.body["temperature"] = bad
+        with pytest.raises(ValidationError) as caught:
+            request.body_bytes()
+        assert [(p.pointer, p.rule) for p in caught.value.problems] == [(pointer, "json-value")], bad
+    request = get(name).format_request(msgs, model="m")
+    request.body["temperature"] = None
+    request.body["x_finite"] = [1.5, 1e300, -0.0]
+    assert request.body_bytes() == orjson.dumps(request.body)
+    assert b'"temperature":null' in request.body_bytes()
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_key_neither_a_string_nor_an_int_is_refused_where_it_is(name: str) -> None:
     """A float, bool or None key in a tool's schema or in a mapping parameter that is no dict was written by the

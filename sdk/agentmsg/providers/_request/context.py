@@ -129,10 +129,14 @@ class FormattedRequest:
         ``MappingProxyType`` in a tool's schema or a parameter) is written as an object, a sequence as an array;
         a value no JSON carries raises :class:`~agentmsg.ValidationError` (rule ``json-value``) naming where it
         is in the body."""
+        body = self.body
         try:
-            return orjson.dumps(self.body, default=_plain)
+            written = orjson.dumps(body, default=_plain)
         except TypeError:  # an int key (logit_bias's token ids), an integer beyond 64 bits: written as their digits
-            return _written_with_digits(self.body)
+            return _written_with_digits(body)
+        if _NULL(written) is not None:  # (orjson writes a NaN or an infinity as null: only then may the body hold one)
+            return _written_with_digits(body)
+        return written
 
     def diagnostics_dicts(self) -> list[dict[str, Any]]:
         """The diagnostics as plain dicts (``pointer``, ``rule``, ``kind``, ``message``; a diagnostic said once for
@@ -803,6 +807,11 @@ def _written_with_digits(value: Any) -> bytes:
     except TypeError:  # pragma: no cover (the walk finds what orjson refuses)
         raise ValidationError.single("", "json-value", "the value is not JSON: no JSON body carries it") from None
 
+
+#: finds a ``null`` in orjson's text of a body: where there is none, the body holds no NaN nor infinity (orjson writes
+#: them as ``null``, without a word); where there is one, :func:`_written_with_digits` tells (a body of 1,000 OpenAI
+#: messages, 185 kB: 50 us, where orjson writes it in 75 us; ``b"null" in`` took 87 us)
+_NULL: Final = re.compile(b"null").search
 
 #: what :func:`_with_digits` gives for a value whose every part it cannot tell written as it is
 _DOUBT: Final = object()
