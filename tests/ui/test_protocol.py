@@ -188,3 +188,28 @@ def test_a_frame_is_what_the_sse_writer_writes_of_the_event_s_json(
         _protocol.json_text(event), id=None if position is None else str(position), event=kind
     ).encode()
     assert _protocol.sse_frame(event, position, kind) == written
+
+
+def test_a_position_of_more_digits_than_python_writes_is_refused_as_the_sdk_s_error() -> None:
+    """A frame's position past Python's int string limit (sys.get_int_max_str_digits(), 4,300 digits) raised a bare
+    ValueError from ``%d`` or ``str``: ValidationError now, rule integer-range at /position, on every frame's way
+    (an event orjson writes or not, an ``event:`` kind or none) and every protocol that writes an ``id:`` (the
+    AI SDK writes none: its frame is written). A position below the limit is written as its digits."""
+    from agentmsg import ValidationError
+
+    huge = 10**5000
+    for event, kind in (({"type": "x"}, None), ({"type": "x"}, "x"), ({"type": "x", "k": 2**64}, None)):
+        with pytest.raises(ValidationError) as info:
+            _protocol.sse_frame(event, huge, kind)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/position", "integer-range")]
+    for name in ui.names():
+        protocol = ui.get(name)
+        if name == "ai-sdk":
+            assert protocol.frame({"type": "start"}, huge) == b'data: {"type":"start"}\n\n'
+            continue
+        events: tuple[dict[str, Any], ...] = ({"type": "RUN_STARTED"}, {"type": "RUN_STARTED", "k": {1}})
+        for event in events:
+            with pytest.raises(ValidationError) as info:
+                protocol.frame(event, huge)
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [("/position", "integer-range")], name
+    assert _protocol.sse_frame({"type": "x"}, 10**4299, "x").startswith(b"id: 1" + b"0" * 4299 + b"\n")

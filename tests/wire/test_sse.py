@@ -971,3 +971,12 @@ def test_a_decoders_limit_that_cannot_be_is_a_validation_error(
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
     for fine in (0, None, 1 << 62):
         assert [e.data for e in SSEDecoder(max_line_bytes=fine, max_event_bytes=fine).feed(b"data: 1\n\n")] == ["1"]
+
+
+def test_a_retry_of_more_digits_than_python_writes_is_refused_as_the_sdk_s_error() -> None:
+    """``encode_event(retry=...)`` past Python's int string limit (4,300 digits) raised a bare ValueError from the
+    f-string: ValidationError, rule integer-range at /retry, now; below it, the digits."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        _sse.encode_event("x", retry=10**5000)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/retry", "integer-range")]
+    assert _sse.encode_event("x", retry=10**4299) == f"retry: {10**4299}\ndata: x\n\n"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, Literal, cast
 
@@ -22,7 +23,7 @@ from agentmsg._codec.jsontext import loads_bounded
 from agentmsg._codec.limits import limits, require_limit
 from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
-from agentmsg.errors import Problem, ValidationError, require_bytes, wrong_type
+from agentmsg.errors import Problem, ValidationError, require_bytes, short_repr, wrong_type
 
 __all__ = [
     "FormatSniffer",
@@ -205,7 +206,8 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
     nothing lost (SSE cannot carry a CR in data; written as it is, it would end the line there). An ``id`` or
     ``event`` holding a line break would end its field there and start another (the rest read as a field of
     its own: a forged event), and a decoder ignores an id holding NUL: :class:`~agentmsg.ValidationError`
-    (rule ``sse``, pointer ``/id`` or ``/event``) for either."""
+    (rule ``sse``, pointer ``/id`` or ``/event``) for either. A ``retry`` of more digits than Python writes:
+    ValidationError, rule ``integer-range``, pointer ``/retry`` (:func:`field_digits`)."""
     if (id and not _FIELD_SAFE.fullmatch(id)) or (event and _LINE_END.search(event)):
         which = "id" if id and not _FIELD_SAFE.fullmatch(id) else "event"
         raise ValidationError.single(
@@ -219,9 +221,28 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
     if event:
         head += f"event: {event}\n"
     if retry is not None:
-        head += f"retry: {retry}\n"
+        head += f"retry: {field_digits(retry, 'retry')}\n"
     body = "".join(f"data: {line}\n" for line in _LINE_END.split(data))
     return f"{head}{body}\n"
+
+
+def field_digits(value: Any, name: str) -> str:
+    """``str(value)``, the text of a field (an event id, a retry) the caller gave as a number; an integer of more digits
+    than Python writes (``sys.get_int_max_str_digits()``, 4,300 by default; ``str`` raised a bare ValueError) is
+    :class:`~agentmsg.ValidationError`, rule ``integer-range``, at ``/<name>``: not written with the limit lifted,
+    which guards against conversions that take time quadratic in the digits, nor could a reader (the SDK's own,
+    Python's ``int``) read it back."""
+    try:
+        return str(value)
+    except ValueError:
+        if not isinstance(value, int):
+            raise
+    raise ValidationError.single(
+        f"/{name}",
+        "integer-range",
+        f"{name} {short_repr(value, 60)} has more digits than Python writes (sys.get_int_max_str_digits():"
+        f" {sys.get_int_max_str_digits()}): no SSE field carries it",
+    )
 
 
 _scan = speedups.sse_scan if speedups is not None else None

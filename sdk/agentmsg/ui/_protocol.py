@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 import orjson
 
 from agentmsg._codec.jsontext import deep_json_text
-from agentmsg._wire.sse import encode_event
+from agentmsg._wire.sse import encode_event, field_digits
 from agentmsg.errors import AgentmsgError, Problem, ValidationError, wrong_type
 from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 
@@ -309,15 +309,25 @@ def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None =
     bytes as they are: compact JSON holds no line end (a CR or LF in a string is an escape) and an integer's
     digits none either, so :func:`~agentmsg._wire.sse.encode_event` would write the very same bytes, after decoding
     the JSON to text, splitting it at line ends, checking the id and encoding it all again (two thirds of the
-    frame's time)."""
+    frame's time).
+
+    A position of more digits than Python writes (4,300: ``str`` raised a bare ValueError) is
+    :class:`~agentmsg.ValidationError`, rule ``integer-range``, pointer ``/position``
+    (:func:`~agentmsg._wire.sse.field_digits`), before the event is looked at."""
     if kind is None and (position is None or type(position) is int):
         try:
             data = orjson.dumps(event)
         except orjson.JSONEncodeError:
             pass  # (a lone surrogate, a number past 64 bits, ...: json_text's way below)
         else:
-            return b"data: %b\n\n" % data if position is None else b"id: %d\ndata: %b\n\n" % (position, data)
-    return encode_event(json_text(event), id=None if position is None else str(position), event=kind).encode()
+            if position is None:
+                return b"data: %b\n\n" % data
+            try:
+                return b"id: %d\ndata: %b\n\n" % (position, data)
+            except ValueError:
+                pass  # (more digits than Python writes: field_digits says so below)
+    said = None if position is None else field_digits(position, "position")
+    return encode_event(json_text(event), id=said, event=kind).encode()
 
 
 class NotAcceptable(AgentmsgError):
