@@ -809,26 +809,51 @@ static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
 /* cls(data, event, id): an SSEEvent (retry and problem None). When cls keeps those five attributes in plain
  * object slots (attrs' slotted classes do) and has no __init__ logic beyond storing them, the instance is
  * filled in here, with no Python frame; otherwise (a subclass, another class) cls is called. */
-static PyObject *event_cls = NULL; /* the class the offsets below were read from (a strong reference) */
+/* The class the offsets below were read from, by a weak reference: the cache keeps no class alive (a strong one
+ * pinned the last class seen, one made for a decoder at run time, forever). A class compared with it is alive (the
+ * caller holds it), so a dead referent (None) never matches, and a class at the address of a freed one is read
+ * again. A callable that takes no weak reference is read at each call. */
+static PyObject *event_ref = NULL;
 static Py_ssize_t event_offsets[5];
 static int event_direct = 0;
 
+/* The class event_ref refers to (borrowed: compared, never used), or NULL. */
+static PyObject *event_seen(void) {
+    if (event_ref == NULL) return NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *seen = NULL;
+    if (PyWeakref_GetRef(event_ref, &seen) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_XDECREF(seen); /* (only its address is compared, with a class the caller holds) */
+    return seen;
+#else
+    PyObject *seen = PyWeakref_GET_OBJECT(event_ref);
+    return seen == Py_None ? NULL : seen; /* (dead: None, which no class is) */
+#endif
+}
+
 static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObject *id) {
-    if (cls != event_cls) {
+    if (cls != event_seen()) {
         static const char *names[5] = {"data", "event", "id", "retry", "problem"};
-        event_direct = PyType_Check(cls) && PyObject_HasAttrString(cls, "__attrs_attrs__") &&
-                       !PyObject_HasAttrString(cls, "__attrs_post_init__") &&
-                       !PyObject_HasAttrString(cls, "__attrs_pre_init__");
-        for (int i = 0; i < 5 && event_direct; i++) {
+        Py_ssize_t offsets[5];
+        int direct = PyType_Check(cls) && PyObject_HasAttrString(cls, "__attrs_attrs__") &&
+                     !PyObject_HasAttrString(cls, "__attrs_post_init__") &&
+                     !PyObject_HasAttrString(cls, "__attrs_pre_init__");
+        for (int i = 0; i < 5 && direct; i++) {
             PyObject *attr = PyUnicode_InternFromString(names[i]);
             if (attr == NULL) return NULL;
-            event_offsets[i] = slot_offset((PyTypeObject *)cls, attr);
+            offsets[i] = slot_offset((PyTypeObject *)cls, attr);
             Py_DECREF(attr);
-            if (event_offsets[i] < 0) event_direct = 0;
+            if (offsets[i] < 0) direct = 0;
         }
         if (PyErr_Occurred()) return NULL;
-        Py_INCREF(cls);
-        Py_XSETREF(event_cls, cls);
+        PyObject *ref = PyWeakref_NewRef(cls, NULL);
+        if (ref == NULL) PyErr_Clear(); /* no weak reference to it: nothing remembered */
+        Py_XSETREF(event_ref, ref);
+        event_direct = direct;
+        if (direct) memcpy(event_offsets, offsets, sizeof offsets);
     }
     if (!event_direct) {
         PyObject *args[3] = {data, name, id};

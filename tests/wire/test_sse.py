@@ -4,9 +4,11 @@ sniffer, ``Last-Event-ID``; memory held per event, not per line."""
 
 from __future__ import annotations
 
+import gc
 import random
 import re
 import tracemalloc
+import weakref
 from typing import Any
 
 import attrs
@@ -384,6 +386,30 @@ def test_the_c_scanner_makes_ordinary_events() -> None:
     assert out == [Counted("x", "message", "", 1)] and type(out[0]) is Counted
     out.clear()
     _sse._scan(b"data: y\n\n", 0, False, 100, 100, "", out, SSEEvent)  # back to the plain class
+    assert out == [SSEEvent("y")] and type(out[0]) is SSEEvent
+
+
+@pytest.mark.kernel_only
+def test_the_c_scanner_keeps_no_event_class_alive() -> None:
+    """The C scanner remembered the last event class it saw (to fill its slots directly) with a strong reference:
+    a class made for one decoder (an SSEEvent subclass, created at run time) could never be freed. It now keeps
+    a weak one: once the caller lets the class go, it is collected; the slots are read again for the next class,
+    the plain class's events still filled in directly."""
+    if _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+
+    for post_init in (False, True):
+        namespace: dict[str, Any] = {"__attrs_post_init__": lambda self: None} if post_init else {}
+        made = attrs.define(type("Made", (SSEEvent,), namespace))
+        out: list[Any] = []
+        _sse._scan(b"data: x\n\n", 0, False, 100, 100, "", out, made)
+        assert out == [made("x")] and type(out[0]) is made
+        held = weakref.ref(made)
+        del made, out
+        gc.collect()
+        assert held() is None, post_init
+    out = []
+    _sse._scan(b"data: y\n\n", 0, False, 100, 100, "", out, SSEEvent)
     assert out == [SSEEvent("y")] and type(out[0]) is SSEEvent
 
 
