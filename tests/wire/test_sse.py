@@ -1006,3 +1006,18 @@ def test_a_retry_of_more_digits_than_python_writes_is_refused_as_the_sdk_s_error
         _sse.encode_event("x", retry=10**5000)
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/retry", "integer-range")]
     assert _sse.encode_event("x", retry=10**4299) == f"retry: {10**4299}\ndata: x\n\n"
+
+
+def test_a_limit_set_between_chunks_bounds_the_next_chunk() -> None:
+    """feed's fast path scans with a scanner made once with the decoder's limits (SSEScanner, not sse_scan's ten
+    arguments per chunk): a limit set after a chunk was read still bounds the next one, as the line parser's does."""
+    decoder = SSEDecoder()
+    assert [e.data for e in decoder.feed(b"data: " + b"x" * 40 + b"\n\n")] == ["x" * 40]
+    decoder.max_line_bytes = 20
+    (event,) = decoder.feed(b"data: " + b"y" * 40 + b"\n\n")
+    assert event.data == "" and event.problem is not None and event.problem.rule == "max-line-bytes"
+    decoder.max_line_bytes = 100
+    decoder.max_event_bytes = 10
+    (event,) = decoder.feed(b"data: " + b"z" * 40 + b"\n\n")
+    assert event.data == "" and event.problem is not None and event.problem.rule == "max-event-bytes"
+    assert [e.data for e in decoder.feed(b"data: short\n\n")] == ["short"]
