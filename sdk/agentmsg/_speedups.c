@@ -646,6 +646,27 @@ static inline PyObject *get_ref(PyObject *d, PyObject *key) {
     return v;
 }
 
+/* A new reference to text.parts. Read from its slot when text's class keeps it in a plain object slot (Text's
+ * __slots__), at the offset looked up once per class: PyObject_GetAttr cost about 160 instructions an event. */
+static PyTypeObject *parts_cls = NULL; /* the class the offset was read from (a strong reference) */
+static Py_ssize_t parts_offset = -1;
+
+static PyObject *parts_of(PyObject *text) {
+    PyTypeObject *cls = Py_TYPE(text);
+    if (cls != parts_cls) {
+        Py_ssize_t offset = slot_offset(cls, s_parts);
+        if (PyErr_Occurred()) return NULL;
+        Py_INCREF(cls);
+        Py_XSETREF(parts_cls, cls);
+        parts_offset = offset;
+    }
+    if (parts_offset >= 0) {
+        PyObject *parts = *(PyObject **)((char *)text + parts_offset);
+        if (parts != NULL) return Py_NewRef(parts);
+    }
+    return PyObject_GetAttr(text, s_parts);
+}
+
 /* fold_deltas of one event (a dict, held by the caller): 0 taken or skipped (a duplicate), -1 left to Python.
  * A lookup may run Python code (a key of a str subclass with its own __eq__, a set of such, the text's `parts`
  * a property), which may change or free what an earlier lookup gave: each is held until the event is done. */
@@ -665,7 +686,10 @@ static int fold_one(PyObject *e, PyObject *current, PyObject *previous, Py_ssize
     if (key == NULL || !PyUnicode_CheckExact(key)) goto done;
     delta = get_ref(e, s_delta);
     if (delta == NULL || !PyUnicode_CheckExact(delta)) goto done;
-    if (PyUnicode_Compare(kind, s_thinking_delta) == 0) {
+    /* (the length first: a text's or a call's kind is not as long, and PyUnicode_Compare cost about 90
+     * instructions an event) */
+    if (PyUnicode_GetLength(kind) == PyUnicode_GET_LENGTH(s_thinking_delta) &&
+        PyUnicode_Compare(kind, s_thinking_delta) == 0) {
         PyObject *other = get_ref(e, s_signature);
         if (other == NULL && !PyErr_Occurred()) other = get_ref(e, s_redacted);
         if (other != NULL || PyErr_Occurred()) {
@@ -676,19 +700,22 @@ static int fold_one(PyObject *e, PyObject *current, PyObject *previous, Py_ssize
     if (PyErr_Occurred()) goto done;
     text = get_ref(table, key);
     if (text == NULL) goto done;
-    int seen = PySet_Contains(current, id);
-    if (seen == 0) seen = PySet_Contains(previous, id);
+    /* (previous is looked in only when it holds ids: a stream of fewer events than the window has none) */
+    int seen = PySet_GET_SIZE(previous) > 0 ? PySet_Contains(previous, id) : 0;
     if (seen < 0) goto done;
     if (seen) { /* a duplicate: counted, skipped */
         rc = 0;
         goto done;
     }
-    if (size > 0 && PySet_GET_SIZE(current) + 1 >= size) goto done; /* the window turns: Python's */
-    parts = PyObject_GetAttr(text, s_parts);
+    Py_ssize_t held = PySet_GET_SIZE(current);
+    if (size > 0 && held + 1 >= size) goto done; /* the window turns (or a duplicate where it would): Python's */
+    parts = parts_of(text);
     if (parts == NULL) goto done;
-    if (PyList_CheckExact(parts) && PyList_GET_SIZE(parts) + 1 < join && PySet_Add(current, id) == 0 &&
-        PyList_Append(parts, delta) == 0)
-        rc = 0;
+    if (!PyList_CheckExact(parts) || PyList_GET_SIZE(parts) + 1 >= join) goto done; /* (a duplicate too) */
+    /* the id added to current, which is then one larger unless it held it already: a duplicate, counted and
+     * skipped (one look in current, not a look then an add) */
+    if (PySet_Add(current, id) < 0) goto done;
+    if (PySet_GET_SIZE(current) == held || PyList_Append(parts, delta) == 0) rc = 0;
 done:
     Py_XDECREF(source);
     Py_XDECREF(id);

@@ -696,6 +696,41 @@ def test_fold_deltas_takes_plain_deltas_only() -> None:
     assert native.fold_deltas([dict(events[0], id="e9", source="s")], 0, set(), set(), 0, routes, calls, 512) == 0
 
 
+def test_fold_deltas_skips_a_duplicate_of_either_generation_and_reads_parts_as_python_does() -> None:
+    """An id in ``previous`` or in ``current`` is a duplicate (counted, skipped: ``current`` and the text unchanged),
+    whichever generation is empty; a text whose class gives ``parts`` another way (a property) is read through it."""
+    assert native is not None
+    from agentmsg.events._state import Text
+
+    text = Text()
+    routes = {"TEXT_BLOCK_DELTA": {"b1": text}}
+    calls: dict[str, Text] = {}
+
+    def delta(eid: str, value: str) -> dict[str, Any]:
+        return {"type": "TEXT_BLOCK_DELTA", "id": eid, "blockId": "b1", "delta": value}
+
+    current, previous = {"c"}, {"p"}
+    events = [delta("p", "x"), delta("c", "y"), delta("n", "a"), delta("n", "z")]
+    assert native.fold_deltas(events, 0, current, previous, 0, routes, calls, 512) == 4
+    assert (text.parts, current, previous) == (["a"], {"c", "n"}, {"p"})
+    current = set()
+    assert native.fold_deltas([delta("m", "b"), delta("m", "w")], 0, current, set(), 0, routes, calls, 512) == 2
+    assert (text.parts, current) == (["a", "b"], {"m"})
+
+    kept: list[str] = []
+
+    class Viewed(Text):
+        __slots__ = ()
+        parts = property(lambda self: kept)  # (not the slot: read as Python reads it)
+
+        def __init__(self) -> None:  # (no slot set)
+            pass
+
+    routes["TEXT_BLOCK_DELTA"]["b1"] = Viewed()
+    assert native.fold_deltas([delta("v", "c")], 0, set(), set(), 0, routes, calls, 512) == 1
+    assert (kept, text.parts) == (["c"], ["a", "b"])
+
+
 def test_an_enum_field_is_written_by_the_c_writer_only_when_it_holds_a_member() -> None:
     """A plan's field may name the one class its value has (an enum field: its members). A member is written in C;
     a plain string, even one of the enum's values, makes the writer give up (``writes`` says so too), so that the
