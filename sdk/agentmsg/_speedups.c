@@ -903,9 +903,20 @@ static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObje
 #define DL_PROVIDER 4 /* the provider decoder's rules: `event: error`, an `error` field, a line starting with
                          `{` or `[` (after any blanks) make the piece not simple (the line parser's) */
 
+/* A scan's route (SSEScanner's `route`): the events named `event` whose data (bytes) is head + a JSON string +
+ * tail (+ after's holes and pieces) are given as (the string's value, the data); `on` while each event of the scan
+ * so far was (the first that is not may change the caller's route: the events after it are given as events). */
+typedef struct {
+    PyObject *event, *head, *tail, *after;
+    int on;
+} ScanRoute;
+
+static PyObject *string_between(const unsigned char *d, Py_ssize_t n, PyObject *head, PyObject *tail,
+                                PyObject *after);
+
 static int simple_event(const char *p, const char *end, int crlf, int lone, Py_ssize_t limit, Py_ssize_t max_line,
                         PyObject **last_id, PyObject *cls, PyObject *message, int raw, int dataless,
-                        PyObject **out) {
+                        ScanRoute *route, PyObject **out) {
     Py_ssize_t eol = crlf ? 2 : 1;
     const char *line = NULL;    /* the data line */
     const char *event = NULL;   /* the event name's bytes, when an event field was given */
@@ -1028,6 +1039,25 @@ static int simple_event(const char *p, const char *end, int crlf, int lone, Py_s
         }
         Py_SETREF(*last_id, new_id);
     }
+    if (route != NULL && route->on) { /* (raw: data is bytes) */
+        PyObject *text = name == route->event || PyUnicode_Compare(name, route->event) == 0
+                             ? string_between((const unsigned char *)d, end - d, route->head, route->tail, route->after)
+                             : Py_NewRef(Py_None);
+        if (text == NULL) {
+            Py_DECREF(data);
+            Py_DECREF(name);
+            return -1;
+        }
+        if (text != Py_None) {
+            *out = PyTuple_Pack(2, text, data);
+            Py_DECREF(text);
+            Py_DECREF(data);
+            Py_DECREF(name);
+            return *out == NULL ? -1 : 1;
+        }
+        Py_DECREF(text);
+        route->on = 0;
+    }
     *out = new_event(cls, data, name, *last_id);
     Py_DECREF(data);
     Py_DECREF(name);
@@ -1067,7 +1097,7 @@ PyDoc_STRVAR(sse_scan_doc,
  * reference held, replaced by each id) the last event id. Returns where it stopped, *stop set; -1 on error. */
 static Py_ssize_t scan_chunk(PyObject *chunk, Py_ssize_t pos, int crlf, Py_ssize_t limit, Py_ssize_t max_line,
                              PyObject **last_id, PyObject *out, PyObject *cls, int raw, int dataless,
-                             Py_ssize_t *stop) {
+                             ScanRoute *route, Py_ssize_t *stop) {
     const char *buf = PyBytes_AS_STRING(chunk);
     Py_ssize_t n = PyBytes_GET_SIZE(chunk);
     static PyObject *message = NULL;
@@ -1079,7 +1109,8 @@ static Py_ssize_t scan_chunk(PyObject *chunk, Py_ssize_t pos, int crlf, Py_ssize
         const char *sep = find_sep(buf + pos, buf + n, crlf, &lone);
         if (sep == NULL) break;
         PyObject *event = NULL;
-        int rc = simple_event(buf + pos, sep, crlf, lone, limit, max_line, last_id, cls, message, raw, dataless, &event);
+        int rc = simple_event(buf + pos, sep, crlf, lone, limit, max_line, last_id, cls, message, raw, dataless, route,
+                              &event);
         if (rc < 0) return -1;
         if (rc == 0) {
             *stop = (sep - buf) + seplen;
@@ -1116,7 +1147,7 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }
     PyObject *last_id = Py_NewRef(args[5]);
     Py_ssize_t stop;
-    pos = scan_chunk(args[0], pos, crlf, limit, max_line, &last_id, args[6], args[7], raw, dataless, &stop);
+    pos = scan_chunk(args[0], pos, crlf, limit, max_line, &last_id, args[6], args[7], raw, dataless, NULL, &stop);
     if (pos < 0) {
         Py_DECREF(last_id);
         return NULL;
@@ -1142,19 +1173,39 @@ typedef struct {
 static PyObject *scanner_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     SSEScanner *self = (SSEScanner *)op;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs != 4 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[1]) ||
-        !PyList_CheckExact(args[2]) || !PyLong_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "SSEScanner(chunk: bytes, last_id: str, out: list, dataless: int, /)");
+    if (nargs < 4 || nargs > 5 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) || !PyBytes_CheckExact(args[0]) ||
+        !PyUnicode_CheckExact(args[1]) || !PyList_CheckExact(args[2]) || !PyLong_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "SSEScanner(chunk: bytes, last_id: str, out: list, dataless: int, route: tuple | None = None, /)");
         return NULL;
     }
     int dataless = (int)PyLong_AsLong(args[3]);
     if (dataless == -1 && PyErr_Occurred()) return NULL;
+    ScanRoute route = {NULL, NULL, NULL, NULL, 1};
+    if (nargs == 5 && args[4] != Py_None) { /* a PayloadReader.route: (head, tail, slot, event, after, ...) */
+        PyObject *r = args[4];
+        int ok = self->raw && PyTuple_CheckExact(r) && PyTuple_GET_SIZE(r) >= 5 &&
+                 PyBytes_CheckExact(PyTuple_GET_ITEM(r, 0)) && PyBytes_CheckExact(PyTuple_GET_ITEM(r, 1)) &&
+                 PyUnicode_CheckExact(PyTuple_GET_ITEM(r, 3)) && PyTuple_CheckExact(PyTuple_GET_ITEM(r, 4));
+        for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(PyTuple_GET_ITEM(r, 4)); k++)
+            ok = PyBytes_CheckExact(PyTuple_GET_ITEM(PyTuple_GET_ITEM(r, 4), k));
+        if (!ok) {
+            PyErr_SetString(PyExc_TypeError,
+                            "SSEScanner: route is (head: bytes, tail: bytes, _, event: str, after: tuple[bytes, ...], "
+                            "...), for a raw scanner only");
+            return NULL;
+        }
+        route.head = PyTuple_GET_ITEM(r, 0);
+        route.tail = PyTuple_GET_ITEM(r, 1);
+        route.event = PyTuple_GET_ITEM(r, 3);
+        route.after = PyTuple_GET_ITEM(r, 4);
+    }
     PyObject *chunk = args[0];
     int crlf = memchr(PyBytes_AS_STRING(chunk), '\r', (size_t)PyBytes_GET_SIZE(chunk)) != NULL;
     PyObject *last_id = Py_NewRef(args[1]);
     Py_ssize_t stop;
     Py_ssize_t pos = scan_chunk(chunk, 0, crlf, self->limit, self->max_line, &last_id, args[2], self->cls, self->raw,
-                                dataless, &stop);
+                                dataless, route.event != NULL ? &route : NULL, &stop);
     if (pos < 0) {
         Py_DECREF(last_id);
         return NULL;
@@ -1214,7 +1265,10 @@ PyDoc_STRVAR(scanner_doc,
              "sse_scan from a chunk's start with its bounds, its event class and raw given once: "
              "scanner(chunk, last_id, out, dataless) is sse_scan(chunk, 0, b'\\r' in chunk, limit, max_line, "
              "last_id, out, cls, raw, dataless), the same events appended to out and the same (pos, stop, last_id) "
-             "returned (a new tuple). chunk is bytes, last_id str, out a list and dataless an int, else TypeError.");
+             "returned (a new tuple). chunk is bytes, last_id str, out a list and dataless an int, else TypeError. "
+             "scanner(chunk, last_id, out, dataless, route) (a raw scanner; route (head, tail, _, event, after, ...)): "
+             "the events named event that json_string_between(data, head, tail, after) reads, up to the first that "
+             "is not, are appended as (its value, data).");
 
 static PyTypeObject SSEScannerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -1419,11 +1473,19 @@ static PyObject *json_string_between(PyObject *self, PyObject *const *args, Py_s
             return NULL;
         }
     }
-    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(args[0]);
-    Py_ssize_t n = PyBytes_GET_SIZE(args[0]), h = PyBytes_GET_SIZE(args[1]), t = PyBytes_GET_SIZE(args[2]);
-    if (n - h - t < 2 || memcmp(d, PyBytes_AS_STRING(args[1]), (size_t)h) != 0 || d[h] != '"') Py_RETURN_NONE;
+    return string_between((const unsigned char *)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]), args[1],
+                          args[2], after);
+}
+
+/* json_string_between of the n bytes at d (head, tail: bytes; after: a tuple of bytes, or NULL): a new reference,
+ * the string's value or None; NULL with an error set. */
+static PyObject *string_between(const unsigned char *d, Py_ssize_t n, PyObject *head, PyObject *tail,
+                                PyObject *after) {
+    Py_ssize_t pieces = after != NULL ? PyTuple_GET_SIZE(after) : 0;
+    Py_ssize_t h = PyBytes_GET_SIZE(head), t = PyBytes_GET_SIZE(tail);
+    if (n - h - t < 2 || memcmp(d, PyBytes_AS_STRING(head), (size_t)h) != 0 || d[h] != '"') Py_RETURN_NONE;
     Py_ssize_t close = string_end(d, h, n); /* the text's closing quote: the first not escaped */
-    if (close < 0 || n - close - 1 < t || memcmp(d + close + 1, PyBytes_AS_STRING(args[2]), (size_t)t) != 0)
+    if (close < 0 || n - close - 1 < t || memcmp(d + close + 1, PyBytes_AS_STRING(tail), (size_t)t) != 0)
         Py_RETURN_NONE;
     Py_ssize_t pos = close + 1 + t;
     for (Py_ssize_t k = 0; k < pieces; k++) {

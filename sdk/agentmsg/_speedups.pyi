@@ -129,12 +129,21 @@ class SSEScanner:
     CRLF ones). ``chunk`` not ``bytes`` (exactly), ``last_id`` not ``str``, ``out`` not a ``list``, ``dataless``
     not an ``int``, or a keyword argument: TypeError; to the constructor, ``limit`` or ``max_line`` not an ``int``
     or ``cls`` not callable: TypeError. Each call returns a new tuple. Caller: :meth:`agentmsg._wire.sse.SSEDecoder.idle_scanner`, for
-    :class:`agentmsg.providers._response.parser.StreamParser`."""
+    :class:`agentmsg.providers._response.parser.StreamParser`.
+
+    ``route`` (a raw scanner's; a :attr:`PayloadReader.route <agentmsg.providers._response.reader.PayloadReader.route>`:
+    ``(head, tail, _, event, after, ...)``, or None): each event named ``event`` whose data
+    :func:`json_string_between` ``(data, head, tail, after)`` reads is appended as ``(its value, data)``, not as an
+    event, up to the first event that is not so (its reading may change the caller's route): that one and those
+    after it are events, as without a route. The result is the same. Another ``route``, or one given to a scanner
+    that is not raw: TypeError."""
 
     def __new__(
         cls, limit: int, max_line: int, event_cls: Callable[[Any, str, str], Any], raw: bool, /
     ) -> SSEScanner: ...
-    def __call__(self, chunk: bytes, last_id: str, out: list[Any], dataless: int, /) -> tuple[int, int, str]: ...
+    def __call__(
+        self, chunk: bytes, last_id: str, out: list[Any], dataless: int, route: tuple[Any, ...] | None = None, /
+    ) -> tuple[int, int, str]: ...
     @property
     def limit(self) -> int:
         """The bytes a simple event's data line may hold."""

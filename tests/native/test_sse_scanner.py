@@ -7,6 +7,7 @@ next scan (the scanner uses its result tuple again only when nothing else holds 
 from __future__ import annotations
 
 import gc
+import json
 import os
 import random
 from typing import Any
@@ -100,7 +101,13 @@ _CHUNK = b"data: x\n\n"
         pytest.param((_CHUNK, "", [], 1.0), id="float dataless"),
         pytest.param((_CHUNK, "", [], None), id="None dataless"),
         pytest.param((_CHUNK, "", []), id="three arguments"),
-        pytest.param((_CHUNK, "", [], 0, 0), id="five arguments"),
+        pytest.param((_CHUNK, "", [], 0, 0), id="int route"),
+        pytest.param((_CHUNK, "", [], 0, (b"{", b"}", None, "message")), id="route of four"),
+        pytest.param((_CHUNK, "", [], 0, (b"{", "}", None, "message", ())), id="str tail"),
+        pytest.param((_CHUNK, "", [], 0, (b"{", b"}", None, b"message", ())), id="bytes event"),
+        pytest.param((_CHUNK, "", [], 0, (b"{", b"}", None, "message", ("x",))), id="str after"),
+        pytest.param((_CHUNK, "", [], 0, [b"{", b"}", None, "message", ()]), id="list route"),
+        pytest.param((_CHUNK, "", [], 0, None, None), id="six arguments"),
         pytest.param((), id="none"),
     ],
 )
@@ -109,6 +116,88 @@ def test_the_scanner_refuses_arguments_of_another_type(args: tuple[Any, ...]) ->
     scanner: Any = native.SSEScanner(100, 100, SSEEvent, True)
     with pytest.raises(TypeError, match="SSEScanner"):
         scanner(*args)
+
+
+#: A route as a PayloadReader gives it (head, tail, slot, event, after, then, kind): Anthropic's text deltas of block 0
+_ROUTE = (
+    b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":',
+    b"}}",
+    "0",
+    "delta",
+    (),
+    None,
+    "text",
+)
+
+
+def _routed(text: str) -> bytes:
+    return _ROUTE[0] + json.dumps(text).encode() + b"}}"
+
+
+def test_the_scanner_gives_the_routed_payloads_of_its_leading_run_as_value_and_data() -> None:
+    """With a route (``scanner(chunk, last_id, out, dataless, route)``), each event named as the route's whose data is
+    its head, a JSON string and its tail is given as ``(the string's value, the data)``, up to the first event that
+    is not (whose reading may change the caller's route): that one and those after it are events, as without it.
+    The result is the same."""
+    assert native is not None
+    scanner: Any = native.SSEScanner(1000, 1000, SSEEvent, True)
+    a, b, c = _routed("Hi"), _routed(' "there"\n'), _routed("\ud800")  # (a lone surrogate: not read here)
+    chunk = (
+        b"event: delta\ndata: %s\n\nid: 4\nevent: delta\ndata: %s\n\nevent: ping\ndata: {}\n\nevent: delta\ndata: %s\n\n"
+        % (a, b, a)
+    )
+    out: list[Any] = []
+    plain: list[Any] = []
+    assert scanner(chunk, "", out, 0, _ROUTE) == scanner(chunk, "", plain, 0) == scanner(chunk, "", [], 0, None)
+    assert out[:2] == [("Hi", a), (' "there"\n', b)]
+    assert [attrs.astuple(e) for e in out[2:]] == [attrs.astuple(e) for e in plain[2:]]
+    assert [e.data for e in out[2:]] == [b"{}", a]  # (after the ping, no more routed)
+    for first in (b"event: delta\ndata: %s\n\n" % c, b"data: %s\n\n" % a, b"event: delta\ndata: %sx\n\n" % a):
+        out = []
+        scanner(first + chunk, "", out, 0, _ROUTE)
+        assert all(type(e) is SSEEvent for e in out)  # (the first event not routed: none is)
+    out = []
+    assert scanner(chunk, "", out, 0, (*_ROUTE[:4], (b"}",))) == scanner(chunk, "", [], 0)  # (a hole after the tail)
+    assert all(type(e) is SSEEvent for e in out)
+
+
+@pytest.mark.fuzz
+@pytest.mark.differential
+def test_a_routed_scan_gives_the_events_of_a_plain_one() -> None:
+    """Any body, any limits and flags, a route its events may or may not match: the scan with the route returns what
+    the scan without it returns, and appends the same events, those of its leading run that the route reads given as
+    ``(json_string_between(data, head, tail, after), data)``."""
+    assert native is not None
+    rng = random.Random(SEED + 20261207)
+    routed = n = 0
+    for _ in rounds(3000):
+        n += 1
+        texts = [rng.choice(["", "a", "é", '\\"', "\\ud83d", "\\u00e9x", "\t"]) for _ in range(rng.randint(0, 4))]
+        pieces = [b"event: delta\ndata: " + _ROUTE[0] + b'"' + t.encode() + b'"}}\n\n' for t in texts]
+        body = (_sse_body if rng.random() < 0.5 else _provider_body)(rng)
+        at = rng.randint(0, len(pieces))
+        body = b"".join(pieces[:at]) + body + b"".join(pieces[at:])
+        limit = rng.choice([12, 100, 1000])
+        scanner = native.SSEScanner(limit, rng.choice([limit, 40, 1000]), SSEEvent, True)
+        dataless, last_id = rng.randrange(8), rng.choice(["", "7"])
+        got: list[Any] = []
+        want: list[SSEEvent] = []
+        assert scanner(body, last_id, got, dataless, _ROUTE) == scanner(body, last_id, want, dataless), body
+        assert len(got) == len(want), body
+        on = True
+        for g, w in zip(got, want, strict=True):
+            text = native.json_string_between(w.data, _ROUTE[0], _ROUTE[1]) if w.event == "delta" else None
+            on = on and text is not None
+            assert g == ((text, w.data) if on else w), body
+            routed += on
+    assert routed > n // 20  # (payloads were routed)
+
+
+def test_a_route_is_for_a_raw_scanner() -> None:
+    assert native is not None
+    scanner: Any = native.SSEScanner(100, 100, SSEEvent, False)
+    with pytest.raises(TypeError, match="raw"):
+        scanner(_CHUNK, "", [], 0, _ROUTE)
 
 
 def test_the_scanner_takes_no_keyword_and_no_dataless_beyond_a_c_long() -> None:

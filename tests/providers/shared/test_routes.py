@@ -223,6 +223,24 @@ def test_edited_text_streams_read_the_same_with_and_without_routes(name: str) ->
         same_read(mod, body, rng, f"{name} (seed {SEED}, round {round_ + 1})")
 
 
+@pytest.mark.parametrize("name", list(ROUTED))
+def test_the_routes_read_alike_in_the_scan_and_after_it(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live stream's routed payloads are read in the C scan of its chunks (``SSEScanner``'s ``route``), with no
+    event made of them; a scanner that reads no route (a module built before it did) is not taken, and each payload
+    is then read after the scan. The same events either way, and as the Python path reads them, a chunk per event
+    (as a live stream comes) or cut anywhere."""
+    assert _stream._SCAN_ROUTES  # (this module's scanner reads routes)
+    path = next(p for p in SSE_STREAMS if f"{p.parent.name}/{p.name}" == name)
+    mod, raw = parser_for(path), path.read_bytes()
+    sep = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
+    body = _varied(name, _repeated(raw, len(raw.split(sep)) // 2, 5), random.Random(f"{SEED}/{name}"))
+    events = [e + sep for e in body.split(sep) if e]
+    cuts = random_cuts(body, random.Random(f"{SEED}/{name}/cuts"), most=12)
+    same_with_and_without_routes(mod, body, events, cuts, label=name)
+    monkeypatch.setattr(_stream, "_SCAN_ROUTES", False)
+    same_with_and_without_routes(mod, body, events, cuts, label=f"{name}, routes read after the scan")
+
+
 @pytest.mark.parametrize("spaced", [False, True], ids=["compact", "spaced"])
 def test_a_routed_usage_is_walked_only_when_not_written_compact(spaced: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """A text route's usage holes (``PayloadReader.usage_holes``): a usage written as Gemini and DashScope write it

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from time import time_ns as _time_ns
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -25,7 +25,7 @@ from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, json_ty
 from agentmsg._codec.jsontext import loads as json_loads
 from agentmsg._native import speedups
 from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
-from agentmsg._wire.sse import IdleScan, SSEDecoder, SSEEvent
+from agentmsg._wire.sse import SSEDecoder, SSEEvent
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
@@ -33,7 +33,7 @@ from agentmsg.providers._response import builder as _builder
 from agentmsg.providers._response.builder import _MICROS_Z, _MILLIS
 from agentmsg.providers._response.builder import _now as _default_now
 from agentmsg.providers._response.numbers import HugeNumber, loads_beyond_double
-from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers._response.reader import PayloadReader, Route
 from agentmsg.providers._response.think import make_builder
 
 if TYPE_CHECKING:
@@ -87,6 +87,22 @@ _string_between: Callable[[bytes, bytes, bytes, tuple[bytes, ...]], str | None] 
 )
 
 
+def _scanner_routes() -> bool:
+    """Whether the C scanner reads a payload by a reader's route (``SSEScanner``'s ``route``; a module built before
+    it did is read without it)."""
+    scanner = getattr(speedups, "SSEScanner", None)
+    try:
+        return scanner is not None and scanner(1, 1, SSEEvent, True)(b"", "", [], 0, None)[0] == 0
+    except TypeError:
+        return False
+
+
+#: Whether feed's scan reads the routed payloads too (see StreamParser.feed)
+_SCAN_ROUTES = _scanner_routes()
+#: The idle scan (SSEDecoder.idle_scanner's) given the reader's route: ``scan(chunk, last_id, out, dataless, route)``
+_RoutedScan = Callable[[bytes, str, list[Any], int, Route | None], tuple[int, int, str]]
+
+
 def loads(data: str | bytes) -> Any:
     """orjson.loads, for the parsers (one import site)."""
     return orjson.loads(data)
@@ -117,7 +133,7 @@ class StreamParser:
         #: the SSE decoder once the body is SSE and its scanner is in C: feed makes an idle decoder's scan itself
         #: (SSEDecoder's idle scan), with the scanner the decoder gives once (SSEDecoder.idle_scanner)
         self._dec: SSEDecoder | None = None
-        self._scan: IdleScan | None = None
+        self._scan: _RoutedScan | None = None
         #: the routed events of the route they were made for (reader.route, by identity): an event with its fixed
         #: parts (b.route_parts) that each copies, and a call's argument pieces (see _route_events); None: b.routed
         self._parts: tuple[dict[str, Any], list[str] | None] | None = None
@@ -168,13 +184,16 @@ class StreamParser:
         else:
             b._stamp = now()
         framer = self._framer
+        reader = self.reader
         dec = self._dec
         if dec is not None and dec.idle and type(chunk) is bytes:
             # The decoder's idle scan (SSEDecoder's contract: feed's C path), inline: the scan of the chunk's simple
             # events (the data of each UTF-8 bytes, checked; no problem), the rest of the chunk, if any, left to it
-            payloads: list[SSEEvent] = []
-            # (a decoder is kept only with its scanner, SSEDecoder.idle_scanner's: its bounds bound, no crlf to tell)
-            pos, stop, last_id = self._scan(chunk, dec.id_buffer, payloads, dec.dataless)  # type: ignore[misc]
+            payloads: list[Any] = []  # (SSEEvents, and the routed payloads' (value, data))
+            # (a decoder is kept only with its scanner, SSEDecoder.idle_scanner's: its bounds bound, no crlf to tell).
+            # With the reader's route: the payloads it reads come as (the string's value, the data), see the loop
+            route = reader.route if _string_between is not None and not reader.done else None
+            pos, stop, last_id = self._scan(chunk, dec.id_buffer, payloads, dec.dataless, route)  # type: ignore[misc]
             if pos:  # whole events were dispatched: the last one's id
                 dec.id_buffer = dec.last_event_id = last_id
             simple = stop < 0 and pos == len(chunk)  # every payload the scanner's: bytes, no problem
@@ -188,49 +207,53 @@ class StreamParser:
             if framer.decided:  # from now on, bytes go straight to the SSE decoder (or to the framer, not SSE)
                 self._sse = framer.sse_feed() or framer.feed
                 dec = framer.sse_decoder()
-                scanner = dec.idle_scanner() if dec is not None else None
+                scanner = dec.idle_scanner() if dec is not None and _SCAN_ROUTES else None
                 if scanner is not None:
-                    self._dec, self._scan = dec, scanner
-        reader = self.reader
+                    self._dec, self._scan = dec, cast(_RoutedScan, scanner)
         loads = orjson.loads
         between = _string_between  # (None: no route is read, as without the C kernel no reader makes one)
         for payload in payloads:
-            data: str | bytes = payload.data
-            # The common payload, inline (what _data does first): a simple event's data from the C scanner
-            # (UTF-8, checked) holding a JSON object, before the provider's end of stream. A routed one first:
-            # its bytes before the string (route[0]) begin with the "{" (no slice of the data to look at it)
             route = reader.route
-            if (
-                route is not None
-                and between is not None
-                and payload.event == route[3]
-                and (simple or (type(data) is bytes and payload.problem is None))
-                and not reader.done
-            ):
-                text = between(data, route[0], route[1], route[4])  # type: ignore[arg-type]  # (bytes: simple, or looked at)
-                if text is not None:  # a payload of the shape the last one had: its delta (route_text)
-                    b.payload = data
-                    try:
-                        if self._parts_of is not route:  # (once per route: its block is open while it runs)
-                            self._parts_of, self._parts = route, self._route_events(route)
-                        parts = self._parts
-                        if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
-                            # (a copy of the route's event and three keys set cost a third less than a dict made)
-                            event = parts[0].copy()
-                            event["id"] = next(b._ids)
-                            event["createdAt"] = b._stamp
-                            event["delta"] = text
-                            b.events.append(event)
-                            if parts[1] is not None:  # a call's arguments
-                                parts[1].append(text)
-                        else:  # (and the parts looked up again: a call's first argument text may have come)
-                            b.routed(route[6], route[2], text)
-                            self._parts_of = None
-                        if route[5] is not None:
-                            route[5](data)  # type: ignore[arg-type]  # (bytes: a route is taken for bytes only)
-                    except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
-                        self._shape(exc)
-                    continue
+            if type(payload) is tuple:  # read by the scan with the route (its string's value, its data): as below
+                text, data = payload
+            else:
+                data = payload.data
+                # The common payload, inline (what _data does first): a simple event's data from the C scanner
+                # (UTF-8, checked) holding a JSON object, before the provider's end of stream. A routed one first:
+                # its bytes before the string (route[0]) begin with the "{" (no slice of the data to look at it)
+                text = None
+                if (
+                    route is not None
+                    and between is not None
+                    and payload.event == route[3]
+                    and (simple or (type(data) is bytes and payload.problem is None))
+                    and not reader.done
+                ):
+                    text = between(data, route[0], route[1], route[4])  # (bytes: simple, or looked at)
+            if text is not None:  # a payload of the shape the last one had: its delta (route_text)
+                assert route is not None  # (for the type checker)
+                b.payload = data
+                try:
+                    if self._parts_of is not route:  # (once per route: its block is open while it runs)
+                        self._parts_of, self._parts = route, self._route_events(route)
+                    parts = self._parts
+                    if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
+                        # (a copy of the route's event and three keys set cost a third less than a dict made)
+                        event = parts[0].copy()
+                        event["id"] = next(b._ids)
+                        event["createdAt"] = b._stamp
+                        event["delta"] = text
+                        b.events.append(event)
+                        if parts[1] is not None:  # a call's arguments
+                            parts[1].append(text)
+                    else:  # (and the parts looked up again: a call's first argument text may have come)
+                        b.routed(route[6], route[2], text)
+                        self._parts_of = None
+                    if route[5] is not None:
+                        route[5](data)  # (bytes: a route is taken for bytes only)
+                except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+                    self._shape(exc)
+                continue
             if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not reader.done:
                 if route is not None:
                     reader.route = None  # another payload: read as below, which may set the route again
