@@ -789,8 +789,16 @@ static const char *find_sep(const char *p, const char *end, int crlf, int *lone)
     return NULL;
 }
 
+/* (8 bytes at a time, as valid_utf8's ASCII runs: a byte at a time cost about 90 instructions of a live chunk
+ * whose provider names each event, with a name of about 20 bytes) */
 static int all_ascii(const char *p, Py_ssize_t n) {
-    for (Py_ssize_t i = 0; i < n; i++)
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ULL) return 0;
+    }
+    for (; i < n; i++)
         if ((unsigned char)p[i] >= 0x80) return 0;
     return 1;
 }

@@ -629,6 +629,23 @@ def test_a_line_end_is_found_with_bytes_find_as_the_three_sse_line_ends_read() -
         assert [len(e.data) for e in events] == [300_000, 1] and not decoder.close()
 
 
+def test_an_event_name_or_id_past_ascii_anywhere_is_read_as_the_line_parser_reads_it() -> None:
+    """The C scanner takes an event or id line only when its value is ASCII (looked at 8 bytes at a time, then a byte
+    at a time): a value with a byte past ASCII at any place, in a word or in the bytes after the last, is left to
+    the line parser, and read as it reads it (fed a byte at a time, it never takes the fast path)."""
+    if _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    for size in range(20):
+        for at in range(-1, size):
+            value = b"v" * size if at < 0 else b"v" * at + "é".encode() + b"v" * (size - at - 1)
+            for field in (b"event", b"id"):
+                body = b"%s: %s\ndata: x\n\ndata: y\n\n" % (field, value)
+                whole = [(e.data, e.event, e.id) for e in SSEDecoder().feed(body)]
+                decoder = SSEDecoder()
+                bytewise = [(e.data, e.event, e.id) for i in range(len(body)) for e in decoder.feed(body[i : i + 1])]
+                assert whole == bytewise, body
+
+
 def test_an_event_end_is_looked_for_from_the_first_lf() -> None:
     """_event_end looked for ``\\n\\n`` and ``\\r\\n\\r\\n`` over the whole chunk, a find of two bytes or more that
     reads each byte (54 us per 64 KiB, memchr's 1 us): every chunk inside a long line paid it twice, 2.7 ms of a
