@@ -646,18 +646,44 @@ static inline PyObject *get_ref(PyObject *d, PyObject *key) {
     return v;
 }
 
+/* The class a per-class cache's weak reference ``ref`` refers to (borrowed: compared, never used), or NULL. A cache
+ * keeps no class alive (a strong reference pinned the last class seen, one made at run time, forever); a class
+ * compared with it is alive (the caller holds it), so a dead referent never matches, and a class at the address
+ * of a freed one is read again. */
+static PyObject *class_seen(PyObject *ref) {
+    if (ref == NULL) return NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *seen = NULL;
+    if (PyWeakref_GetRef(ref, &seen) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_XDECREF(seen); /* (only its address is compared, with a class the caller holds) */
+    return seen;
+#else
+    PyObject *seen = PyWeakref_GET_OBJECT(ref);
+    return seen == Py_None ? NULL : seen; /* (dead: None, which no class is) */
+#endif
+}
+
+/* ``*ref`` set to a weak reference to ``cls`` (NULL where it takes none: nothing remembered, read at each call). */
+static void class_remember(PyObject **ref, PyObject *cls) {
+    PyObject *made = PyWeakref_NewRef(cls, NULL);
+    if (made == NULL) PyErr_Clear();
+    Py_XSETREF(*ref, made);
+}
+
 /* A new reference to text.parts. Read from its slot when text's class keeps it in a plain object slot (Text's
  * __slots__), at the offset looked up once per class: PyObject_GetAttr cost about 160 instructions an event. */
-static PyTypeObject *parts_cls = NULL; /* the class the offset was read from (a strong reference) */
+static PyObject *parts_ref = NULL; /* the class the offset was read from (a weak reference: class_seen) */
 static Py_ssize_t parts_offset = -1;
 
 static PyObject *parts_of(PyObject *text) {
     PyTypeObject *cls = Py_TYPE(text);
-    if (cls != parts_cls) {
+    if ((PyObject *)cls != class_seen(parts_ref)) {
         Py_ssize_t offset = slot_offset(cls, s_parts);
         if (PyErr_Occurred()) return NULL;
-        Py_INCREF(cls);
-        Py_XSETREF(parts_cls, cls);
+        class_remember(&parts_ref, (PyObject *)cls);
         parts_offset = offset;
     }
     if (parts_offset >= 0) {
@@ -844,33 +870,14 @@ static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
 /* cls(data, event, id): an SSEEvent (retry and problem None). When cls keeps those five attributes in plain
  * object slots (attrs' slotted classes do) and has no __init__ logic beyond storing them, the instance is
  * filled in here, with no Python frame; otherwise (a subclass, another class) cls is called. */
-/* The class the offsets below were read from, by a weak reference: the cache keeps no class alive (a strong one
- * pinned the last class seen, one made for a decoder at run time, forever). A class compared with it is alive (the
- * caller holds it), so a dead referent (None) never matches, and a class at the address of a freed one is read
- * again. A callable that takes no weak reference is read at each call. */
+/* The class the offsets below were read from, by a weak reference (class_seen); a callable that takes no weak
+ * reference is read at each call. */
 static PyObject *event_ref = NULL;
 static Py_ssize_t event_offsets[5];
 static int event_direct = 0;
 
-/* The class event_ref refers to (borrowed: compared, never used), or NULL. */
-static PyObject *event_seen(void) {
-    if (event_ref == NULL) return NULL;
-#if PY_VERSION_HEX >= 0x030D0000
-    PyObject *seen = NULL;
-    if (PyWeakref_GetRef(event_ref, &seen) < 0) {
-        PyErr_Clear();
-        return NULL;
-    }
-    Py_XDECREF(seen); /* (only its address is compared, with a class the caller holds) */
-    return seen;
-#else
-    PyObject *seen = PyWeakref_GET_OBJECT(event_ref);
-    return seen == Py_None ? NULL : seen; /* (dead: None, which no class is) */
-#endif
-}
-
 static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObject *id) {
-    if (cls != event_seen()) {
+    if (cls != class_seen(event_ref)) {
         static const char *names[5] = {"data", "event", "id", "retry", "problem"};
         Py_ssize_t offsets[5];
         int direct = PyType_Check(cls) && PyObject_HasAttrString(cls, "__attrs_attrs__") &&
@@ -884,9 +891,7 @@ static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObje
             if (offsets[i] < 0) direct = 0;
         }
         if (PyErr_Occurred()) return NULL;
-        PyObject *ref = PyWeakref_NewRef(cls, NULL);
-        if (ref == NULL) PyErr_Clear(); /* no weak reference to it: nothing remembered */
-        Py_XSETREF(event_ref, ref);
+        class_remember(&event_ref, cls);
         event_direct = direct;
         if (direct) memcpy(event_offsets, offsets, sizeof offsets);
     }

@@ -731,6 +731,33 @@ def test_fold_deltas_skips_a_duplicate_of_either_generation_and_reads_parts_as_p
     assert (kept, text.parts) == (["c"], ["a", "b"])
 
 
+def test_fold_deltas_keeps_no_text_class_alive() -> None:
+    """The slot offset of ``parts`` is kept per class by a weak reference: a text class the caller lets go is
+    collected (a strong reference pinned the last one seen), and the next class is read again."""
+    assert native is not None
+    import gc
+    import weakref
+
+    from agentmsg.events._state import Text
+
+    def fold_with(cls: type[Text]) -> list[str]:
+        text = cls()
+        routes = {"TEXT_BLOCK_DELTA": {"b1": text}}
+        event = {"type": "TEXT_BLOCK_DELTA", "id": "e1", "blockId": "b1", "delta": "x"}
+        assert native.fold_deltas([event], 0, set(), set(), 0, routes, {}, 512) == 1
+        return list(text.parts)
+
+    class Made(Text):
+        __slots__ = ()
+
+    held = weakref.ref(Made)
+    assert fold_with(Made) == ["x"]
+    del Made
+    gc.collect()
+    assert held() is None
+    assert fold_with(Text) == ["x"]
+
+
 def test_an_enum_field_is_written_by_the_c_writer_only_when_it_holds_a_member() -> None:
     """A plan's field may name the one class its value has (an enum field: its members). A member is written in C;
     a plain string, even one of the enum's values, makes the writer give up (``writes`` says so too), so that the
