@@ -190,6 +190,26 @@ def test_a_frame_is_what_the_sse_writer_writes_of_the_event_s_json(
     assert _protocol.sse_frame(event, position, kind) == written
 
 
+@pytest.mark.parametrize("position", [True, False, 1.5, "3", 2.0])
+def test_a_position_that_is_no_int_is_refused_as_the_sdk_s_error(position: Any) -> None:
+    """A position is an int (or None): ``sse_frame(event, True)`` wrote ``id: True`` (a bool's type is not int, so
+    it took the writer's way, ``str(position)``), 1.5 ``id: 1.5``, ``"3"`` ``id: 3``. Now a ValidationError (a
+    TypeError too), rule type at /position, on every frame's way and every protocol that writes an ``id:``."""
+    from agentmsg import ValidationError
+
+    for event, kind in (({"type": "x"}, None), ({"type": "x"}, "x"), ({"type": "x", "k": 2**64}, None)):
+        with pytest.raises(ValidationError) as info:
+            _protocol.sse_frame(event, position, kind)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/position", "type")]
+        assert isinstance(info.value, TypeError)
+    for name in ui.names():
+        if name == "ai-sdk":  # (no id: the position is not written)
+            continue
+        with pytest.raises(ValidationError) as info:
+            ui.get(name).frame({"type": "RUN_STARTED"}, position)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/position", "type")], name
+
+
 def test_a_position_of_more_digits_than_python_writes_is_refused_as_the_sdk_s_error() -> None:
     """A frame's position past Python's int string limit (sys.get_int_max_str_digits(), 4,300 digits) raised a bare
     ValueError from ``%d`` or ``str``: ValidationError now, rule integer-range at /position, on every frame's way

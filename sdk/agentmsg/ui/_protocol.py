@@ -313,7 +313,8 @@ def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None =
 
     A position of more digits than Python writes (4,300: ``str`` raised a bare ValueError) is
     :class:`~agentmsg.ValidationError`, rule ``integer-range``, pointer ``/position``
-    (:func:`~agentmsg._wire.sse.field_digits`), before the event is looked at."""
+    (:func:`~agentmsg._wire.sse.field_digits`), before the event is looked at; a position that is no int (a bool, a
+    float, a text: ``id: True`` was written) is one too, rule ``type``."""
     if kind is None and (position is None or type(position) is int):
         try:
             data = orjson.dumps(event)
@@ -326,7 +327,9 @@ def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None =
                 return b"id: %d\ndata: %b\n\n" % (position, data)
             except ValueError:
                 pass  # (more digits than Python writes: field_digits says so below)
-    said = None if position is None else field_digits(position, "position")
+    if position is not None and (isinstance(position, bool) or not isinstance(position, int)):
+        raise wrong_type("/position", "a frame's position is an int (or None: no id)", position)
+    said = None if position is None else field_digits(int(position), "position")
     return encode_event(json_text(event), id=said, event=kind).encode()
 
 

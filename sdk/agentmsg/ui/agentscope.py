@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from agentmsg._wire.sse import encode_event
-from agentmsg.errors import Problem
+from agentmsg.errors import Problem, ValidationError
 from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame
 
 __all__ = ["PROTOCOL", "AgentScope"]
@@ -57,6 +57,8 @@ class AgentScope:
             kind = None  # never mistaken for the stream's own end/error events
         try:
             return sse_frame(event, position, kind)
+        except ValidationError:  # (a position that is no int: a TypeError too, as orjson's error is)
+            raise
         except orjson.JSONEncodeError:
             raise orjson.JSONEncodeError(f"event {position} is not JSON") from None
 
