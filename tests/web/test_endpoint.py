@@ -1056,6 +1056,7 @@ def test_close_before_any_request_refuses_every_one_and_never_reads_the_source()
         ({"keepalive": "15"}, "/keepalive", "type"),
         ({"retry": -1}, "/retry", "minimum"),
         ({"retry": 1.5}, "/retry", "type"),
+        ({"retry": 10**5000}, "/retry", "integer-range"),
         ({"end_event": "a\nb"}, "/end_event", "pattern"),
         ({"end_event": 1}, "/end_event", "type"),
         ({"headers": [("x-a", "1"), ("bad name", "v")]}, "/headers/1", "header"),
@@ -1070,7 +1071,8 @@ def test_close_before_any_request_refuses_every_one_and_never_reads_the_source()
 def test_a_bad_endpoint_setting_is_a_validation_error(option: dict[str, Any], pointer: str, rule: str) -> None:
     """Each setting refused raised a bare ValueError (headers=["x-a"] a bare one from unpacking, protocols=[1] an
     AttributeError): now a ValidationError (a ValueError still) at the setting, rule said; a TypeError too for a
-    value of the wrong type."""
+    value of the wrong type. (A retry of more digits than Python writes was taken, and every stream then failed at
+    its first write with a bare ValueError.)"""
     with pytest.raises(agentmsg.ValidationError) as info:
         EventEndpoint(events(1), **option)
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]

@@ -1025,6 +1025,18 @@ def test_a_retry_of_more_digits_than_python_writes_is_refused_as_the_sdk_s_error
     assert _sse.encode_event("x", retry=10**4299) == f"retry: {10**4299}\ndata: x\n\n"
 
 
+@pytest.mark.parametrize(("retry", "rule"), [(True, "type"), (1.5, "type"), ("250", "type"), (-1, "minimum")])
+def test_a_retry_no_sse_reader_reads_is_refused(retry: Any, rule: str) -> None:
+    """A retry field is ASCII digits (the SSE spec; SSEDecoder reads it so): ``encode_event(retry=True)`` wrote
+    ``retry: True`` and ``retry=-1`` ``retry: -1``, each read by no client. Now ValidationError at /retry; 0 and
+    more are their digits."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        _sse.encode_event("x", retry=retry)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/retry", rule)]
+    assert _sse.encode_event("x", retry=0) == "retry: 0\ndata: x\n\n"
+    assert [e.retry for e in SSEDecoder().feed(_sse.encode_event("x", retry=1500))] == [1500]
+
+
 def test_a_limit_set_between_chunks_bounds_the_next_chunk() -> None:
     """feed's fast path scans with a scanner made once with the decoder's limits (SSEScanner, not sse_scan's ten
     arguments per chunk): a limit set after a chunk was read still bounds the next one, as the line parser's does."""

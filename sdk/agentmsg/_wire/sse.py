@@ -23,7 +23,7 @@ from agentmsg._codec.jsontext import loads_bounded
 from agentmsg._codec.limits import limits, require_limit
 from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
-from agentmsg.errors import Problem, ValidationError, require_bytes, short_repr, wrong_type
+from agentmsg.errors import Problem, ValidationError, require_bytes, require_count, short_repr, wrong_type
 
 __all__ = [
     "FormatSniffer",
@@ -206,8 +206,9 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
     nothing lost (SSE cannot carry a CR in data; written as it is, it would end the line there). An ``id`` or
     ``event`` holding a line break would end its field there and start another (the rest read as a field of
     its own: a forged event), and a decoder ignores an id holding NUL: :class:`~agentmsg.ValidationError`
-    (rule ``sse``, pointer ``/id`` or ``/event``) for either. A ``retry`` of more digits than Python writes:
-    ValidationError, rule ``integer-range``, pointer ``/retry`` (:func:`field_digits`)."""
+    (rule ``sse``, pointer ``/id`` or ``/event``) for either. A ``retry`` is what SSE reads in one, an int of 0 or
+    more (``retry: -1``, ``retry: True`` would be written and ignored): else ValidationError at ``/retry``, rule
+    ``type`` or ``minimum``; one of more digits than Python writes, rule ``integer-range`` (:func:`field_digits`)."""
     if (id and not _FIELD_SAFE.fullmatch(id)) or (event and _LINE_END.search(event)):
         which = "id" if id and not _FIELD_SAFE.fullmatch(id) else "event"
         raise ValidationError.single(
@@ -221,7 +222,8 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
     if event:
         head += f"event: {event}\n"
     if retry is not None:
-        head += f"retry: {field_digits(retry, 'retry')}\n"
+        count = require_count(retry, "retry", 0, "an SSE retry is an int of milliseconds, 0 or more")
+        head += f"retry: {field_digits(count, 'retry')}\n"
     body = "".join(f"data: {line}\n" for line in _LINE_END.split(data))
     return f"{head}{body}\n"
 

@@ -54,6 +54,7 @@ from typing import Any
 import orjson
 
 from agentmsg import ui as ui_protocols
+from agentmsg._wire.sse import field_digits
 from agentmsg._wire.token import HEADER_NAME
 from agentmsg.errors import ValidationError, require_count, require_seconds, wrong_type
 from agentmsg.ui import NotAcceptable, negotiate
@@ -229,9 +230,13 @@ class EventEndpoint:
             keepalive, "keepalive", "keepalive must be a number of seconds above 0 (math.inf: none)", infinite=True
         )
         # (SSE reads a retry field of ASCII digits only: "retry: 1.5" or "retry: -1" was sent and ignored by every
-        # client, the setting silently doing nothing)
+        # client, the setting silently doing nothing; one of more digits than Python writes was taken, and every
+        # stream then failed at its first write with a bare ValueError)
         if retry is not None:
-            require_count(retry, "retry", 0, "retry must be an int of milliseconds, 0 or more (or None: none sent)")
+            retry = require_count(
+                retry, "retry", 0, "retry must be an int of milliseconds, 0 or more (or None: none sent)"
+            )
+            field_digits(retry, "retry")
         self._source = events
         self._sync: Iterator[Mapping[str, Any]] | None = None
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
