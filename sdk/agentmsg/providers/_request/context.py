@@ -777,12 +777,19 @@ def json_text(value: Any) -> str:
     orjson refuses and JSON carries, an int key (``logit_bias``'s token ids) and an integer past 64 bits, written as
     its digits (as the standard library writes them), whatever else the value holds: the same text of a part of it
     whether or not another part holds one. A mapping that is no dict is an object, a sequence that is no list an
-    array; a value no JSON carries (an object key that is no string or int, NaN, a set) raises
+    array; a value no JSON carries (an object key that is no string or int, a set) raises
     :class:`~agentmsg.ValidationError` (rule ``json-value``) at its pointer in ``value``; a string or key holding a
     lone UTF-16 surrogate, which UTF-8 cannot encode, rule ``lone-surrogate``; an integer of more digits than Python
     writes, rule ``integer-range``; an int key whose digits are another key of its object, rule ``duplicate-key``
     (the walk is the tool definitions' own, :func:`~agentmsg._codec.jsontext.unwritten_at`, with keys and depth
-    looked at)."""
+    looked at).
+
+    A NaN or an infinity is not looked for: where orjson writes the value, it writes one as ``null``; only where
+    orjson refused the value (an int key, an integer past 64 bits) does the walk refuse it, rule ``json-value``. The
+    callers give it a message's tool input, and format_request refuses a NaN there before (the check of its input,
+    rule ``json-value`` at the input's pointer); looking for one here too (orjson's text searched for ``null``, as
+    :meth:`FormattedRequest.body_bytes` does) cost 70-100 ns a call, 2-4% of formatting 1,000 messages for the
+    Responses API (500 tool calls)."""
     try:
         return orjson.dumps(value, default=_plain).decode()
     except TypeError:
