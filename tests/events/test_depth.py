@@ -255,3 +255,27 @@ def test_the_issues_line_through_the_cli_is_one_problem_line(tmp_path: Any) -> N
     assert json.loads(r.stdout)["content"] == [{"type": "text", "text": "kept too"}]
     (said,) = [line for line in r.stderr.splitlines() if "max-depth" in line]
     assert "/3" in said and len(said) < 300
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_depth_limit_no_message_fits_in_raises_after_saying_the_problems(
+    depth: int, strict: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``limits.max_depth`` 1 or 2 no message can be built (its blocks are 3 levels deep, and so is the
+    tolerant rule's last resort): the reply's AGENT_END raises SizeLimitError (rule max-depth, pointer "") in either
+    mode, as the Reducer's docstring says, after the problems found are recorded. Those said "the reduced message's
+    is invalid" with two spaces (an empty pointer: the message itself) under a depth of 1; now "the reduced
+    message is invalid"."""
+    monkeypatch.setattr(limits, "max_depth", depth)
+    reducer = Reducer(strict=strict)
+    for event in (ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_START", blockId="t")):
+        reducer.feed(event)
+    reducer.feed(ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="hi"))
+    reducer.feed(ev(3, "TEXT_BLOCK_END", blockId="t"))
+    with pytest.raises(SizeLimitError) as info:
+        reducer.feed(ev(4, "AGENT_END"))
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("", "max-depth")]
+    said = reducer.problems
+    assert said and {(p.pointer, p.rule) for p in said} == {("/0", "max-depth")}
+    assert all("  " not in p.message and p.message.startswith("the reduced message") for p in said), said

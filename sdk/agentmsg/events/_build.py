@@ -314,11 +314,13 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
         entries.update(f"{where}{_entry(p)}" for p in problems)
         first = problems[0] if problems else Problem("", "schema", "invalid")
         text = first.message if len(first.message) <= 300 else first.message[:300] + "..."
+        place = where + first.pointer  # ("": the message itself, as a limits.max_depth of 1 finds any part of it)
+        subject = f"the reduced message's {place}" if place else "the reduced message"
         found.append(
             Problem(
                 f"/{at}",
                 first.rule,
-                f"the reduced message's {where}{first.pointer} is invalid ({text}): {what}",
+                f"{subject} is invalid ({text}): {what}",
                 first.schema_location or "msg.schema.json",
             )
         )

@@ -33,8 +33,9 @@ Rules (``docs/events.md`` has the full list):
   then AGENT_END, is INTERRUPTED with no problem). Strict mode records it too, without raising.
 * Bad input: with ``strict=True`` a :class:`~agentmsg.ValidationError` naming the event and the rule is
   raised and the state is left as it was; otherwise the documented tolerant rule applies and the
-  problem is recorded in :attr:`Reducer.problems`. The tolerant reducer never raises, and nothing valid
-  that was received is lost: it is in the messages or named in a problem.
+  problem is recorded in :attr:`Reducer.problems`. The tolerant reducer never raises on bad input, and nothing
+  valid that was received is lost: it is in the messages or named in a problem. (A setting under which no
+  message exists is no input of its: see :class:`Reducer` on ``limits.max_depth`` 1 or 2.)
 
 The parts: ``_state`` (what is remembered, with the one delta routing table), ``_dedupe`` (the
 duplicate window), ``_handlers`` (one handler per event type), ``_build`` (message and salvage),
@@ -79,6 +80,13 @@ class Reducer:
     ``max_problems``: problems kept (10,000); more are counted, and :attr:`problems` ends with one
     ``max-problems`` entry saying how many were left out. A whole number of at least 0 (0 keeps none, counting
     them all); None keeps all.
+
+    Under ``limits.max_depth`` 1 or 2 no message can be built: a message's blocks are 3 levels deep, and so is the
+    tolerant rule's last resort, an empty message whose metadata says why. Building a reply's message (its
+    AGENT_END, :meth:`finish`) then raises :class:`~agentmsg.SizeLimitError` (rule ``max-depth``, pointer ``""``)
+    in either mode, after the problems found so far are recorded: the setting, not the stream, is at fault, and
+    a reducer that went on would give no message for any reply. :func:`agentmsg.check` says it as a finding at
+    the event that ended the reply and reduces no further events.
     """
 
     def __init__(
