@@ -387,6 +387,22 @@ def test_schema_listing_single_and_bundle() -> None:
     assert run("schema", "nope").returncode == 2
 
 
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("", "''"), (os.fsdecode(b"a\xff"), "'a\\xff'"), ("x\ny" * 100, "'x\\nyx\\ny")],
+    ids=["empty", "not-utf-8", "long-lines"],
+)
+def test_schema_of_a_name_none_has_is_a_usage_error_naming_it_shown(name: str, shown: str) -> None:
+    """`agentmsg schema ''` printed the msg schema (an empty NAME read as none given, with --bundle's default);
+    a NAME of bytes that are not UTF-8 was said as '\\udcff' (repr of the surrogate), where a file name is said
+    as '\\xff'. Now each is an unknown schema (exit 2), the name shown as a file name is, on one short line."""
+    r = run("schema", name)
+    assert (r.returncode, r.stdout) == (2, ""), r.stdout[:200]
+    line = r.stderr.strip()
+    assert line.startswith(f"agentmsg: unknown schema {shown}") and "udcff" not in line, line
+    assert "\n" not in line and len(line) < 240, line
+
+
 def test_schema_out_that_cannot_be_written_says_cannot_write(tmp_path: Path) -> None:
     """`agentmsg schema --out DIR` where DIR cannot be made (a file is in the way) said 'DIR/schemas/v1: cannot
     read: Not a directory', as if an input were missing: it is the output that cannot be written (exit 2,

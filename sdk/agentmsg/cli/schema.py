@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlsplit
 import orjson
 
 from agentmsg import KINDS, closed_schema_documents, schema_documents
-from agentmsg.cli._io import EXIT_OK, UsageError, exit_status, shown_path, write_output
+from agentmsg.cli._io import EXIT_OK, UsageError, clip, exit_status, shown_path, write_output
 
 
 def bundle(name: str, *, strict: bool = False) -> dict[str, Any]:
@@ -63,9 +63,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         for kind, file in sorted(KINDS.items()):
             out.write(f"{kind}\t{docs[file]['$id']}\n")
         return EXIT_OK
-    name = args.name or "msg"
+    name = "msg" if args.name is None else args.name  # (--bundle alone; an empty NAME is a name none has)
     if name not in KINDS:
-        raise UsageError(f"unknown schema {name!r}; known: {', '.join(sorted(KINDS))}")
+        # (a name of bytes that are not UTF-8 as \xNN, as a file name is shown: repr wrote the surrogate, '\udcff')
+        raise UsageError(f"unknown schema '{clip(shown_path(name), 60)}'; known: {', '.join(sorted(KINDS))}")
     if args.bundle:
         value = bundle(name, strict=args.strict)
     else:
