@@ -352,6 +352,22 @@ def test_a_param_that_begins_as_json_but_is_not_is_a_usage_error(
     assert out == "" and "--param: x: not JSON: " in err and "[json]" in err and len(err) < 2000, err[-600:]
 
 
+@pytest.mark.parametrize("key", ["x", "max_completion_tokens"])
+@pytest.mark.parametrize("value", ["[" * 5_000, "[1," + " " * 100_000, '"' + "a" * 5_000], ids=["deep", "cut", "open"])
+def test_a_param_that_is_not_json_is_said_on_a_line_of_at_most_240(
+    conversation: Path, capsys: pytest.CaptureFixture[str], key: str, value: str
+) -> None:
+    """The error of ``--param x=<5,000 [>`` was a line of 257 characters (the value quoted in 80), past the 240 a line
+    of the CLI's stderr holds (tests/cli/test_bad_inputs.py): the value is now quoted in what the line has left, its
+    start and end kept, the key, the JSON error and the hint whole."""
+    assert main(["format", "--provider", "openai", "--param", f"{key}={value}", str(conversation)]) == 2
+    out, err = capsys.readouterr()
+    line = err.splitlines()[-1]
+    assert line.startswith(f"agentmsg format: error: argument --param: {key}: not JSON: {value[:3]!r}"[:-1]), line
+    assert line.endswith(f"as JSON: {key}='\"...\"'") and "[json]" in line, line
+    assert out == "" and all(len(one) <= 240 for one in err.splitlines()), [len(one) for one in err.splitlines()]
+
+
 def test_a_param_bare_word_is_still_a_string(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--param", "user=alice", "--param", "stop=NaN", "--param", 'metadata={"a": "[1,"}']
     assert main(["format", "--provider", "openai", *argv, str(conversation)]) == 0

@@ -54,14 +54,19 @@ def _param(text: str) -> tuple[str, Any]:
         return key, orjson.loads(value)
     except orjson.JSONDecodeError as exc:
         if value.lstrip(" \t\n\r")[:1] in _JSON_START:  # JSON, mistyped, would be sent as a string: say so
-            raise argparse.ArgumentTypeError(
-                bounded(
-                    f"{key}: not JSON: {short_repr(value)}: {exc} [json]; a string that begins so is given quoted, "
-                    f"as JSON: {key}='\"...\"'"
-                )
-            ) from None
+            # (the value quoted in what the line has left: quoted in 80 characters, a key of one letter made a line
+            # of 257, past what a line of the CLI's stderr holds)
+            said = f": {exc} [json]; a string that begins so is given quoted, as JSON: {key}='\"...\"'"
+            room = max(_QUOTED_MIN, _PARAM_LINE - len(f"{key}: not JSON: {said}"))
+            raise argparse.ArgumentTypeError(bounded(f"{key}: not JSON: {short_repr(value, room)}{said}")) from None
         return key, value  # a bare string (--param user=alice)
 
+
+#: What the error of a --param value that is not JSON takes at most after argparse's "agentmsg format: error:
+#: argument --param: " (42 characters): its line is at most 230, within the 240 a line of the CLI's stderr holds
+#: (tests/cli/test_bad_inputs.py: BOUND), however long the value; and the least of the value it quotes, whatever
+#: the key (a key of 30 characters and more makes the line longer)
+_PARAM_LINE, _QUOTED_MIN = 230 - 42, 16
 
 #: What a --param value that is JSON begins with but a bare string most likely does not: such a value that is not
 #: JSON (``[1,``, ``{"a": NaN}``, ``1e999``) is a typo, not a string to send
