@@ -116,6 +116,36 @@ def test_not_acceptable_is_an_sdk_error() -> None:
     assert issubclass(ui.NotAcceptable, Exception)
 
 
+AG_UI = "application/vnd.ag-ui.event+json"
+
+
+@pytest.mark.parametrize(
+    ("accept", "chosen"),
+    [
+        ("text/html;q=2", None),  # (was: the range left out, the header read as none: the default protocol)
+        ("text/html;q=0.5e0", None),
+        (f"{AG_UI};q=0.5, text/event-stream;q=0.0_1", "agentscope"),  # (was: q 0.01 for SSE, ag-ui chosen)
+        (f"{AG_UI};q=0.5, text/event-stream;q=0.0001", "agentscope"),
+        (f"{AG_UI};q=0.5, text/event-stream;q=.1", "agentscope"),
+        (f"{AG_UI};q=0.501, text/event-stream;Q=0.5", "ag-ui"),
+        (f"{AG_UI};q=1.000, text/event-stream;q=1", "ag-ui"),
+        (f"{AG_UI};q=0, text/event-stream", "agentscope"),
+        ("text/event-stream;q=0", None),
+    ],
+)
+def test_a_q_that_is_no_rfc_9110_qvalue_is_the_default_weight(accept: str, chosen: str | None) -> None:
+    """The q of an Accept range was read with ``float`` (``0.0_1``, ``0.5e0``, ``.1``, ``0.0001``: no qvalue of RFC
+    9110, 12.4.2) and a range whose q fell outside 0 to 1 was left out, so ``Accept: text/html;q=2`` read as no
+    header (the default protocol, where no protocol fits: 406). Now a qvalue is the RFC's (0 to 1, at most three
+    decimals) and a q that is none is the default weight, 1 (as Django reads one): the range counts as named."""
+    offered = list(ui.PROTOCOLS.values())
+    if chosen is None:
+        with pytest.raises(ui.NotAcceptable):
+            ui.negotiate(offered, None, accept)
+    else:
+        assert ui.negotiate(offered, None, accept).name == chosen
+
+
 @pytest.mark.parametrize(
     ("query", "accept", "pointer"), [(1, None, "/query"), (None, 1, "/accept"), (b"ag-ui", None, "/query")]
 )

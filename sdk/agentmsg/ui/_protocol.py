@@ -342,9 +342,16 @@ class NotAcceptable(AgentmsgError):
 _OWN, _SSE, _TYPE, _ANY = 3, 2, 1, 0
 
 
+#: A weight's value as RFC 9110 (12.4.2) writes it: 0 to 1, at most three decimals (not ``float``'s syntax, which
+#: reads ``0.0_1``, ``5e-1``, ``nan``, `` 1 ``)
+_QVALUE = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")
+
+
 def _ranges(accept: str) -> list[tuple[str, float]]:
     """The media ranges of an Accept header with their q values; what is not a media range is left out (a header
-    of no range at all reads as no header: any protocol will do)."""
+    of no range at all reads as no header: any protocol will do). A ``q`` that is no RFC 9110 qvalue (``q=2``,
+    ``q=0.5e0``, ``q=0.0001``) is the default weight, 1, as Django reads one: the client named the range, and
+    leaving it out read ``Accept: text/html;q=2`` as no header at all (the default protocol, not 406)."""
     out: list[tuple[str, float]] = []
     for item in accept.split(","):
         media, *params = (part.strip() for part in item.split(";"))
@@ -356,12 +363,9 @@ def _ranges(accept: str) -> list[tuple[str, float]]:
         for param in params:
             key, _, value = param.partition("=")
             if key.strip().lower() == "q":
-                try:
-                    q = float(value.strip())
-                except ValueError:
-                    q = -1.0
-        if 0.0 <= q <= 1.0:
-            out.append((media, q))
+                value = value.strip()
+                q = float(value) if _QVALUE.fullmatch(value) else 1.0
+        out.append((media, q))
     return out
 
 
