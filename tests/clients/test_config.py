@@ -14,7 +14,7 @@ from agentmsg.clients import (
     AuthenticationError,
     BadRequestError,
 )
-from agentmsg.clients._config import request_headers, request_url
+from agentmsg.clients._config import URLS_KEPT, request_headers, request_url
 from agentmsg.errors import WrongTypeError
 from agentmsg.providers import FormattedRequest
 
@@ -253,6 +253,87 @@ def test_the_headers_of_requests_with_their_own_are_made_once_too(monkeypatch: p
         assert sent == request_headers(client.spec, client.api_key, request, client.extra_headers)
     assert sent.get("anthropic-beta") is None
     assert made == [first, beta, first]
+
+
+def test_the_url_sent_again_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client parses the URL of its requests once for the URLs it sent lately (httpx parsed the string again
+    for each request it built: about 100,000 instructions of a streamed reply), sync and async: each request still
+    goes to the URL its string names, another one (a Gemini model, in the path; a base URL changed) is parsed
+    when first sent, and a URL httpx refuses is still refused."""
+    import asyncio
+
+    from httpx._urlparse import urlparse
+
+    from agentmsg import UserMessage
+    from agentmsg.clients import AsyncClient, Client
+
+    parsed: list[str] = []
+
+    def counted(url: str = "", **kwargs: Any) -> Any:
+        if url.startswith("http://gateway"):
+            parsed.append(url)
+        return urlparse(url, **kwargs)
+
+    monkeypatch.setattr("httpx._urls.urlparse", counted)  # (what httpx.URL parses a string with)
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(401, json={"error": {"message": "no"}})
+
+    convo = [UserMessage("hi")]
+    client = Client(
+        "gemini",
+        base_url="http://gateway.test/v1",
+        api_key="k",
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
+    parsed.clear()  # (the base URL, checked as the client is made)
+    for model in ("g-1", "g-1", "g-2", "g-2", "g-1"):
+        with pytest.raises(AuthenticationError):
+            client.call(convo, model=model)
+    with pytest.raises(AuthenticationError):
+        list(client.stream(convo, model="g-1", raise_on_error=False))
+    client.base_url = "http://gateway.test/v2"
+    with pytest.raises(AuthenticationError):
+        client.call(convo, model="g-1")
+    one, two = (
+        "http://gateway.test/v1/v1beta/models/g-1:generateContent",
+        "http://gateway.test/v1/v1beta/models/g-2:generateContent",
+    )
+    streamed = "http://gateway.test/v1/v1beta/models/g-1:streamGenerateContent?alt=sse"
+    other = "http://gateway.test/v2/v1beta/models/g-1:generateContent"
+    assert seen == [one, one, two, two, one, streamed, other]
+    assert parsed == [one, two, streamed, other]
+    client.base_url = "http://gateway.test/v1"
+    for n in range(URLS_KEPT + 1):  # (past URLS_KEPT, the client starts again from none)
+        with pytest.raises(AuthenticationError):
+            client.call(convo, model=f"g-{n}")
+    parsed.clear()
+    with pytest.raises(AuthenticationError):
+        client.call(convo, model="g-1")
+    assert parsed == [one]
+    client.base_url = "http://gateway.test/v\x01"
+    with pytest.raises(httpx.InvalidURL, match="non-printable"):
+        client.call(convo, model="g-1")
+
+    async def main() -> None:
+        aclient = AsyncClient(
+            "openai",
+            base_url="http://gateway.test/v1",
+            api_key="k",
+            model="m",
+            http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        )
+        parsed.clear()
+        for _ in range(3):
+            with pytest.raises(AuthenticationError):
+                await aclient.call(convo)
+
+    seen.clear()
+    asyncio.run(main())
+    assert seen == ["http://gateway.test/v1/chat/completions"] * 3
+    assert parsed == ["http://gateway.test/v1/chat/completions"]
 
 
 # ---- the numeric settings, checked whenever set ------------------------------------------------------------------

@@ -517,7 +517,7 @@ class AsyncClient(BaseClient):
                 response = await _once(
                     http.send(
                         http.build_request(
-                            "POST", out.url, headers=out.headers, content=out.content, timeout=self._timeout
+                            "POST", self._url(out.url), headers=out.headers, content=out.content, timeout=self._timeout
                         ),
                         stream=True,
                         follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)

@@ -38,13 +38,16 @@ from agentmsg.providers._response.think import THINK_TAG_MODES
 if TYPE_CHECKING:
     from agentmsg.providers._response.parser import StreamParser
 
-__all__ = ["DEFAULT_TIMEOUT", "BaseClient", "HeadersGiven", "Outgoing", "request_headers", "request_url"]
+__all__ = ["DEFAULT_TIMEOUT", "URLS_KEPT", "BaseClient", "HeadersGiven", "Outgoing", "request_headers", "request_url"]
 
 #: Seconds, for the client's own http_client: 10 to connect, 600 for the rest, as the providers' own SDKs
 #: (a reasoning model's first byte, streamed or not, often comes after more than a minute: with 60 s the
 #: call timed out, was retried and billed again, and failed).
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
+
+#: URLs a client keeps parsed (:meth:`BaseClient._url`): past them, it starts again from none
+URLS_KEPT: Final = 16
 
 #: Where a URL's authority ends (after ``scheme://``)
 _AUTHORITY_END = re.compile(r"[/?#]")
@@ -453,6 +456,23 @@ class BaseClient:
     def _outgoing(self, request: FormattedRequest) -> Outgoing:
         """The HTTP request to send (raises before anything is sent when the key or a header cannot be)."""
         return Outgoing(request_url(self.base_url, request, self.model), self._headers(request), request.body_bytes())
+
+    def _url(self, url: str) -> httpx.URL:
+        """``url`` (an :class:`Outgoing`'s) as httpx parses it, kept for the URLs sent lately (:data:`URLS_KEPT`;
+        a client calling a few models, each in the path for Gemini): the request is built from the parsed URL,
+        which httpx takes as it is, where from the string it parsed it again for every request (its host, port
+        and path checked, each character looked at: about 100,000 instructions, a twentieth of a recorded
+        reply). The same string is the same URL; another one is parsed (and refused, ``httpx.InvalidURL``,
+        where building the request refused it)."""
+        kept: dict[str, httpx.URL] = self.__dict__.get("_parsed_urls") or {}
+        parsed = kept.get(url)
+        if parsed is None:
+            parsed = httpx.URL(url)
+            if len(kept) >= URLS_KEPT:  # (a new dict, not cleared in place: another thread may be reading it)
+                kept = {}
+            kept[url] = parsed
+            self.__dict__["_parsed_urls"] = kept
+        return parsed
 
     def _headers(self, request: FormattedRequest) -> httpx.Headers | dict[str, str]:
         """The headers of a request (:func:`request_headers`, checked against ``base_url``). They are the same for

@@ -552,7 +552,7 @@ class Client(BaseClient):
             try:
                 sent = self.http.build_request(
                     "POST",
-                    out.url,
+                    self._url(out.url),
                     headers=out.headers,
                     content=out.content,
                     timeout=self._timeout,
