@@ -131,6 +131,26 @@ QUOTED: list[dict[str, Any]] = [
     {"type": "abort", "reason": 1},
 ]
 
+#: notes longer than a Problem's message holds (errors.MESSAGE_MAX, 400 characters): both cut them in the middle
+#: alike, counted in code points (a quoted string of control characters is six times as long as JSON text)
+LONG_NOTES = [
+    {
+        "type": "tool-approval-request",
+        "approvalId": "a",
+        "toolCallId": "a",
+        "approvalDescriptor": "0" * 177 + "\x1f" * 8 + "\x0b" + "\x07" * 9,
+        "isAutomatic": False,
+    },
+    {"type": "tool-approval-request", "approvalId": "b", "toolCallId": "b", "approvalDescriptor": "\x01" * 200},
+    {"type": "tool-approval-request", "approvalId": "c", "toolCallId": "c", "signature": 1, "reason": "\x02" * 200},
+    {
+        "type": "tool-approval-request",
+        "approvalId": "d",
+        "toolCallId": "d",
+        "approvalDescriptor": "\U0001f600\x01" * 150,
+    },
+]
+
 
 def streams() -> list[list[Any]]:
     out: list[list[Any]] = []
@@ -145,7 +165,7 @@ def streams() -> list[list[Any]]:
     out += [reordered(s, rng) for s in list(out) for _ in range(2)]
     # more notes than a decoder keeps (10,000): both keep as many and count the rest in one last note, at the cap
     flood = [{"type": f"bogus-{k}"} for k in range(10_050)] + FOREIGN
-    return [*out, FOREIGN, BAD, TOOL_KEYS, QUOTED, AISDK_CONTRADICTED, flood]
+    return [*out, FOREIGN, BAD, TOOL_KEYS, QUOTED, AISDK_CONTRADICTED, LONG_NOTES, flood]
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:

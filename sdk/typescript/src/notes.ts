@@ -18,10 +18,26 @@ export function room(notes: readonly Note[]): boolean {
   return notes.length < MAX_NOTES;
 }
 
-/** Add `note` to `notes`; past MAX_NOTES, count it in the last note instead. */
+/** Characters a note's message holds at most, as Python's `agentmsg.errors.MESSAGE_MAX` (a Problem's message). */
+export const MESSAGE_MAX = 400;
+const HEAD = 280; // characters kept at a cut message's start (Python's errors._HEAD) ...
+const TAIL = 80; // ... and at its end (errors._TAIL)
+
+/** `text` when it has at most MESSAGE_MAX characters; else its start and end around a note of how many are left
+ * out: Python's `agentmsg.errors.bounded`, which every Problem's message goes through, counted in code points. */
+export function bounded(text: string): string {
+  if (text.length <= MESSAGE_MAX) return text; // (UTF-16 units: never fewer than the code points)
+  const points = Array.from(text);
+  if (points.length <= MESSAGE_MAX) return text;
+  const left = (points.length - HEAD - TAIL).toLocaleString("en-US");
+  return `${points.slice(0, HEAD).join("")}...(${left} characters left out)...${points.slice(-TAIL).join("")}`;
+}
+
+/** Add `note` to `notes`, its message bounded as Python's; past MAX_NOTES, count it in the last note instead. */
 export function keepNote<P extends Note>(notes: P[], note: P): void {
   if (notes.length < MAX_NOTES) {
-    notes.push(note);
+    const message = bounded(note.message);
+    notes.push(message === note.message ? note : { ...note, message });
     return;
   }
   const n = (omitted.get(notes) ?? 0) + 1;
