@@ -903,6 +903,43 @@ def test_tool_results_in_a_user_message_are_not_counted_as_no_formatter_sends_th
     assert count_tokens(msgs, provider=provider) == count_tokens(plain, provider=provider)
 
 
+_DROPPED_IN_TOOL: dict[str, ContentBlock] = {
+    "text": TextBlock(text="word " * 100),
+    "call": ToolUseBlock(id="c9", name="g", input={"a": "b" * 100}),
+    "image": ImageBlock(source=Base64Source(media_type="image/png", data=base64.b64encode(_images.png(8, 8)).decode())),
+    "thinking": ThinkingBlock(thinking="t " * 100, metadata={"signature": "c2ln"}),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+@pytest.mark.parametrize("block", sorted(_DROPPED_IN_TOOL))
+def test_blocks_a_tool_message_does_not_send_are_not_counted(provider: str, block: str) -> None:
+    """A TOOL message sends its results (and hints): a text, a call, an image or reasoning beside a result is left
+    out by every formatter (``block-dropped``), and a TOOL message of text builds as the schema takes it, but the
+    count took them (OpenAI: 123 tokens for the 22 of the request sent with a text of 100 words, Anthropic 1,435 for
+    36 with an image; with the ``repair`` option a call there was taken for one left open, and its error result counted
+    too). Such a message is now counted as the one without them; so is a SYSTEM message holding a block other than text
+    put in after construction (OpenAI: 776 for 11 with an image)."""
+    result = ToolResultBlock(id="c1", name="f", output=[TextBlock(text="r")], state="success")
+    ask = [_msg("USER", TextBlock(text="q")), _msg("ASSISTANT", ToolUseBlock(id="c1", name="f", input={}))]
+    held = _msg("TOOL", result)
+    held.content.append(_DROPPED_IN_TOOL[block])
+    system = _msg("SYSTEM", TextBlock(text="s"))
+    if block != "text":
+        system.content.append(_DROPPED_IN_TOOL[block])
+    msgs = [system, *ask, held]
+    plain = [_msg("SYSTEM", TextBlock(text="s")), *ask, _msg("TOOL", result)]
+    request = get(provider).format_request(msgs, options={"reasoning": "text"})
+    assert ("/3/content/1", "block-dropped") in {(p.pointer, p.rule) for p in request.diagnostics}
+    for options in (None, {"reasoning": "text"}, {"repair": True}):  # (a call there is none the repair answers)
+        assert count_tokens(msgs, provider=provider, options=options) == count_tokens(
+            plain, provider=provider, options=options
+        )
+    assert count_tokens([ask[0], _msg("TOOL", TextBlock(text="word " * 100))], provider=provider) == count_tokens(
+        [ask[0], _msg("TOOL")], provider=provider
+    )
+
+
 def _responses_sent(body: dict[str, Any]) -> int:
     """The o200k tokens of a Responses request body with Chat Completions' framing (gpt-5: 3 a message, 3 the reply's
     priming, 3 a call's and a result's own): each input item framed as a message, the instructions as one."""

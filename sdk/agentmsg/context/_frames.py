@@ -27,7 +27,18 @@ from agentmsg.providers._request.context import (
 from agentmsg.providers._request.walk import answered_after, orphans_calls
 from agentmsg.providers.spec import TokenProfile
 
-__all__ = ["AS_TEXT", "DROPPED", "REASONING", "Frames", "dropping", "kept", "reasoning_sent", "text_alone"]
+__all__ = [
+    "AS_TEXT",
+    "DROPPED",
+    "REASONING",
+    "SENT_BY",
+    "Frames",
+    "dropping",
+    "kept",
+    "reasoning_sent",
+    "sent_by",
+    "text_alone",
+]
 
 #: the roles, read once (an enum member's lookup on its class costs about ten times a global's)
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
@@ -141,7 +152,7 @@ class Frames:
     def of(self, i: int, msg: Msg) -> int:
         """The frames the request opens for message ``i`` (and for the repair results sent before it)."""
         role = msg.role
-        blocks: list[Any] = msg.content
+        blocks: list[Any] = msg.content if role is not _TOOL else sent_by(role, msg.content)  # (a call there: none)
         calls = self.calls
         self.repaired = self.newline = 0
         self.own = True
@@ -395,6 +406,21 @@ class Frames:
         """Whether any of ``blocks`` is a text the request sends."""
         drop = self.drop
         return any(type(b) is TextBlock and kept(b.text, drop) for b in blocks)
+
+
+#: the blocks every formatter sends of a TOOL message (its results, and its hints, placed) and of a SYSTEM one (its
+#: texts): any other is left out, said ``block-dropped``
+SENT_BY: Final = {_TOOL: (ToolResultBlock, HintBlock), _SYSTEM: (TextBlock,)}
+
+
+def sent_by(role: MsgRole, blocks: list[Any]) -> list[Any]:
+    """The blocks of a TOOL or SYSTEM message its request sends (:data:`SENT_BY`): a text, a call, a medium or
+    reasoning in a TOOL message, a block other than text put in a SYSTEM message after construction, is not counted."""
+    sent = SENT_BY[role]
+    for b in blocks:
+        if type(b) not in sent:
+            return [b for b in blocks if type(b) in sent]
+    return blocks
 
 
 def dropping(profile: TokenProfile) -> int:

@@ -38,7 +38,7 @@ from agentmsg.blocks import (
     VideoBlock,
 )
 from agentmsg.context import _media
-from agentmsg.context._frames import AS_TEXT, REASONING, Frames, dropping, kept, reasoning_sent
+from agentmsg.context._frames import AS_TEXT, REASONING, Frames, dropping, kept, reasoning_sent, sent_by
 from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
@@ -748,7 +748,7 @@ def _count(
             + extra
             + _blocks(
                 t,
-                msg.content,
+                msg.content if role is _USER or role is _ASSISTANT else sent_by(role, msg.content),
                 thinking and not (user or label),
                 role is _ASSISTANT,
                 joined,
