@@ -258,6 +258,26 @@ def test_a_tool_marker_is_seen_in_either_tool_form(form: str) -> None:
     assert not [d for d in formatted("anthropic", got.messages, tools=got.tools).diagnostics if "cache" in d.rule]
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "dashscope", "openai"])
+@pytest.mark.parametrize("form", ["plain", "openai"])
+@pytest.mark.parametrize("mark", [{"ttl": "2h"}, 5, {"blocks": [0]}, {"ttl": "5m", "type": "ephemeral"}])
+def test_a_tool_marker_that_is_none_is_refused_as_the_formatter_refuses_it(provider: str, form: str, mark: Any) -> None:
+    """A tool's marker that is no marker (a ttl of 2h, a number, blocks named on a tool) is refused by every formatter
+    (ValidationError at ``/tools/0/_cache_control``); the helper put its own marker over it on the last tool, in
+    silence (``{"ttl": "2h"}`` became ``true``), so the caller's mistake was lost and the request went out. It is
+    now refused by the helper too, naming the same place and rule."""
+    plain: list[dict[str, Any]] = [*TOOLS[:-1], {**TOOLS[-1], "_cache_control": mark}]
+    tools = plain if form == "plain" else [{"type": "function", "function": t} for t in plain]
+    k = len(TOOLS) - 1
+    pointer = f"/tools/{k}/_cache_control" if form == "plain" else f"/tools/{k}/function/_cache_control"
+    with pytest.raises(ValidationError) as formatter:
+        formatted(provider, _conversation(), tools=tools)
+    with pytest.raises(ValidationError) as helper:
+        place_cache_markers(_conversation(), provider=provider, tools=tools)
+    assert [(p.pointer, p.rule) for p in helper.value.problems] == [(pointer, "type")]
+    assert helper.value.problems == formatter.value.problems
+
+
 def test_openai_explicit_breakpoints_by_model() -> None:
     got = place_cache_markers(_conversation(), provider="openai", tools=TOOLS, model="gpt-5.6", ttl="1h")
     assert [(p.where, p.value) for p in got.placed] == [("system", True), ("turn", True)]

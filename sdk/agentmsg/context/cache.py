@@ -20,6 +20,7 @@ from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark
+from agentmsg.providers._request.tools import _cache_mark
 
 if TYPE_CHECKING:
     from agentmsg.providers.base import Provider
@@ -72,7 +73,7 @@ def place_cache_markers(
     breakpoints (on messages, not tools), the other OpenAI models none. Nothing given is changed: the result holds
     new lists and copies. Raises :class:`~agentmsg.UnknownNameError` (a KeyError too) for a name the registry does
     not hold (as ``get``, ``count_tokens`` and ``trim`` do), and :class:`~agentmsg.ValidationError` naming an argument of the wrong kind (a ``limit`` that is
-    no int >= 0, a ``count`` that gives no number)."""
+    no int >= 0, a ``count`` that gives no number) and a tool's marker that is none, as the formatters refuse it."""
     if ttl is not None and ttl not in TTLS:
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
     for arg, given in (("limit", limit), ("min_tokens", min_tokens)):
@@ -88,6 +89,11 @@ def place_cache_markers(
     ):
         raise ValidationError.single("/tools", "type", "tools must be a list of tool definitions")
     tool_list = [dict(t) for t in tools] if tools is not None else None
+    for k, t in enumerate(tool_list or ()):  # (a value that is no marker: refused as the formatters refuse it)
+        spec = t.get("function")
+        spec = spec if isinstance(spec, Mapping) else t
+        if MARKER in t or MARKER in spec:
+            _cache_mark(t, spec, k)
     from agentmsg.context.count import provider_of
 
     spec = provider_of(provider, model).spec  # (an unknown name: UnknownNameError, as count_tokens and trim raise it)
