@@ -158,6 +158,9 @@ def test_no_user_turn_no_turn_marker_and_bad_ttl() -> None:
         ({"min_tokens": float("nan"), "count": len}, "/min_tokens"),
         ({"count": 5}, "/count"),
         ({"count": lambda messages: None}, "/count"),
+        ({"count": lambda messages: float("nan")}, "/count"),
+        ({"count": lambda messages: float("inf")}, "/count"),
+        ({"count": lambda messages: -1}, "/count"),
         ({"tools": 5}, "/tools"),
         ({"tools": [5]}, "/tools"),
         ({"model": 5}, "/model"),
@@ -166,7 +169,7 @@ def test_no_user_turn_no_turn_marker_and_bad_ttl() -> None:
 )
 def test_an_argument_of_the_wrong_kind_is_refused_naming_it(kwargs: dict[str, Any], pointer: str) -> None:
     """limit=-1, limit=True or min_tokens=NaN were taken in silence (notes saying "at most -1 breakpoints", "under
-    nan tokens"), and limit=None, count=5, a count giving None (or a TokenCount), tools=5 or model=5 raised a bare
+    nan tokens"), so was a count giving NaN (every prefix "under 1024 tokens": no marker placed), infinity or -1, and limit=None, count=5, a count giving None (or a TokenCount), tools=5 or model=5 raised a bare
     TypeError or AttributeError from inside."""
     args: dict[str, Any] = {"provider": "anthropic", **kwargs}
     with pytest.raises(ValidationError) as exc:

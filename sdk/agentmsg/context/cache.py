@@ -11,6 +11,7 @@ before gpt-5.6, DeepSeek, Gemini without an explicit cache) cache prefixes on th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +126,8 @@ def place_cache_markers(
             raise ValidationError.single(
                 "/count", "type", f"count returns a number of tokens, not {type(tokens).__name__}"
             )
+        if not 0 <= tokens < math.inf:  # (NaN, which compares false to any length, and below 0 or infinite)
+            raise ValidationError.single("/count", "minimum", f"count returns a number of tokens >= 0, not {tokens!r}")
         if tokens >= min_tokens:
             return True
         notes.append(f"the prefix up to message {end - 1} is under {min_tokens} tokens: not marked")
