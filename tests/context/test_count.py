@@ -561,6 +561,24 @@ def test_a_tool_schema_with_an_integer_beyond_64_bits_is_counted(provider: str) 
     assert big.tools > small.tools and big.total - big.tools == small.total - small.tools
 
 
+@pytest.mark.parametrize("provider", ["openai", "openai-responses"])
+@pytest.mark.parametrize("required", [5, True, "xy", {"x": 1}])
+def test_a_tool_schema_whose_required_is_no_list_is_counted(provider: str, required: Any) -> None:
+    """A schema whose ``required`` is no list of names is sent as it is (format_request takes it, no diagnostic), but
+    OpenAI's count, which writes the parameters as TypeScript and marks each required one, raised a bare TypeError
+    ("argument of type 'int' is not iterable") for 5 or true, and read "xy" as naming "x" (a substring) and a dict as
+    naming its keys. It now counts such a schema as naming none required."""
+
+    def tools(value: Any) -> list[dict[str, Any]]:
+        schema = {"type": "object", "properties": {"x": {"type": "string"}}, "required": value}
+        return [{"name": "f", "parameters": schema}]
+
+    assert not get(provider).format_request([UserMessage("q")], tools=tools(required)).diagnostics  # (sent as it is)
+    assert count_tokens([UserMessage("q")], provider=provider, tools=tools(required)) == count_tokens(
+        [UserMessage("q")], provider=provider, tools=tools([])
+    )
+
+
 @pytest.mark.parametrize(
     ("kwargs", "pointer"),
     [({"provider": 5}, "/provider"), ({"provider": None}, "/provider"), ({"provider": "openai", "model": 5}, "/model")],

@@ -504,7 +504,9 @@ def _typescript(tool: ToolDef) -> str:
         lines.append(f"// {tool.description}")
     props = tool.parameters.get("properties")
     if isinstance(props, Mapping) and props:
-        required = tool.parameters.get("required") or ()
+        required = tool.parameters.get("required")
+        if not isinstance(required, list):  # (no list of names, which the formatter sends as it is: none required)
+            required = ()
         lines.append(f"type {tool.name} = (_: {{")
         for key, schema in props.items():
             if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
