@@ -907,7 +907,9 @@ class _Item:
     def __init__(self, kind: Any, item_id: Any) -> None:
         self.kind = kind
         self.id = item_id if isinstance(item_id, str) else None
-        self.slots: list[str] = []  # reasoning: the thinking blocks opened, in order
+        #: reasoning: the thinking blocks opened, in order (a dict as an ordered set: a part's lookup is O(1), so an item
+        #: of many parts reads in linear time)
+        self.slots: dict[str, None] = {}
         self.empty: set[str] = set()  # reasoning: those opened for a part that has no text yet (SUMMARY_TEXT)
         self.streamed = False  # deltas came for it (its done item is not read again)
         self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
@@ -1140,7 +1142,7 @@ class Reader(PayloadReader):
                 delta = self.b.string(obj.get("delta"), "a reasoning delta") or ""
                 if delta:  # (an empty delta opens no block: the item may yet need a carrier)
                     if slot not in st.slots:
-                        st.slots.append(slot)
+                        st.slots[slot] = None
                     elif st.empty:  # (its part was added empty: filled now)
                         st.empty.discard(slot)
                 self.b.thinking(delta, slot=slot)
@@ -1375,7 +1377,7 @@ class Reader(PayloadReader):
             k = obj.get("summary_index" if summary else "content_index", 0)
             slot = f"r{index}/{'s' if summary else 'c'}{k}"
             if slot not in st.slots:
-                st.slots.append(slot)
+                st.slots[slot] = None
             st.empty.discard(slot)
             b.thinking(value, slot=slot)
 
@@ -1392,7 +1394,7 @@ class Reader(PayloadReader):
         slot = f"r{obj['output_index']}/{'s' if summary else 'c'}{k}"
         if slot not in st.slots:
             self.b.open_carrier(slot)
-            st.slots.append(slot)
+            st.slots[slot] = None
             st.empty.add(slot)
 
     def _added(self, event: str, obj: dict[str, Any]) -> None:
@@ -1531,14 +1533,14 @@ class Reader(PayloadReader):
                     b.open_carrier(slot)
                     st.empty.add(slot)
                 if slot not in st.slots:
-                    st.slots.append(slot)
+                    st.slots[slot] = None
         if not st.slots:
             slot = f"r{index}/e"
             b.open_carrier(slot)  # (an item of no text: one empty thinking block holds its id and content)
-            st.slots.append(slot)
+            st.slots[slot] = None
         encrypted = b.string(item.get("encrypted_content"), "a reasoning item's encrypted_content")
         if encrypted:
-            b.signature(encrypted, slot=st.slots[-1])
+            b.signature(encrypted, slot=next(reversed(st.slots)))
         for slot in st.slots:
             b.end_block(slot, metadata=_reasoning_meta(st.id, slot, st.empty))
 
