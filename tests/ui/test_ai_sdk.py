@@ -1209,3 +1209,55 @@ def test_an_end_held_goes_before_an_event_carried_whole_after_it(kind: str, stat
     chunks = ai_sdk.encode(events)
     (shown,) = [c for c in chunks if c["type"] == "tool-input-available"]
     assert shown["input"] == {"a": 1} and reader_refusals(chunks) == []
+
+
+def _stepped(kind: str, second: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``kind`` (TEXT or THINKING) block left open when its model call ends, then ``second`` (an event for it) in
+    the next model call."""
+    from tests._support.events import ev
+
+    return [
+        ev(0, "AGENT_START", replyId="r"),
+        ev(1, "MODEL_CALL_START", replyId="m1"),
+        ev(2, f"{kind}_BLOCK_START", replyId="m1", blockId="b"),
+        ev(3, f"{kind}_BLOCK_DELTA", replyId="m1", blockId="b", delta="one "),
+        ev(4, "MODEL_CALL_END", replyId="m1"),
+        ev(5, "MODEL_CALL_START", replyId="m2"),
+        second,
+        ev(7, f"{kind}_BLOCK_DELTA", replyId="m2", blockId="b", delta="two"),
+        ev(8, f"{kind}_BLOCK_END", replyId="m2", blockId="b"),
+        ev(9, "MODEL_CALL_END", replyId="m2"),
+        ev(10, "AGENT_END", replyId="r"),
+    ]
+
+
+@pytest.mark.parametrize("second", ["START", "END"])
+def test_a_block_open_across_model_calls_is_said_where_its_part_is_cut(second: str) -> None:
+    """A UI step ends its parts, so the encoder ends a block left open at its model call's end; the reducer holds it
+    open. A START for it in the next model call (a second START: the reducer ignores it, rule order, and its deltas
+    go on in the same block) started a new part in silence: the round trip gave "one " and "two" where the events
+    reduce to "one two", and no note said so (a DELTA for it was said, rule order). A thinking block's END there,
+    whose metadata the reducer sets on the block, was left out in silence too. Both are said now (rule order, at
+    the event), and a block of that id in the next reply is a new one, said nothing."""
+    from tests._support.events import ev
+
+    if second == "START":
+        kind, event = "TEXT", ev(6, "TEXT_BLOCK_START", replyId="m2", blockId="b")
+    else:
+        kind, event = "THINKING", ev(6, "THINKING_BLOCK_END", replyId="m2", blockId="b", metadata={"signature": "c2ln"})
+    events = _stepped(kind, event)
+    if second == "END":  # (the block ends there for the reducer: no delta or end of it follows)
+        events = [e for e in events if e["id"] not in ("e7", "e8")]
+    expected, _ = reduce(events)
+    back, enc, _ = round_trip(events)
+    got, _ = reduce(back)
+    if second == "START":
+        assert [b["text"] for b in expected[0]["content"]] == ["one two"]
+        assert [b["text"] for b in got[0]["content"]] == ["one ", "two"]
+    else:
+        assert expected[0]["content"][0]["metadata"] == {"signature": "c2ln"}
+        assert not got[0]["content"][0]["metadata"]  # (the part ended with its step: the END's metadata has no place)
+    assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == [("/6", "order")]
+    again = [*events, *({**e, "id": f"{e['id']}-2", "replyId": e["replyId"] + "-2"} for e in events[:4])]
+    _, enc, _ = round_trip([*again, ev(11, "AGENT_END", replyId="r-2")])
+    assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == [("/6", "order")]

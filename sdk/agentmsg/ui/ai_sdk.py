@@ -152,6 +152,9 @@ class AiSdkEncoder:
         self._step_open = False
         self._text: set[str] = set()
         self._reasoning: set[str] = set()
+        #: the blocks the end of a model call closed (a step ends its parts) that the source has not ended: the reducer
+        #: holds them open, so a START for one is a second START it ignores (its deltas go on in the same block)
+        self._stepped: set[str] = set()
         self._calls: dict[str, dict[str, Any]] = {}  # open tool calls: name, text so far, chunks held, started
         self._known_calls: dict[str, str] = {}  # call id -> tool name, every call started in the stream
         self._results: dict[str, list[dict[str, Any]]] = {}  # open tool results: their events, held to the END
@@ -274,6 +277,7 @@ class AiSdkEncoder:
             out.append(self._finish_chunk())
         self._text.clear()
         self._reasoning.clear()
+        self._stepped.clear()
         self._step_open = False
         return out
 
@@ -318,9 +322,13 @@ class AiSdkEncoder:
             held = self._calls.keys() | self._results.keys()  # (still open: their chunks name them)
             self._known_calls = {k: v for k, v in self._known_calls.items() if k in held}
 
-    def _close_open_parts(self) -> list[dict[str, Any]]:
+    def _close_open_parts(self, stepped: bool = False) -> list[dict[str, Any]]:
+        """The ends of the open text and reasoning parts; ``stepped``: at the end of a model call (a step), which
+        does not end them for the reducer (:attr:`_stepped`)."""
         out: list[dict[str, Any]] = [{"type": "text-end", "id": i} for i in self._text]
         out += [{"type": "reasoning-end", "id": i} for i in self._reasoning]
+        if stepped:
+            self._stepped.update(self._text, self._reasoning)
         self._text.clear()
         self._reasoning.clear()
         return out
@@ -355,6 +363,7 @@ class AiSdkEncoder:
         if not self._started:  # no reply open: the reducer ignores it (rule order); carried as it is
             return self._whole(ev)
         out = self._close_open_parts()
+        self._stepped.clear()  # (the reply's blocks end with it)
         out += self._finish_calls()
         if self._step_open:
             self._step_open = False
@@ -406,7 +415,7 @@ class AiSdkEncoder:
     def _model_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         out = self._open_start(ev) + self._finish_calls()
         if self._step_open:
-            out += self._close_open_parts()
+            out += self._close_open_parts(stepped=True)
             out.append({"type": "finish-step"})
         self._step_open = True
         if isinstance(ev.get("modelName"), str):
@@ -432,7 +441,7 @@ class AiSdkEncoder:
         out += self._finish_calls()
         if self._step_open:
             self._step_open = False
-            out += self._close_open_parts()
+            out += self._close_open_parts(stepped=True)
             out.append({"type": "finish-step"})
         else:  # a model call end without its start: the decoder needs a step to end
             out += [{"type": "start-step"}, {"type": "finish-step"}]
@@ -893,6 +902,12 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         out = self._open_start(ev)
         if block_id in open_ids:  # the reducer ignores a second START
             return out
+        if block_id in self._stepped:  # (a part its model call's end closed, still open for the reducer)
+            self._stepped.discard(block_id)
+            self._order(
+                f"{ev['type']} for a block open since an earlier model call (the reducer ignores this START and goes"
+                " on with that block): a new part, as the step that ended closed it"
+            )
         if block_id in other:
             self._order(f"{ev['type']} for a block open as {other_part}: that one is ended first")
             other.discard(block_id)
@@ -906,6 +921,7 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         text = self._require(ev, index, "delta")
         out = self._open_start(ev)
         if block_id not in open_ids:
+            self._stepped.discard(block_id)
             self._order(f"{ev['type']} for a block not open: it is started here (the reducer starts it there)")
             if block_id in other:
                 other.discard(block_id)
@@ -918,7 +934,15 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
     def end(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         open_ids, _ = parts(self)
         block_id = self._require(ev, index, "blockId")
-        if block_id not in open_ids:  # the reducer ignores it
+        if block_id not in open_ids:  # the reducer ignores it (or ends there a block its model call's end closed)
+            if block_id in self._stepped:
+                self._stepped.discard(block_id)
+                lost = sorted(k for k in ev if k not in _ENVELOPE and k not in ("blockId", "replyId"))
+                if lost:  # (the reducer sets them on the block: its part ended with its step, they have no place)
+                    self._order(
+                        f"{ev['type']} {', '.join(lost)} for a block open since an earlier model call: its part"
+                        " ended with that step, so they are not sent"
+                    )
             return []
         open_ids.discard(block_id)
         return self._rest(ev, ("blockId",), [{"type": f"{part}-end", "id": block_id}])
