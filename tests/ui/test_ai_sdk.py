@@ -1261,3 +1261,31 @@ def test_a_block_open_across_model_calls_is_said_where_its_part_is_cut(second: s
     again = [*events, *({**e, "id": f"{e['id']}-2", "replyId": e["replyId"] + "-2"} for e in events[:4])]
     _, enc, _ = round_trip([*again, ev(11, "AGENT_END", replyId="r-2")])
     assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == [("/6", "order")]
+
+
+def test_a_model_call_end_without_its_start_opens_no_model_call_in_the_round_trip() -> None:
+    """A MODEL_CALL_END with no MODEL_CALL_START before it (the reducer takes it, saying nothing) is written as a
+    step, start-step and finish-step, as the UI needs one to end; the decoder read the start-step as a MODEL_CALL_START
+    of its own, and in an implicit reply (events after an AGENT_END) that invented model call named the reply (docs/
+    events.md rule 8): "m1" where the events reduce to "m2", the first model call that started. The start-step is
+    now for the UI only (a carrier says so), and the decoder gives back the MODEL_CALL_END alone."""
+    from tests._support.events import ev
+
+    events = [
+        ev(0, "AGENT_START", replyId="r"),
+        ev(1, "MODEL_CALL_START", replyId="m1"),
+        ev(2, "AGENT_END", replyId="r"),
+        ev(3, "TEXT_BLOCK_START", replyId="m1", blockId="b"),
+        ev(4, "TEXT_BLOCK_DELTA", replyId="m1", blockId="b", delta="hi"),
+        ev(5, "TEXT_BLOCK_END", replyId="m1", blockId="b"),
+        ev(6, "MODEL_CALL_END", replyId="m1"),
+        ev(7, "MODEL_CALL_START", replyId="m2"),
+        ev(8, "MODEL_CALL_END", replyId="m2"),
+        ev(9, "AGENT_END", replyId="r"),
+    ]
+    expected, r = reduce(events)
+    assert [m["id"] for m in expected] == ["r", "m2"] and r.problems == []
+    back, _, _ = round_trip(events)
+    assert [e["type"] for e in back].count("MODEL_CALL_START") == 2
+    got, r = reduce(back)
+    assert got == expected and r.problems == []

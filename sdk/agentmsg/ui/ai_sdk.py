@@ -443,8 +443,9 @@ class AiSdkEncoder:
             self._step_open = False
             out += self._close_open_parts(stepped=True)
             out.append({"type": "finish-step"})
-        else:  # a model call end without its start: the decoder needs a step to end
-            out += [{"type": "start-step"}, {"type": "finish-step"}]
+        else:  # a model call end without its start: the UI needs a step to end, the decoder no MODEL_CALL_START (one
+            # would name an implicit reply, docs/events.md rule 8): the start-step is for the UI only
+            out += [_UI_ONLY, {"type": "start-step"}, {"type": "finish-step"}]
         return self._rest(ev, (), out)
 
     # -- text and thinking --------------------------------------------------------------------------------------
