@@ -1289,3 +1289,30 @@ def test_a_model_call_end_without_its_start_opens_no_model_call_in_the_round_tri
     assert [e["type"] for e in back].count("MODEL_CALL_START") == 2
     got, r = reduce(back)
     assert got == expected and r.problems == []
+
+
+def test_a_tool_result_open_at_its_replys_end_stays_in_that_reply() -> None:
+    """A tool result not ended when its reply ends (AGENT_END) is held by the encoder (a UI tool output is whole)
+    and was carried whole only when the stream closed, after the reply's ``finish``: the decoder read its text as an
+    implicit reply of its own, so the round trip gave the result empty in its reply and a second message holding its
+    text, cut (incomplete_stream), where the events reduce to one message holding it. It is carried before the
+    ``finish`` now, in its reply."""
+    from tests._support.events import ev
+
+    events = [
+        ev(0, "AGENT_START", replyId="r"),
+        ev(1, "MODEL_CALL_START", replyId="m"),
+        ev(2, "TOOL_CALL_START", replyId="m", toolCallId="c", toolCallName="f"),
+        ev(3, "TOOL_CALL_DELTA", replyId="m", toolCallId="c", delta='{"x":1}'),
+        ev(4, "TOOL_CALL_END", replyId="m", toolCallId="c"),
+        ev(5, "MODEL_CALL_END", replyId="m"),
+        ev(6, "TOOL_RESULT_START", replyId="t", toolCallId="c", toolCallName="f"),
+        ev(7, "TOOL_RESULT_TEXT_DELTA", replyId="t", toolCallId="c", delta="out"),
+        ev(8, "AGENT_END", replyId="r"),
+    ]
+    expected, _ = reduce(events)
+    assert len(expected) == 1
+    back, _, _ = round_trip(events)
+    got, r = reduce(back)
+    assert got == expected
+    assert "incomplete_stream" not in [p.rule for p in r.problems]

@@ -263,12 +263,7 @@ class AiSdkEncoder:
         """The open reply ends where it is (the stream ends, or another reply starts): what it still holds, and
         for an implicit reply complete after its model calls its ``finish``. What it had open is forgotten: the
         AI SDK's reader starts a new message at a ``start`` with another id, without the parts of this one."""
-        out: list[dict[str, Any]] = []
-        for events in [*self._results.values(), *self._data.values()]:
-            for ev in events[1:]:  # (their STARTs were carried at their place)
-                out += self._whole(ev)
-        self._results.clear()
-        self._data.clear()
+        out = self._unended()
         out += self._finish_calls(ended_only=True)
         if self._started and self._implicit and not self._step_open and not self._calls:
             # an implicit reply the stream ended after its model calls: complete, its UI message finished too
@@ -279,6 +274,18 @@ class AiSdkEncoder:
         self._reasoning.clear()
         self._stepped.clear()
         self._step_open = False
+        return out
+
+    def _unended(self) -> list[dict[str, Any]]:
+        """The events of the tool results and data blocks still held (never ended), carried whole where the reply
+        ends (the stream ends, another reply starts, or its AGENT_END: in it, not after its ``finish``, where the
+        decoder would read them as an implicit reply of their own)."""
+        out: list[dict[str, Any]] = []
+        for events in [*self._results.values(), *self._data.values()]:
+            for ev in events[1:]:  # (their STARTs were carried at their place)
+                out += self._whole(ev)
+        self._results.clear()
+        self._data.clear()
         return out
 
     def fail(self, message: str) -> list[dict[str, Any]]:
@@ -362,7 +369,8 @@ class AiSdkEncoder:
     def _agent_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         if not self._started:  # no reply open: the reducer ignores it (rule order); carried as it is
             return self._whole(ev)
-        out = self._close_open_parts()
+        out = self._unended()
+        out += self._close_open_parts()
         self._stepped.clear()  # (the reply's blocks end with it)
         out += self._finish_calls()
         if self._step_open:
