@@ -517,7 +517,7 @@ class Context:
                 )
             )
             return
-        shown = ", ".join(str(i) for i in dropped[:SHOWN]) + (", ..." if len(dropped) > SHOWN else "")
+        shown = ", ".join(map(str, dropped[:SHOWN])) + (", ..." if len(dropped) > SHOWN else "")
         message = (
             f"{self.provider} sends no name on these messages: the names of {len(dropped)} messages were not"
             f" sent (messages {shown}; the first is pointed at)"
@@ -1286,6 +1286,8 @@ def check_call(model: Any, params: Mapping[str, Any]) -> None:
             "lone-surrogate",
             f"model {short_repr(model, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)",
         )
+    if not params:
+        return
     max_depth = limits.max_depth
     room = max_depth - PARAM_ROOM
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(v, ("params", k)) for k, v in params.items()]

@@ -43,10 +43,11 @@ if TYPE_CHECKING:
 __all__ = ["Build", "Draft", "run_format", "usable_choice"]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class Draft:
     """What a provider's ``build`` makes of a conversation: the JSON ``body``, the endpoint ``path`` (relative
-    to the spec's base URL), the ``model`` and the non-auth ``headers`` the request needs."""
+    to the spec's base URL), the ``model`` and the non-auth ``headers`` the request needs. (Read once, by
+    ``run_format``: not frozen, whose ``__init__`` sets each field through ``object.__setattr__``, twice the time.)"""
 
     body: dict[str, Any]
     path: str
@@ -92,21 +93,13 @@ def run_format(
     call's, checked here before ``build`` uses them (``check_call``)."""
     msgs = check_messages(messages)
     check_call(model, params or {})
-    structured = as_structured_output(structured_output)
+    structured = None if structured_output is None else as_structured_output(structured_output)
     opts = as_options(options)
-    tool_defs = normalize_tools(tools)
-    check_tools(tool_defs, spec)
-    choice = normalize_tool_choice(tool_choice)
-    if choice is not None and choice.own is not None:
-        check_own_choice(choice, tool_defs, spec)
-    elif choice is not None and choice.mode == "tool" and all(t.name != choice.name for t in tool_defs):
-        # (every provider refuses such a request: said here, where it is, not as the provider's 400)
-        defined = ", ".join(repr(t.name[:40]) for t in tool_defs[:10]) or "none"
-        raise ValidationError.single(
-            "/tool_choice",
-            "enum",
-            f"tool_choice names tool {choice.name!r:.80}, which tools does not define ({defined})",
-        )
+    if tools is None and tool_choice is None:  # (the usual call: no tools, nothing of theirs to check)
+        tool_defs: list[ToolDef] = []
+        choice = None
+    else:
+        tool_defs, choice = _tools_checked(spec, tools, tool_choice)
     ctx = Context(
         spec.name,
         spec.families if families is None else families,
@@ -116,7 +109,8 @@ def run_format(
         id_bad=id_bad,
         tool_name_ok=tool_name_ok,
     )
-    say_dropped_keys(ctx, tool_defs)
+    if tool_defs:
+        say_dropped_keys(ctx, tool_defs)
     if choice is not None and choice.mode == "tool" and choice.own is None and not choice.by_type:
         choice = _choice_of_its_kind(ctx, choice, tool_defs)
     ctx.structured = structured
@@ -142,6 +136,27 @@ def run_format(
         stream=stream,
         parser_options=draft.parser_options,
     )
+
+
+def _tools_checked(
+    spec: Spec, tools: Sequence[Mapping[str, Any]] | None, tool_choice: str | Mapping[str, Any] | None
+) -> tuple[list[ToolDef], ToolChoice | None]:
+    """The call's tool definitions and tool choice, normalized and checked against ``spec``'s provider
+    (:class:`~agentmsg.ValidationError` naming the one at fault)."""
+    tool_defs = normalize_tools(tools)
+    check_tools(tool_defs, spec)
+    choice = normalize_tool_choice(tool_choice)
+    if choice is not None and choice.own is not None:
+        check_own_choice(choice, tool_defs, spec)
+    elif choice is not None and choice.mode == "tool" and all(t.name != choice.name for t in tool_defs):
+        # (every provider refuses such a request: said here, where it is, not as the provider's 400)
+        defined = ", ".join(repr(t.name[:40]) for t in tool_defs[:10]) or "none"
+        raise ValidationError.single(
+            "/tool_choice",
+            "enum",
+            f"tool_choice names tool {choice.name!r:.80}, which tools does not define ({defined})",
+        )
+    return tool_defs, choice
 
 
 def _choice_of_its_kind(ctx: Context, choice: ToolChoice, tool_defs: list[ToolDef]) -> ToolChoice:
