@@ -11,6 +11,7 @@ shape (``tool_calls``, ``tool`` messages with ``tool_call_id`` and ``name``, ``r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Final
@@ -140,6 +141,7 @@ _PARAMS: Final[Mapping[str, str | None]] = {}
 _HINTS: Final = {"image": ("min_pixels", "max_pixels"), "video": ("fps", "min_pixels", "max_pixels", "total_pixels")}
 
 
+@functools.lru_cache(maxsize=256)  # (a pure function of the name: an agent names one model call after call)
 def is_multimodal_model(model: str) -> bool:
     """Models served by the multimodal-generation endpoint (as AgentScope Java decides, plus Omni)."""
     m = model.lower()

@@ -13,6 +13,7 @@ that leads out of ``models/``. No other provider puts the model in a path (their
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -311,17 +312,9 @@ def format_request(
         body.update(passthrough)
         if cache is not None:
             _use_cache(ctx, body, cache)
-        name = model or SPEC.default_model
-        if name.startswith("models/"):
-            name = name[len("models/") :]
-        # A tuned model is a resource of its own (tunedModels/...), as google-genai names it; any other name is a
-        # model's. The name is quoted as one path segment: a character a URL gives a meaning to (?, #, %, a space)
-        # stays part of the name, and a '/' or '..' in it cannot leave the models/ path (the API key goes along).
-        kind, _, own = name.partition("/") if name.startswith("tunedModels/") else ("models", "", name)
+        name, resource = _model_path(model or SPEC.default_model)
         action = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return Draft(
-            body=body, path=f"/v1beta/{kind}/{quote(own, safe='')}:{action}", model=name, parser_options=reading
-        )
+        return Draft(body=body, path=f"{resource}:{action}", model=name, parser_options=reading)
 
     return run_format(
         SPEC,
@@ -339,11 +332,26 @@ def format_request(
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _model_path(model: str) -> tuple[str, str]:
+    """The model's name as the request gives it (``models/`` left out) and its resource's path, ``/v1beta/models/NAME``
+    (a pure function of the name: kept for the names of recent calls, as an agent names one model call after call).
+    A tuned model is a resource of its own (tunedModels/...), as google-genai names it; any other name is a model's.
+    The name is quoted as one path segment: a character a URL gives a meaning to (?, #, %, a space) stays part of the
+    name, and a '/' or '..' in it cannot leave the models/ path (the API key goes along)."""
+    name = model[len("models/") :] if model.startswith("models/") else model
+    kind, _, own = name.partition("/") if name.startswith("tunedModels/") else ("models", "", name)
+    return name, f"/v1beta/{kind}/{quote(own, safe='')}"
+
+
 def _cached_content(ctx: Context, extra: dict[str, Any], tools: list[ToolDef]) -> tuple[str, str, int] | None:
     """The explicit cache the request names: (its name, the pointer that gave it, the first message sent), from the
     ``cached_content`` parameter (``cachedContent`` too) or the last cache marker with a ``name`` (the messages up to
     and including its message are held by the cache: not sent); None when none does: markers are then said once
     (``cache-automatic``: Gemini caches implicitly)."""
+    named_by_param = "cached_content" in extra or "cachedContent" in extra
+    if not ctx.cache_marks and not named_by_param and all(t.cache is None for t in tools):
+        return None  # (the usual call: no cache named, no marker to say)
     marks = ctx.cache_marks or {}
     named = [i for i, m in marks.items() if m.name is not None]
     start = max(named) + 1 if named else 0
