@@ -293,6 +293,18 @@ FOREIGN: list[list[Any]] = [
         {"type": "STATE_DELTA", "delta": "not a patch"},
         {"type": "RUN_FINISHED", "threadId": "th1", "runId": "r1"},
     ],
+    # an empty step name, then an empty run id: the reply of the events inside them (Python took "" for none)
+    [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STEP_STARTED", "stepName": ""},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {"type": "STEP_FINISHED", "stepName": ""},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": ""},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "hi"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": ""},
+    ],
 ]
 
 

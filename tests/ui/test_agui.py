@@ -1023,3 +1023,26 @@ def test_a_state_delta_goes_as_a_custom_event_as_the_docs_say(strict: bool) -> N
     assert not [n for n in dec.notes if n.rule == "type"]
     _, bad_dec = decode([{"type": "STATE_DELTA", "delta": "x"}])
     assert [(n.pointer, n.rule) for n in bad_dec.notes] == [("/0/delta", "type")]
+
+
+@pytest.mark.parametrize(("run", "step"), [("r", ""), ("", None), ("", "")])
+def test_an_empty_run_id_or_step_name_is_the_reply_of_what_it_holds(run: str, step: str | None) -> None:
+    """An empty ``runId`` or ``stepName`` (AG-UI allows any string) names the reply of the events inside it, as it
+    names the AGENT_START's and MODEL_CALL_START's: Python's decoder took the empty name for none and gave those
+    events the run's id (or ``ag-ui``), a reply their start never opened; ``@agentmsg/client``'s kept the name (found
+    by the differential fuzz: an empty step name)."""
+    inner = [
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+    ]
+    if step is not None:
+        inner = [{"type": "STEP_STARTED", "stepName": step}, *inner, {"type": "STEP_FINISHED", "stepName": step}]
+    run_started = {"type": "RUN_STARTED", "threadId": "t", "runId": run}
+    events, dec = decode([run_started, *inner, {"type": "RUN_FINISHED", "threadId": "t", "runId": run}])
+    assert dec.notes == []
+    inside = [e["replyId"] for e in events if e["type"].startswith(("TEXT_", "TOOL_", "MODEL_"))]
+    assert inside == [run if step is None else step] * len(inner)
+    assert [events[0]["replyId"], events[-1]["replyId"]] == [run, run]

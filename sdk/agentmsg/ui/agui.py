@@ -1088,7 +1088,10 @@ class AGUIDecoder:
         self._problem("/metadata", "ui-carrier-conflict", message)
 
     def _reply(self) -> str:
-        return self._step or self._run or "ag-ui"
+        # (an empty step name or run id is still the reply its MODEL_CALL_START or AGENT_START opened)
+        if self._step is not None:
+            return self._step
+        return self._run if self._run is not None else "ag-ui"
 
     def _close_chunk(self) -> list[dict[str, Any]]:
         """The message a ``*_CHUNK`` opened ends at an event of another kind (as ``@ag-ui/client`` ends it)."""
