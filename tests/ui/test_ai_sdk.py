@@ -1316,3 +1316,21 @@ def test_a_tool_result_open_at_its_replys_end_stays_in_that_reply() -> None:
     got, r = reduce(back)
     assert got == expected
     assert "incomplete_stream" not in [p.rule for p in r.problems]
+
+
+@pytest.mark.parametrize("error_text", [[], {}, 0, False, [1], "", None])
+def test_a_denied_outputs_error_text_that_is_no_text_is_its_json_as_any_such_output(error_text: Any) -> None:
+    """An ``errorText`` on a ``tool-output-denied`` chunk (no key of its own there, so of no type the decoder checks)
+    is the result's text as an output's value is: a value that is no text as its JSON. Python's decoder dropped a
+    falsy one (``[]``, ``{}``, ``0``, ``false``: ``or ""``) without a word while it kept ``[1]`` as ``"[1]"``;
+    ``@agentmsg/client``'s kept each as its JSON (found by the differential fuzz, ``make fuzz``). Absent, null or
+    empty: no text."""
+    dec = ai_sdk.AiSdkDecoder(clock=lambda: "2026-01-01T00:00:00Z")
+    events = dec.feed({"type": "tool-output-denied", "toolCallId": "a", "errorText": error_text}) + dec.close()
+    deltas = [e["delta"] for e in events if e["type"] == "TOOL_RESULT_TEXT_DELTA"]
+    assert deltas == ([] if error_text in ("", None) else [json.dumps(error_text, separators=(",", ":"))])
+    assert [e["type"] for e in events if e["type"] != "TOOL_RESULT_TEXT_DELTA"] == [
+        "TOOL_RESULT_START",
+        "TOOL_RESULT_END",
+    ]
+    assert events[-1]["state"] == "denied"

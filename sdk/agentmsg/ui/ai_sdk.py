@@ -1430,7 +1430,9 @@ class AiSdkDecoder:
                 created = d.get("createdAt")  # (absent, null or empty: now; anything else kept, the reducer judges it)
                 out.append({**d, "id": self._mint(), "createdAt": self._clock() if created in (None, "") else created})
         else:
-            text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText") or ""  # (null: none)
+            text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText")
+            if text is None and kind != "tool-output-available":
+                text = ""  # (absent or null: none; another value that is no text is its JSON, as an output's)
             if not isinstance(text, str):
                 text = value_text(text)
             if text:
