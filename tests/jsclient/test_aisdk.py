@@ -128,6 +128,12 @@ QUOTED: list[dict[str, Any]] = [
     {"type": "tool-output-available", "toolCallId": "d", "output": 1, "toolMetadata": "not an object"},
     {"type": "tool-input-start", "toolCallId": "g", "toolName": "f", "toolMetadata": [1]},
     {"type": "tool-approval-response", "approvalId": "a", "approved": True, "reason": "ok"},
+    # a note past 400 characters (code points): cut in its middle, saying how many it leaves out, as Python's Problem
+    # cuts every message (the client kept it whole: found by make fuzz)
+    *(
+        {"type": "tool-approval-request", "approvalId": "d", "toolCallId": "e", "reason": x, "approvalDescriptor": [x]}
+        for x in ("0" * 195, "\U0001f600" * 195)
+    ),
     {"type": "abort", "reason": "\ud800" + "\U0001f600" * 250},
     {"type": "abort", "reason": None},
     {"type": "abort", "reason": 1},

@@ -5,7 +5,7 @@
 // sentences are each runtime's own): tests/jsclient/test_agui.py checks it on the same streams. docs/ag-ui.md has
 // the mapping.
 
-import { cut, keepNote, quoted, room } from "./notes.js";
+import { boundedProblem, cut, keepNote, quoted, room } from "./notes.js";
 import { pointerOf, readJson } from "./json.js";
 import { sameJson, setOwn } from "./state.js";
 
@@ -24,9 +24,10 @@ export interface AGUIProblem {
 export class AGUIError extends Error {
   readonly problems: AGUIProblem[];
   constructor(problems: AGUIProblem[]) {
-    super(problems.map((p) => `${p.pointer}: ${p.message} [${p.rule}]`).join("; "));
+    const kept = problems.map(boundedProblem); // (each message at most MESSAGE_MAX characters, as Python's)
+    super(kept.map((p) => `${p.pointer}: ${p.message} [${p.rule}]`).join("; "));
     this.name = "AGUIError";
-    this.problems = problems;
+    this.problems = kept;
   }
 }
 

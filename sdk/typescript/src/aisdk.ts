@@ -5,7 +5,7 @@
 // `ui-<n>`, `createdAt` from the clock) and the same notes (pointer + rule): tests/jsclient/test_aisdk.py checks it.
 // docs/ai-sdk.md has the mapping.
 
-import { keepNote, quoted, room } from "./notes.js";
+import { boundedProblem, keepNote, quoted, room } from "./notes.js";
 import { assignOwn, sameJson, setOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -41,9 +41,10 @@ function takenName(name: unknown): boolean {
 export class AiSdkError extends Error {
   readonly problems: AiSdkProblem[];
   constructor(problems: AiSdkProblem[]) {
-    super(problems.map((p) => `${p.pointer}: ${p.message} [${p.rule}]`).join("; "));
+    const kept = problems.map(boundedProblem); // (each message at most MESSAGE_MAX characters, as Python's)
+    super(kept.map((p) => `${p.pointer}: ${p.message} [${p.rule}]`).join("; "));
     this.name = "AiSdkError";
-    this.problems = problems;
+    this.problems = kept;
   }
 }
 

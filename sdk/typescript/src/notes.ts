@@ -18,26 +18,28 @@ export function room(notes: readonly Note[]): boolean {
   return notes.length < MAX_NOTES;
 }
 
-/** Characters a note's message holds at most, as Python's `agentmsg.errors.MESSAGE_MAX` (a Problem's message). */
+/** Characters a note's message has at most (Python's `errors.MESSAGE_MAX`, which every Problem's message keeps). */
 export const MESSAGE_MAX = 400;
-const HEAD = 280; // characters kept at a cut message's start (Python's errors._HEAD) ...
-const TAIL = 80; // ... and at its end (errors._TAIL)
 
-/** `text` when it has at most MESSAGE_MAX characters; else its start and end around a note of how many are left
- * out: Python's `agentmsg.errors.bounded`, which every Problem's message goes through, counted in code points. */
+/** `text` when it has at most MESSAGE_MAX characters (code points, as Python counts them); else its first 280 and
+ * last 80 around a note of how many are left out between them, as Python's `errors.bounded` cuts a message. */
 export function bounded(text: string): string {
-  if (text.length <= MESSAGE_MAX) return text; // (UTF-16 units: never fewer than the code points)
+  if (text.length <= MESSAGE_MAX) return text; // (UTF-16 units: never fewer than its code points)
   const points = Array.from(text);
   if (points.length <= MESSAGE_MAX) return text;
-  const left = (points.length - HEAD - TAIL).toLocaleString("en-US");
-  return `${points.slice(0, HEAD).join("")}...(${left} characters left out)...${points.slice(-TAIL).join("")}`;
+  const left = (points.length - 360).toLocaleString("en-US");
+  return `${points.slice(0, 280).join("")}...(${left} characters left out)...${points.slice(-80).join("")}`;
 }
 
-/** Add `note` to `notes`, its message bounded as Python's; past MAX_NOTES, count it in the last note instead. */
+/** `problem` with its message bounded (`bounded`): what a note or a decoder's error keeps, as Python's Problem. */
+export function boundedProblem<P extends Note>(problem: P): P {
+  return problem.message.length > MESSAGE_MAX ? { ...problem, message: bounded(problem.message) } : problem;
+}
+
+/** Add `note` to `notes` (its message bounded); past MAX_NOTES, count it in the last note instead. */
 export function keepNote<P extends Note>(notes: P[], note: P): void {
   if (notes.length < MAX_NOTES) {
-    const message = bounded(note.message);
-    notes.push(message === note.message ? note : { ...note, message });
+    notes.push(boundedProblem(note));
     return;
   }
   const n = (omitted.get(notes) ?? 0) + 1;

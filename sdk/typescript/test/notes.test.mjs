@@ -20,3 +20,17 @@ for (const [name, make, bogus] of [
     assert.match(decoder.notes[9_999].pointer, /^\/9999(\/|$)/); // (the last one kept: event 9,999's)
   });
 }
+
+test("a note or error past 400 characters is cut in its middle, as Python cuts every Problem's message", () => {
+  const x = "\u{1F600}".repeat(195); // (code points, as Python counts: 2 UTF-16 units each)
+  const chunk = { type: "tool-approval-request", approvalId: "a", toolCallId: "c", reason: x, approvalDescriptor: [x] };
+  const decoder = new AiSdkDecoder();
+  decoder.feed(chunk);
+  const message = decoder.notes[0].message;
+  assert.equal([...message].length, 280 + 80 + "...(116 characters left out)...".length);
+  assert.ok(message.startsWith("tool-approval-request: an approval the UI asks for; reason \"\u{1F600}"), message);
+  assert.ok(message.includes(`approvalDescriptor ["\u{1F600}...(116 characters left out)...\u{1F600}`), message);
+  assert.ok(message.endsWith(`${"\u{1F600}".repeat(77)}"]`), message); // (the last 80 characters)
+  const strict = new AGUIDecoder({ strict: true });
+  assert.throws(() => strict.feed({ type: "X".repeat(500) }), (e) => e.problems.every((p) => [...p.message].length <= 400));
+});
