@@ -1463,6 +1463,40 @@ def test_created_at_of_each_chunk_is_its_own_reading_of_the_clock(monkeypatch: p
         assert events and {e["createdAt"] for e in events} == {rfc3339(nanos)}, k
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_parsers_given_clock_is_asked_once_per_chunk(provider: str) -> None:
+    """A clock given to a stream parser (``clock=``) is its builder's: asked once when the builder is made, as
+    before, then once for each chunk fed, and each chunk's events carry that chunk's answer, as the default clock's
+    reading is taken inline (a text chunk read by its route, the first of a reply read whole)."""
+    asked: list[str] = []
+
+    def clock() -> str:
+        asked.append(f"T{len(asked)}")
+        return asked[-1]
+
+    if provider == "openai":
+        parser = openai.StreamParser(clock=clock)
+        chunks = [oai("hi"), oai(" there"), oai(" you")]
+    else:
+        parser = anthropic.StreamParser(clock=clock)
+        head = (
+            b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","model":"m","role":'
+            b'"assistant","content":[],"usage":{"input_tokens":1,"output_tokens":0}}}\n\n'
+            b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":'
+            b'{"type":"text","text":""}}\n\n'
+        )
+        chunks = [head] + [
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta",'
+            b'"text":"' + word + b'"}}\n\n'
+            for word in (b"hi", b" there", b" you")
+        ]
+    assert asked == ["T0"]
+    for k, piece in enumerate(chunks, 1):
+        events = parser.feed(piece)
+        assert asked == [f"T{n}" for n in range(k + 1)]
+        assert events and {e["createdAt"] for e in events} == {f"T{k}"}, k
+
+
 @pytest.mark.no_kernel
 @pytest.mark.fuzz
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])

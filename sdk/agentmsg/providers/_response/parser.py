@@ -142,6 +142,8 @@ class StreamParser:
         #: ("2026-12-02T15:31:12.345"); at first none (no clock's nanoseconds are within a millisecond of it)
         self._ms_ns = -(1 << 62)
         self._ms_text = ""
+        #: the builder's clock when the caller gave one, called at each chunk; None: the default one, read inline
+        self._clock = None if self.builder._now is _default_now else self.builder._now
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
@@ -166,23 +168,16 @@ class StreamParser:
             return b.drain()
         # b.tick(), inline (the events of one chunk share their createdAt), and the default clock's _now too: a
         # live chunk's few Python frames cost most when they run cold (a model's chunks come apart)
-        now = b._now
-        if now is _default_now:
-            ns = _time_ns()
-            into = ns - self._ms_ns  # (chunks read back to back: the same millisecond, its text kept)
-            if 0 <= into < 1_000_000:  # (a small int from here: no division of the clock's 64-bit nanoseconds)
+        if self._clock is None:
+            # (chunks read back to back: the same millisecond, its text kept; the nanoseconds into it a small int,
+            # no division of the clock's 64-bit nanoseconds)
+            into = _time_ns() - self._ms_ns
+            if 0 <= into < 1_000_000:
                 b._stamp = self._ms_text + _MICROS_Z[into // 1000]
             else:
-                micros = ns // 1000
-                second = _builder._SECOND
-                if second[0] == micros // 1_000_000:
-                    head = second[1] + _MILLIS[micros // 1000 % 1000]
-                    self._ms_ns, self._ms_text = micros // 1000 * 1_000_000, head
-                    b._stamp = head + _MICROS_Z[micros % 1000]
-                else:
-                    b._stamp = now()
+                b._stamp = self._stamp_at(self._ms_ns + into)
         else:
-            b._stamp = now()
+            b._stamp = self._clock()
         framer = self._framer
         reader = self.reader
         dec = self._dec
@@ -192,7 +187,8 @@ class StreamParser:
             payloads: list[Any] = []  # (SSEEvents, and the routed payloads' (value, data))
             # (a decoder is kept only with its scanner, SSEDecoder.idle_scanner's: its bounds bound, no crlf to tell).
             # With the reader's route: the payloads it reads come as (the string's value, the data), see the loop
-            route = reader.route if _string_between is not None and not reader.done else None
+            # (a decoder is kept with a scanner of the C kernel: json_string_between is there too)
+            route = None if reader.done else reader.route
             pos, stop, last_id = self._scan(chunk, dec.id_buffer, payloads, dec.dataless, route)  # type: ignore[misc]
             if pos:  # whole events were dispatched: the last one's id
                 dec.id_buffer = dec.last_event_id = last_id
@@ -275,6 +271,17 @@ class StreamParser:
         events = b.events  # (b.drain(), inline)
         b.events = []
         return events
+
+    def _stamp_at(self, ns: int) -> str:
+        """createdAt of a chunk read at ``ns`` (the default clock's nanoseconds) in another millisecond than the
+        last chunk: its text kept for the chunks after it (as :func:`~.builder._now` writes it)."""
+        micros = ns // 1000
+        second = _builder._SECOND
+        if second[0] != micros // 1_000_000:  # another second: formatted (and kept) by the builder's clock
+            return _default_now()
+        head = second[1] + _MILLIS[micros // 1000 % 1000]
+        self._ms_ns, self._ms_text = micros // 1000 * 1_000_000, head
+        return head + _MICROS_Z[micros % 1000]
 
     def _route_events(self, route: Any) -> tuple[dict[str, Any], list[str] | None] | None:
         """What feed writes a routed payload's delta as, while the route runs (see :attr:`_parts`): the delta event of
