@@ -9,7 +9,7 @@ ValidationError at ``/<name>``; a name that is no limit: an :class:`~agentmsg.Un
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -60,7 +60,14 @@ class Limits:
     ``max_event_bytes``: one event in a stream: a JSONL line, an SSE line, an SSE event's data (rules
     ``max-event-bytes`` / ``max-line-bytes``; default 64 MiB).
     ``max_open_blocks``: blocks, tool calls and tool results one reply may have open at once in the
-    event reducer (rule ``max-open-blocks``; default 1024)."""
+    event reducer (rule ``max-open-blocks``; default 1024).
+    :attr:`MOST` and :attr:`MOST_DEPTH`: the largest value a limit and ``max_depth`` take (for a front end, such as
+    the CLI's options, that checks a value before setting it)."""
+
+    #: the largest value any limit takes (:data:`MAX_LIMIT`, 2**62)
+    MOST: ClassVar[int] = MAX_LIMIT
+    #: the largest ``max_depth`` (:data:`MAX_WRITABLE_DEPTH`, 254: the depth orjson writes)
+    MOST_DEPTH: ClassVar[int] = MAX_WRITABLE_DEPTH
 
     max_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
     max_depth: int = attrs.field(default=MAX_WRITABLE_DEPTH, validator=_depth)

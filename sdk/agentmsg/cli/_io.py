@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, TextIO, TypeVar, overload
 
-from agentmsg import limits
+from agentmsg import Limits, limits
 from agentmsg.errors import Problem, SizeLimitError, short_repr
 
 T = TypeVar("T")
@@ -249,25 +249,20 @@ def reading(path: str, items: Iterable[T]) -> Iterator[T]:
         yield item
 
 
-#: The largest ``--max-bytes``: the most ``agentmsg.limits.max_bytes`` takes (2**62). Past it the limit was refused
-#: only when the command set it: a ValidationError traceback, after the arguments had parsed
-MAX_BYTES_OPTION = 1 << 62
-
-
 def limit_options(p: Any) -> None:
     """``--max-bytes`` / ``--max-depth``: the API's limits (agentmsg.limits) for one run of a command, each in the
     range agentmsg.limits takes (outside it: a usage error)."""
     p.add_argument(
         "--max-bytes",
-        type=whole_number("--max-bytes", MAX_BYTES_OPTION),
+        type=whole_number("--max-bytes", Limits.MOST),
         metavar="N",
         help=f"largest document or JSON Lines record, in bytes (default: agentmsg.limits, {limits.max_bytes})",
     )
     p.add_argument(
         "--max-depth",
-        type=whole_number("--max-depth", 254),
+        type=whole_number("--max-depth", Limits.MOST_DEPTH),
         metavar="N",
-        help=f"deepest nesting of arrays and objects, 1-254 (default: agentmsg.limits, {limits.max_depth})",
+        help=f"deepest nesting of arrays and objects, 1-{Limits.MOST_DEPTH} (default: agentmsg.limits, {limits.max_depth})",
     )
 
 
