@@ -442,10 +442,16 @@ class SSEDecoder:
 
     def _scanner_now(self) -> IdleScan:
         """:meth:`feed`'s scanner for the decoder's limits as they are now (made, and kept with them)."""
-        assert _Scanner is not None  # (feed asks only where the C scanner is)
-        line, event = self._scanned, self._scanned_event = self.max_line_bytes, self.max_event_bytes
-        self._scanner = scan = _Scanner(min(event - 1, line), line, SSEEvent, self._bytes_data)
+        self._scanned, self._scanned_event = self.max_line_bytes, self.max_event_bytes
+        self._scanner = scan = self._new_scanner()
         return scan
+
+    def _new_scanner(self) -> IdleScan:
+        """The C scanner with the decoder's limits as they are now and its event class bound (asked only where the
+        C scanner is: :meth:`feed`, :meth:`idle_scanner`)."""
+        assert _Scanner is not None
+        line = self.max_line_bytes
+        return _Scanner(min(self.max_event_bytes - 1, line), line, SSEEvent, self._bytes_data)
 
     def idle_scanner(self) -> IdleScan | None:
         """The idle scan's scanner (see the class): the C scanner (``agentmsg._speedups.SSEScanner``) with the
@@ -456,7 +462,7 @@ class SSEDecoder:
         more: callgrind, a loop making and scanning chunks of one TEXT_BLOCK_DELTA event, 8,570 against 7,760.)"""
         if _Scanner is None or not self._bytes_data:
             return None
-        return _Scanner(min(self.max_event_bytes - 1, self.max_line_bytes), self.max_line_bytes, SSEEvent, True)
+        return self._new_scanner()
 
     def _between(self) -> bool:
         """Between two events with nothing held: no BOM question, no surrogate half, no CR, no part of an event
