@@ -1334,3 +1334,60 @@ def test_a_denied_outputs_error_text_that_is_no_text_is_its_json_as_any_such_out
         "TOOL_RESULT_END",
     ]
     assert events[-1]["state"] == "denied"
+
+
+def _call_across_model_calls(first: str, second: str) -> list[dict[str, Any]]:
+    """A tool call opened by ``first`` (its START, or a DELTA with no START) in model call m1, then ``second`` (a
+    START, DELTA or END of it) in model call m2, which started with no MODEL_CALL_END of m1 before it."""
+    from tests._support.events import ev
+
+    events = [ev(0, "AGENT_START", replyId="r"), ev(1, "MODEL_CALL_START", replyId="m1")]
+    if first == "START":
+        events.append(ev(2, "TOOL_CALL_START", replyId="m1", toolCallId="c", toolCallName="f"))
+    events += [
+        ev(3, "TOOL_CALL_DELTA", replyId="m1", toolCallId="c", delta='{"a":'),
+        ev(4, "MODEL_CALL_START", replyId="m2"),
+    ]
+    if second == "START":
+        events.append(ev(5, "TOOL_CALL_START", replyId="m2", toolCallId="c", toolCallName="f"))
+    if second != "END":
+        events.append(ev(6, "TOOL_CALL_DELTA", replyId="m2", toolCallId="c", delta="1}"))
+    events += [
+        ev(7, "TOOL_CALL_END", replyId="m2", toolCallId="c", metadata={"k": 1}),
+        ev(8, "MODEL_CALL_END", replyId="m2"),
+        ev(9, "AGENT_END", replyId="r"),
+    ]
+    return events
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("DELTA", "START"), ("START", "DELTA"), ("DELTA", "DELTA"), ("START", "END")]
+)
+def test_a_tool_call_open_across_model_calls_is_said_where_its_part_is_cut(first: str, second: str) -> None:
+    """A UI step ends its tool parts, so the encoder finishes a call still open when the next model call starts
+    (no MODEL_CALL_END before it); the reducer holds such a call open: a DELTA for it in the next model call goes on
+    in it, and a START there is that call's (a call its deltas opened takes the START's name; an explicit one's
+    second START is ignored). The round trip gave two calls, '{"a":' and '1}', where the events reduce to one,
+    '{"a":1}', and no note said so (an END there, whose metadata the reducer sets on the call, was carried whole
+    and left out). It is said now (rule order, at the event), and only there: the call's later events go on in
+    the new part, and a call ended before the step ends, or a model call ended before the next starts, is said
+    nothing."""
+    events = _call_across_model_calls(first, second)
+    expected, _ = reduce(events)
+    ((call,),) = [m["content"] for m in expected]
+    back, enc, _ = round_trip(events)
+    got, _ = reduce(back)
+    if second == "END":
+        assert call["metadata"]["k"] == 1 and call["content"] == '{"a":'
+        assert "k" not in got[0]["content"][0]["metadata"]  # (the call was finished with its step: the END left out)
+    else:
+        assert call["content"] == '{"a":1}' and call["input"] == {"a": 1}
+        assert [b["content"] for b in got[0]["content"]] == ['{"a":', "1}"]
+    at = next(i for i, e in enumerate(events) if e["replyId"] == "m2" and e["type"].startswith("TOOL_CALL"))
+    assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == [(f"/{at}", "order")]
+    # a model call ended before the next one starts ends its calls for the reducer too: nothing to say
+    from tests._support.events import ev
+
+    step = next(i for i, e in enumerate(events) if e["id"] == "e4")
+    _, enc, _ = round_trip([*events[:step], ev(10, "MODEL_CALL_END", replyId="m1"), *events[step:]])
+    assert [n for n in enc.notes if n.rule == "order"] == []

@@ -155,6 +155,9 @@ class AiSdkEncoder:
         #: the blocks the end of a model call closed (a step ends its parts) that the source has not ended: the reducer
         #: holds them open, so a START for one is a second START it ignores (its deltas go on in the same block)
         self._stepped: set[str] = set()
+        #: the tool calls a model call's start finished (a step ends its parts) before any END or MODEL_CALL_END: the
+        #: reducer holds them open, so a START, delta or END for one in the next model call goes on in that call
+        self._stepped_calls: set[str] = set()
         self._calls: dict[str, dict[str, Any]] = {}  # open tool calls: name, text so far, chunks held, started
         self._known_calls: dict[str, str] = {}  # call id -> tool name, every call started in the stream
         self._results: dict[str, list[dict[str, Any]]] = {}  # open tool results: their events, held to the END
@@ -273,6 +276,7 @@ class AiSdkEncoder:
         self._text.clear()
         self._reasoning.clear()
         self._stepped.clear()
+        self._stepped_calls.clear()
         self._step_open = False
         return out
 
@@ -371,7 +375,8 @@ class AiSdkEncoder:
             return self._whole(ev)
         out = self._unended()
         out += self._close_open_parts()
-        self._stepped.clear()  # (the reply's blocks end with it)
+        self._stepped.clear()  # (the reply's blocks and calls end with it)
+        self._stepped_calls.clear()
         out += self._finish_calls()
         if self._step_open:
             self._step_open = False
@@ -421,7 +426,10 @@ class AiSdkEncoder:
         return FINISH_REASONS.get(reason, "other")
 
     def _model_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        out = self._open_start(ev) + self._finish_calls()
+        out = self._open_start(ev)
+        # (a call not ended, its model call not ended: the UI part is finished here, the reducer's call goes on)
+        self._stepped_calls.update(k for k, call in self._calls.items() if call["end"] is None)
+        out += self._finish_calls()
         if self._step_open:
             out += self._close_open_parts(stepped=True)
             out.append({"type": "finish-step"})
@@ -445,8 +453,9 @@ class AiSdkEncoder:
             if isinstance(meta.get("model"), str):
                 self._model = meta["model"]
             out += _sources(meta.get("grounding"))
-        # the calls of this model call end with it (docs/events.md rule 3)
+        # the calls of this model call end with it (docs/events.md rule 3), and those open since an earlier one
         out += self._finish_calls()
+        self._stepped_calls.clear()
         if self._step_open:
             self._step_open = False
             out += self._close_open_parts(stepped=True)
@@ -633,8 +642,21 @@ class AiSdkEncoder:
                 out += self._ui_only(self._calls.pop(call_id)["held"])
         return out
 
+    def _stepped_call(self, ev: Mapping[str, Any], call_id: str) -> None:
+        """An event for a call a model call's start finished (:attr:`_stepped_calls`), which the reducer holds open
+        and goes on with: said (rule order), once, as the UI has a new part for it (or, for an END, none)."""
+        if call_id not in self._stepped_calls:
+            return
+        self._stepped_calls.discard(call_id)
+        if ev["type"] == "TOOL_CALL_END":
+            what = "the reducer ends that call with it): its part ended with that step, so it is carried as it is"
+        else:
+            what = "the reducer goes on with that call): a new call, as the step that ended finished it"
+        self._order(f"{ev['type']} for a tool call open since an earlier model call ({what}")
+
     def _tool_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
+        self._stepped_call(ev, call_id)
         out = self._open_start(ev)
         call, finished = self._going_on(call_id, ev)
         out += finished
@@ -648,6 +670,7 @@ class AiSdkEncoder:
     def _tool_call_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
         text = self._require(ev, index, "delta")
+        self._stepped_call(ev, call_id)
         out = self._open_start(ev)
         call, finished = self._going_on(call_id, ev)
         out += finished
@@ -670,6 +693,7 @@ class AiSdkEncoder:
 
     def _tool_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
+        self._stepped_call(ev, call_id)
         call = self._calls.get(call_id)
         if call is None or call["end"] is not None:
             return self._whole(ev)  # the reducer ignores it (or starts the call): carried as it came
