@@ -67,7 +67,7 @@ BAD: list[Any] = [
     {"type": "tool-output-available", "toolCallId": "c", "output": "done"},
     # a null errorText, and a carried delta's createdAt of the wrong type: the two sides read them alike
     {"type": "tool-output-denied", "toolCallId": "c2", "errorText": None},
-    # an errorText that is no text, falsy: its JSON in both (Python dropped it)
+    # an errorText on a denied output, no text and falsy: said, quoted, in both (no text: a denied result has none)
     *({"type": "tool-output-denied", "toolCallId": f"f{k}", "errorText": v} for k, v in enumerate(([], {}, 0, False))),
     {
         "type": "data-agentmsg",

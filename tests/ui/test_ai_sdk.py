@@ -1318,22 +1318,32 @@ def test_a_tool_result_open_at_its_replys_end_stays_in_that_reply() -> None:
     assert "incomplete_stream" not in [p.rule for p in r.problems]
 
 
-@pytest.mark.parametrize("error_text", [[], {}, 0, False, [1], "", None])
-def test_a_denied_outputs_error_text_that_is_no_text_is_its_json_as_any_such_output(error_text: Any) -> None:
-    """An ``errorText`` on a ``tool-output-denied`` chunk (no key of its own there, so of no type the decoder checks)
-    is the result's text as an output's value is: a value that is no text as its JSON. Python's decoder dropped a
-    falsy one (``[]``, ``{}``, ``0``, ``false``: ``or ""``) without a word while it kept ``[1]`` as ``"[1]"``;
-    ``@agentmsg/client``'s kept each as its JSON (found by the differential fuzz, ``make fuzz``). Absent, null or
-    empty: no text."""
+@pytest.mark.parametrize("error_text", [[], {}, 0, False, [1], "no", "", None])
+def test_a_denied_output_has_no_text_and_an_error_text_on_it_is_said(error_text: Any) -> None:
+    """A denied tool result has no output: the AI SDK's ``tool-output-denied`` chunk is ``{toolCallId}`` alone (ai 7,
+    uiMessageChunkSchema), its reader sets the part's state ``output-denied`` and reads nothing else, and a UIMessage
+    part in that state may hold neither ``output`` nor ``errorText``. Both decoders read an ``errorText`` there as
+    the result's text (a value that is no text as its JSON), which no UI shows, where docs/ai-sdk.md says a denied
+    result has none. The result is now START and END ``denied`` alone, and an ``errorText`` (but null) is not kept,
+    said quoted with its call, once per call and value (rule ui-not-kept)."""
     dec = ai_sdk.AiSdkDecoder(clock=lambda: "2026-01-01T00:00:00Z")
-    events = dec.feed({"type": "tool-output-denied", "toolCallId": "a", "errorText": error_text}) + dec.close()
-    deltas = [e["delta"] for e in events if e["type"] == "TOOL_RESULT_TEXT_DELTA"]
-    assert deltas == ([] if error_text in ("", None) else [json.dumps(error_text, separators=(",", ":"))])
-    assert [e["type"] for e in events if e["type"] != "TOOL_RESULT_TEXT_DELTA"] == [
-        "TOOL_RESULT_START",
-        "TOOL_RESULT_END",
-    ]
+    chunk = {"type": "tool-output-denied", "toolCallId": "a", "errorText": error_text}
+    events = dec.feed(chunk) + dec.feed(chunk) + dec.close()
+    assert [e["type"] for e in events] == ["TOOL_RESULT_START", "TOOL_RESULT_END"] * 2
     assert events[-1]["state"] == "denied"
+    said = [(n.pointer, n.rule, n.message) for n in dec.notes if "errorText" in n.message]
+    if error_text is None:
+        assert said == []
+    else:
+        quote = json.dumps(error_text, separators=(",", ":"))
+        assert said == [
+            (
+                "/0",
+                "ui-not-kept",
+                f'errorText {quote} of tool call "a": a denied tool output has no text (the AI SDK\'s'
+                " tool-output-denied chunk has no errorText, its reader ignores one)",
+            )
+        ]
 
 
 def _call_across_model_calls(first: str, second: str) -> list[dict[str, Any]]:

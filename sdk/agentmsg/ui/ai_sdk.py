@@ -17,8 +17,9 @@ What the UI stream has no chunk for is never dropped silently:
   ``messageMetadata`` of another producer, ``providerMetadata``, ``citations``, preliminary tool outputs, ...) is
   noted by the decoder, once per stream and kind (rule ``ui-not-kept``); the values such a chunk carries (an
   ``abort``'s or a tool approval's ``reason``, an approval request's ``signature``, ``approvalDescriptor``,
-  ``inputSchemaInput`` and ``isAutomatic``, a call's ``title``, ``toolMetadata`` and ``inputEncoding`` ``text``)
-  are quoted in its note as JSON (at most 200 characters), said once per value.
+  ``inputSchemaInput`` and ``isAutomatic``, a call's ``title``, ``toolMetadata`` and ``inputEncoding`` ``text``,
+  an ``errorText`` on ``tool-output-denied``, whose result has no output) are quoted in its note as JSON (at most
+  200 characters), said once per value.
 * Event envelopes: ``id`` has no counterpart (the decoder mints ids, ``<prefix><n>``); ``createdAt`` is carried
   for AGENT_START (the message's timestamp) and whole events only, the decoder stamps the others with its clock.
 
@@ -1449,14 +1450,20 @@ class AiSdkDecoder:
         else:
             out.append(self._event("TOOL_RESULT_START", toolCallId=call_id, toolCallName=name))
         kind = chunk["type"]
+        if kind == "tool-output-denied" and chunk.get("errorText") is not None:
+            # a denied result has no output: the AI SDK's chunk has no errorText, nor an output-denied part one
+            said = f"errorText {quoted(chunk['errorText'])} of tool call {quoted(call_id)}"
+            self._note(
+                said,
+                f"{said}: a denied tool output has no text (the AI SDK's tool-output-denied chunk has no errorText,"
+                " its reader ignores one)",
+            )
         if "deltas" in rest:
             for d in rest["deltas"]:
                 created = d.get("createdAt")  # (absent, null or empty: now; anything else kept, the reducer judges it)
                 out.append({**d, "id": self._mint(), "createdAt": self._clock() if created in (None, "") else created})
-        else:
-            text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText")
-            if text is None and kind != "tool-output-available":
-                text = ""  # (absent or null: none; another value that is no text is its JSON, as an output's)
+        elif kind != "tool-output-denied":
+            text = chunk["output"] if kind == "tool-output-available" else chunk["errorText"]
             if not isinstance(text, str):
                 text = value_text(text)
             if text:

@@ -508,14 +508,19 @@ export class AiSdkDecoder {
     if (this.#openResults.has(callId)) this.#openResults.delete(callId);
     else out.push(this.#event("TOOL_RESULT_START", {}, { toolCallId: callId, toolCallName: name }));
     const kind = chunk.type;
+    if (kind === "tool-output-denied" && chunk.errorText !== undefined && chunk.errorText !== null) {
+      // a denied result has no output: the AI SDK's chunk has no errorText, nor an output-denied part one
+      const said = `errorText ${quoted(chunk.errorText)} of tool call ${quoted(callId)}`;
+      this.#note(said, `${said}: a denied tool output has no text (the AI SDK's tool-output-denied chunk has no errorText, its reader ignores one)`);
+    }
     if (has(rest, "deltas")) {
       // (createdAt absent, null or empty: now; anything else kept, the reducer judges it: as Python's)
       for (const d of rest.deltas) {
         const created = d.createdAt;
         out.push({ ...d, id: this.#mint(), createdAt: created === undefined || created === null || created === "" ? this.#clock() : created });
       }
-    } else {
-      let text = kind === "tool-output-available" ? chunk.output : (chunk.errorText ?? "");
+    } else if (kind !== "tool-output-denied") {
+      let text = kind === "tool-output-available" ? chunk.output : chunk.errorText;
       if (typeof text !== "string") text = JSON.stringify(text);
       if (text) out.push(this.#event("TOOL_RESULT_TEXT_DELTA", {}, { toolCallId: callId, toolCallName: name, delta: text }));
     }

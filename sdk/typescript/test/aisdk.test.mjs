@@ -89,3 +89,25 @@ test("a tool call's title and metadata are quoted once per call and value, as Py
     (e) => e instanceof AiSdkError && e.problems[0].pointer === "/0/isAutomatic" && e.problems[0].message === "isAutomatic must be a boolean",
   );
 });
+
+test("a denied tool output has no text: an errorText on it is said, quoted, as Python's notes say", () => {
+  // (tests/ui/test_ai_sdk.py, test_a_denied_output_has_no_text_and_an_error_text_on_it_is_said): the AI SDK's
+  // tool-output-denied chunk is {toolCallId} alone, and an output-denied part holds neither output nor errorText
+  const chunks = [
+    { type: "start", messageId: "m" },
+    { type: "tool-output-denied", toolCallId: "a", errorText: "no" },
+    { type: "tool-output-denied", toolCallId: "a", errorText: "no" },
+    { type: "tool-output-denied", toolCallId: "b", errorText: 0 },
+    { type: "tool-output-denied", toolCallId: "c", errorText: null },
+    { type: "tool-output-denied", toolCallId: "d" },
+  ];
+  const decoder = new AiSdkDecoder({ clock });
+  const events = chunks.flatMap((chunk) => decoder.feed(chunk));
+  assert.deepEqual(events.filter((e) => e.type === "TOOL_RESULT_TEXT_DELTA"), []);
+  assert.deepEqual(events.filter((e) => e.type === "TOOL_RESULT_END").map((e) => e.state), Array(5).fill("denied"));
+  const why = "a denied tool output has no text (the AI SDK's tool-output-denied chunk has no errorText, its reader ignores one)";
+  assert.deepEqual(decoder.notes.map((n) => [n.pointer, n.rule, n.message]), [
+    ["/1", "ui-not-kept", `errorText "no" of tool call "a": ${why}`],
+    ["/3", "ui-not-kept", `errorText 0 of tool call "b": ${why}`],
+  ]);
+});
