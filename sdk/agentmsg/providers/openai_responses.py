@@ -1078,6 +1078,10 @@ class Reader(PayloadReader):
         self._ready = 0  # the lowest output_index not done (every item before it is)
         self._releasing = False
         self._flushing = False  # the reply ends: nothing waits any more
+        #: the text the deltas gave each part, by its block's slot (the builder's, routed deltas too), until its .done
+        #: event, whose whole text is compared with it (:meth:`_done_again`)
+        self._texts: dict[Any, list[str]] = {}
+        builder.block_texts = self._texts
 
     # ---- whole ----
 
@@ -1114,8 +1118,10 @@ class Reader(PayloadReader):
                 if obj.get("logprobs"):  # (the done item repeats them, said there too: a cut stream has none)
                     self.b.not_kept("logprobs", _LOGPROBS)
                 self.b.text(delta, slot=slot)
-                if delta and type(self) is Reader:  # (a subclass may read payloads its own way)
-                    self._route(event, obj, delta, slot)
+                if delta:
+                    self._texts.setdefault(slot, []).append(delta)
+                    if type(self) is Reader:  # (a subclass may read payloads its own way)
+                        self._route(event, obj, delta, slot)
             return
         if kind == "response.function_call_arguments.delta":
             st = self._at(obj, event)
@@ -1146,14 +1152,19 @@ class Reader(PayloadReader):
                     elif st.empty:  # (its part was added empty: filled now)
                         st.empty.discard(slot)
                 self.b.thinking(delta, slot=slot)
-                if delta and type(self) is Reader:
-                    self._route(event, obj, delta, slot, "thinking")
+                if delta:
+                    self._texts.setdefault(slot, []).append(delta)
+                    if type(self) is Reader:
+                        self._route(event, obj, delta, slot, "thinking")
             return
         if kind in _QUIET:
             if kind in _DONE_TEXTS:
                 st = self._at(obj, event)
-                if st is not None and (st.by_done or not st.streamed) and not st.done:  # (no delta came: a proxy's)
-                    self._done_text(kind, obj, st)
+                if st is not None and not st.done:
+                    if st.by_done or not st.streamed:  # (no delta came: a proxy's)
+                        self._done_text(kind, obj, st)
+                    else:
+                        self._done_again(kind, obj)
             elif kind in _PARTS_ADDED:
                 self._part_added(kind, event, obj)
             return
@@ -1177,7 +1188,11 @@ class Reader(PayloadReader):
             st = self._at(obj, event)
             if st is not None:
                 st.streamed = True
-                self.b.text(obj.get("delta") or "", slot=f"m{obj['output_index']}/refusal")
+                delta = obj.get("delta") or ""
+                slot = f"m{obj['output_index']}/refusal"
+                self.b.text(delta, slot=slot)
+                if delta and type(delta) is str:
+                    self._texts.setdefault(slot, []).append(delta)
                 self.b.refused()
         elif kind == "response.output_text.annotation.added":
             annotation = obj.get("annotation")
@@ -1380,6 +1395,41 @@ class Reader(PayloadReader):
                 st.slots[slot] = None
             st.empty.discard(slot)
             b.thinking(value, slot=slot)
+
+    def _done_again(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """A part's ``.done`` event after its deltas: its whole text (a call's arguments) again. The deltas' text is
+        kept: it went out as their events, which no event takes back (the done item of a streamed item is not read
+        again either). A whole text other than theirs (a proxy's rewrite, a stream resumed elsewhere) is said, quoted,
+        once per reply and kind (not-kept), so that it is not dropped unsaid."""
+        b = self.b
+        field = _DONE_TEXTS[kind]
+        whole = b.string(obj.get(field), f"a {kind[9:60]} event's {field}")
+        if whole is None:
+            return
+        index = obj["output_index"]
+        if kind in ("response.function_call_arguments.done", "response.custom_tool_call_input.done"):
+            given = b.call_text(index) or ""
+        else:
+            if kind == "response.output_text.done":
+                slot = f"m{index}"
+            elif kind == "response.refusal.done":
+                slot = f"m{index}/refusal"
+            else:
+                summary = "summary" in kind
+                slot = (
+                    f"r{index}/{'s' if summary else 'c'}{obj.get('summary_index' if summary else 'content_index', 0)}"
+                )
+            given = "".join(self._texts.pop(slot, ()))  # (the next part of a message's block starts anew)
+        if whole == given:
+            return
+        place = f"output_index {index}" + "".join(
+            f", {key} {obj[key]}" for key in ("content_index", "summary_index") if type(obj.get(key)) is int
+        )
+        b.not_kept(
+            f"done/{kind}",
+            f"a {kind} event that does not repeat its deltas ({place}: its {field}, {len(whole)} characters, where"
+            f" they gave {len(given)}) is not kept: the deltas' text is the reply's; its {field}: {b.shown(whole, 120)}",
+        )
 
     def _part_added(self, kind: str, event: str, obj: dict[str, Any]) -> None:
         """A reasoning item's summary (or ``reasoning_text``) part, added: its block opens, empty, in its place, so

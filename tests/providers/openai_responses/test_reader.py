@@ -976,3 +976,82 @@ def test_a_reasoning_item_of_many_summary_parts_is_read_in_linear_work(monkeypat
         blocks = all_of(ThinkingBlock, msg.content)
         assert [b.thinking for b in blocks] == [f"t{k}" for k in range(n)]
         assert [(b.metadata or {}).get("signature") for b in blocks[-2:]] == [None, "ZW5j"]
+
+
+#: (kind of item, the delta event, its .done event and the field of it that holds the whole text, where the part is)
+_DONE_KINDS: list[tuple[str, str, str, str, dict[str, Any]]] = [
+    ("message", "response.output_text.delta", "response.output_text.done", "text", {"content_index": 0}),
+    ("message", "response.refusal.delta", "response.refusal.done", "refusal", {"content_index": 0}),
+    (
+        "reasoning",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.done",
+        "text",
+        {"summary_index": 0},
+    ),
+    ("reasoning", "response.reasoning_text.delta", "response.reasoning_text.done", "text", {"content_index": 0}),
+    (
+        "function_call",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "arguments",
+        {},
+    ),
+    (
+        "custom_tool_call",
+        "response.custom_tool_call_input.delta",
+        "response.custom_tool_call_input.done",
+        "input",
+        {},
+    ),
+]
+
+
+def _streamed_then_done(kind: str, delta: str, done: str, field: str, where: dict[str, Any], whole: str) -> bytes:
+    item: dict[str, Any] = {"type": kind, "id": "it_1"}
+    if kind in ("function_call", "custom_tool_call"):
+        item.update(call_id="call_1", name="f")
+    at = {"item_id": "it_1", "output_index": 0, **where}
+    pieces = ['{"a"', ": ", '"b"', "}"]  # (four deltas of one shape: the parser routes all but the first)
+    return _sse(
+        _created(),
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        *({"type": delta, **at, "delta": piece, "sequence_number": n} for n, piece in enumerate(pieces)),
+        {"type": done, **at, field: whole},
+        _done(),
+    )
+
+
+@pytest.mark.parametrize(("kind", "delta", "done", "field", "where"), _DONE_KINDS, ids=[k[2] for k in _DONE_KINDS])
+@pytest.mark.parametrize("by", ["whole", "event by event"])
+def test_a_done_text_that_differs_from_its_deltas_is_said_and_the_deltas_kept(
+    kind: str, delta: str, done: str, field: str, where: dict[str, Any], by: str
+) -> None:
+    """A part's ``.done`` event repeats its whole text (a call's arguments); when deltas gave it, it was not read, and
+    one that differs from them (a proxy's rewrite, a cut and resumed stream) was dropped unsaid. The deltas' text is
+    kept (it went out as its events: no event takes text back) and the other is said, quoted, once per reply and kind
+    (rule not-kept), with the part's place; the same text again says nothing. The four deltas are routed but the
+    first (read in C), and the stream is read whole and event by event: the same."""
+    same = '{"a": "b"}'
+    for whole, said in ((same, False), ('{"a": "c"}', True)):
+        body = _streamed_then_done(kind, delta, done, field, where, whole)
+        if by == "whole":
+            events = list(P.parse_stream(body))
+        else:
+            parser = P.stream_parser()
+            events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
+            events += parser.close()
+        msg = reduce_ok(events)
+        texts = [
+            getattr(b, "text", None) or getattr(b, "thinking", None) or getattr(b, "content", None) for b in msg.content
+        ]
+        assert texts == [same]
+        notes = [m for name, m in _said(events) if name == "agentmsg.not-kept"]
+        if not said:
+            assert notes == []
+            continue
+        place = "".join(f"output_index 0, {key} 0" for key in where) or "output_index 0"
+        assert notes == [
+            f"a {done} event that does not repeat its deltas ({place}: its {field}, 10 characters, where they gave 10)"
+            f' is not kept: the deltas\' text is the reply\'s; its {field}: "{{\\"a\\": \\"c\\"}}"'
+        ]

@@ -368,6 +368,7 @@ class StreamBuilder:
         "_unstarted",
         "_whole_signatures",
         "agent_events",
+        "block_texts",
         "closed",
         "errors",
         "events",
@@ -454,6 +455,11 @@ class StreamBuilder:
         #: problem with the first payload does not open the reply before a later payload names it (id, model)
         self._held: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # choice -> (name, value), in order
         self._renamed: set[int] = set()  # calls (id()) a differing later name was said of
+        #: the text fragments of choice 0's text and thinking blocks, by slot, for a reader that compares them with a
+        #: whole text the provider gives again (OpenAI Responses' ``.done`` events): it appends those it reads and
+        #: takes a slot's list when it compares; the routed deltas (:meth:`route_parts`, :meth:`routed`) are
+        #: appended here too. None (the default): not kept
+        self.block_texts: dict[Any, list[str]] | None = None
         self._unstarted: dict[tuple[int, str], _Data] = {}  # (choice, slot) -> a streamed data block not started yet
         self._data: dict[str, _Data] = {}  # blockId -> a streamed data block started (open)
         self._data_ids: set[str] = set()  # the provider ids streamed data blocks took as their blockId
@@ -579,10 +585,10 @@ class StreamBuilder:
         caller that writes such events itself while that block or call stays open and nothing else comes (the stream
         parser's routes, :meth:`PayloadReader.route_text`), as :meth:`text`, :meth:`thinking` and
         :meth:`tool_call` write them: (event type, replyId, the blockId or, for a call, its toolCallId, the call's
-        argument pieces the delta joins or None). ``kind``: ``text`` (``slot`` a text block's), ``thinking`` (a
-        thinking block's) or ``call`` (``slot`` a started call's key, whose arguments have begun). None when the
-        method would do more (a subclass's, structured output's text, a source), or nothing of that kind is open
-        there."""
+        argument pieces the delta joins, or the block's text pieces when :attr:`block_texts` keeps them, or None).
+        ``kind``: ``text`` (``slot`` a text block's), ``thinking`` (a thinking block's) or ``call`` (``slot`` a
+        started call's key, whose arguments have begun). None when the method would do more (a subclass's,
+        structured output's text, a source), or nothing of that kind is open there."""
         c = self._choices.get(0)
         if type(self) is not StreamBuilder or c is None or not c.started or c.source is not None:
             return None
@@ -594,11 +600,15 @@ class StreamBuilder:
         block = c.blocks.get(slot)
         if block is None or block[0] != kind or (kind == "text" and self.structured is not None):
             return None
-        return ("TEXT_BLOCK_DELTA" if kind == "text" else "THINKING_BLOCK_DELTA", c.reply_id, block[1], None)
+        texts = self.block_texts
+        pieces = None if texts is None else texts.setdefault(slot, [])
+        return ("TEXT_BLOCK_DELTA" if kind == "text" else "THINKING_BLOCK_DELTA", c.reply_id, block[1], pieces)
 
     def routed(self, kind: str, slot: Any, delta: str) -> None:
         """A routed payload's delta (:meth:`route_parts`) read as the payload it repeats was: ``text(delta, slot=)``,
         ``thinking(delta, slot=)`` or ``tool_call(slot, arguments=delta)``, of choice 0."""
+        if kind != "call" and self.block_texts is not None:
+            self.block_texts.setdefault(slot, []).append(delta)
         if kind == "text":
             self.text(delta, slot=slot)
         elif kind == "thinking":
@@ -1031,6 +1041,12 @@ class StreamBuilder:
         c = self._choices.get(choice)
         call = c.calls.get(key) if c is not None else None
         return call is not None and call.open
+
+    def call_text(self, key: Any, *, choice: int = 0) -> str | None:
+        """The argument text the call ``key`` was given so far, joined; None when there is no such call."""
+        c = self._choices.get(choice)
+        call = c.calls.get(key) if c is not None else None
+        return None if call is None else "".join(call.text)
 
     # ---- end of a response ----------------------------------------------------------------------
 

@@ -240,7 +240,7 @@ class StreamParser:
                         event["createdAt"] = b._stamp
                         event["delta"] = text
                         b.events.append(event)
-                        if parts[1] is not None:  # a call's arguments
+                        if parts[1] is not None:  # a call's arguments (or a block's text, kept: block_texts)
                             parts[1].append(text)
                     else:  # (and the parts looked up again: a call's first argument text may have come)
                         b.routed(route[6], route[2], text)
@@ -286,12 +286,13 @@ class StreamParser:
     def _route_events(self, route: Any) -> tuple[dict[str, Any], list[str] | None] | None:
         """What feed writes a routed payload's delta as, while the route runs (see :attr:`_parts`): the delta event of
         ``b.routed`` with its fixed parts (:meth:`StreamBuilder.route_parts`), its keys in the builder's order, and
-        the call's argument pieces the delta joins (None for a block's); None when the builder does more."""
+        the pieces the delta joins (a call's arguments, a block's text the builder keeps; else None); None when the
+        builder does more."""
         parts = self.builder.route_parts(route[6], route[2])
         if parts is None:
             return None
         kind, reply_id, key, pieces = parts
-        owner = "blockId" if pieces is None else "toolCallId"
+        owner = "toolCallId" if kind == "TOOL_CALL_DELTA" else "blockId"
         return {"type": kind, "id": "", "createdAt": "", "replyId": reply_id, owner: key, "delta": ""}, pieces
 
     def _say_unclosed(self) -> None:
