@@ -1,5 +1,6 @@
 // Does each reduced message cover its reply's AGENT_RESULT? (agentmsg/events/_check.py, Reducer.checkResults)
 import type { Json, Obj, Problem } from "./state.js";
+import { boundedProblem } from "./notes.js";
 import { isObject, pyStr, short } from "./state.js";
 
 /** Python's `==` on JSON values (a boolean equals the number it stands for: True == 1). */
@@ -55,5 +56,5 @@ export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
       }
     }
   });
-  return problems;
+  return problems.map(boundedProblem); // (as Python's Problem bounds its message)
 }

@@ -2,6 +2,8 @@
 // built, one reply, and the routing tables of the open ones. Every change to what is *open* goes
 // through Reply's methods, which keep the tables in step.
 
+import { bounded, boundedProblem } from "./notes.js";
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 export type Obj = Record<string, Json>;
@@ -247,16 +249,18 @@ export class State {
     public maxProblems: number | null,
   ) {}
 
-  /** Record a problem with event `index` (strict mode: throw it). */
+  /** Record a problem with event `index` (strict mode: throw it), its message bounded as Python's Problem bounds it
+   * (notes.ts `bounded`: 400 code points, its first 280 and last 80 around a count of those left out). */
   problem(index: number, pointer: string, rule: string, message: string): void {
-    const p = { pointer: `/${index}${pointer}`, rule, message: message.length <= 300 ? message : `${message.slice(0, 300)}...` };
+    const p = { pointer: `/${index}${pointer}`, rule, message: bounded(message) };
     if (this.strict) throw new ReducerError([p]);
     this.add(p);
   }
 
+  /** Keep problem `p` (its message bounded, as `problem`'s), or count it past `maxProblems`. */
   add(p: Problem): void {
     if (this.maxProblems !== null && this.problems.length >= this.maxProblems) this.omitted++;
-    else this.problems.push(p);
+    else this.problems.push(boundedProblem(p));
   }
 
   current(): Reply {

@@ -239,3 +239,27 @@ test("maxOpenBlocks below 1 or not whole is refused, as Python's max_open_blocks
   for (const e of [ev("AGENT_START", "1"), ev("TEXT_BLOCK_START", "2", { blockId: "a" }), ev("TEXT_BLOCK_START", "3", { blockId: "b" })]) r.feed(e);
   assert.deepEqual(r.problems.map((p) => p.rule), ["max-open-blocks"]);
 });
+
+test("a problem's message is bounded as Python's Problem bounds it: 400 code points, its ends around a count", () => {
+  // (Python's errors.bounded: past 400 characters, the first 280 and the last 80 around "...(N characters left
+  // out)..."; the reducer cut at 300 UTF-16 units plus "...", and the cut stream's problem not at all)
+  const r = new Reducer();
+  const long = "x".repeat(300) + "\u{1F600}".repeat(300) + "y".repeat(100); // (700 code points, 1,000 UTF-16 units)
+  r.feedUnreadable(long);
+  r.feedUnreadable("\u{1F600}".repeat(400)); // (400 code points: whole)
+  r.feed(ev("AGENT_START", "1"));
+  for (let k = 0; k < 12; k++) r.feed(ev("TEXT_BLOCK_START", `b${k}`, { blockId: `block-${k}-${"z".repeat(60)}` }));
+  r.finish();
+  const [unreadable, whole, cut] = r.problems;
+  assert.equal(unreadable.message, `${"x".repeat(280)}...(340 characters left out)...${"y".repeat(80)}`);
+  assert.equal(whole.message, "\u{1F600}".repeat(400));
+  assert.equal(cut.rule, CUT_RULE);
+  // (the open things named as the reducer names them, 10 of 12, then the end: past 400, cut as Python cuts)
+  const named = Array.from({ length: 10 }, (_, k) => `text block "block-${k}-${"z".repeat(60)}"`).join(", ");
+  const full = `the stream ended inside reply m (no AGENT_END; open: ${named}, 2 more): kept with what arrived, marked INTERRUPTED`;
+  const left = (full.length - 360).toLocaleString("en-US");
+  assert.equal(cut.message, `${full.slice(0, 280)}...(${left} characters left out)...${full.slice(-80)}`);
+  assert.ok(Array.from(cut.message).length <= 400);
+  // strict mode (a validator given) throws the same bounded message
+  assert.throws(() => new Reducer({ validate: validateEvent }).feedUnreadable(long), (e) => e.problems[0].message === unreadable.message);
+});
