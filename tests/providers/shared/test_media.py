@@ -467,6 +467,28 @@ def test_malformed_urls_are_refusals_not_exceptions(server: str, media_root: Pat
     formatted("openai", [UserMessage([ImageBlock(source=URLSource(url="http://[::1/a"))])])
 
 
+def test_a_url_whose_port_is_past_65535_is_refused_not_fetched_from_another_port(server: str) -> None:
+    """A port past 65535 was taken: the name resolved with it and the connection made to it modulo 65536 (the
+    port of a URL 65,536 past the loopback server's reached that server, and its body was sent as the media); one
+    past a C long was said as a name that could not be resolved. Each is a malformed URL now, in a redirect's
+    Location too, and nothing is fetched."""
+    on = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    port = int(server.rsplit(":", 1)[1])
+    _Handler.routes["/to-port.wav"] = (302, {"Location": f"http://127.0.0.1:{port + 65536}/a.wav"}, b"")
+    for url in (
+        f"http://127.0.0.1:{port + 65536}/a.wav",
+        f"http://127.0.0.1:{port + (1 << 32)}/a.wav",
+        f"http://127.0.0.1:{10**21}/a.wav",
+        f"{server}/to-port.wav",
+    ):
+        with pytest.raises(ValidationError) as info:
+            get("openai").format_request(audio_msg(url), options=on)
+        problem = info.value.problems[0]
+        assert (problem.pointer, problem.rule) == ("/0/content/0", "media-fetch-failed"), url
+        assert "port" in problem.message and "65535" in problem.message, problem.message
+    assert _Handler.seen == ["/to-port.wav"]  # (the redirect itself; never /a.wav)
+
+
 def test_mixed_dns_answers_and_redirects_out_of_http(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     real = socket.getaddrinfo
 

@@ -22,7 +22,10 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 
 from agentmsg.errors import ValidationError
 
-__all__ = ["Downloader", "Fetched", "over_total", "split_url"]
+__all__ = ["MAX_PORT", "Downloader", "Fetched", "over_total", "split_url"]
+
+#: The largest TCP port: a URL's port past it is malformed (httpx takes it, and connects to it modulo 65536)
+MAX_PORT: Final = 65535
 
 
 class Downloader:
@@ -174,6 +177,12 @@ class Downloader:
                 ) from None
             if not host:
                 raise ValidationError.single(pointer, "media-fetch-failed", f"URL without a host: {current!r}")
+            if port > MAX_PORT:
+                # httpx takes any number; the name is resolved and the connection made to it modulo 65536, another
+                # port than the URL's (one past a C long failed as a name that could not be resolved)
+                raise ValidationError.single(
+                    pointer, "media-fetch-failed", f"malformed URL {current!r}: its port is past {MAX_PORT}"
+                )
             watch: list[Any] = []
             try:
                 with contextlib.closing(self._send(target, host, port, pointer, current, deadline, watch)) as response:
