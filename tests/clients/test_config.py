@@ -441,6 +441,32 @@ def test_a_bad_client_option_is_a_validation_error_naming_it(
     assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError) == (rule == "type")
 
 
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+@pytest.mark.parametrize("past", [1 << 16, 1 << 32, 10**21])
+def test_a_base_url_whose_port_is_past_65535_is_refused_not_sent_to_another_port(raw: Any, cls: str, past: int) -> None:
+    """A base_url's port past 65535 was taken: httpx connects to it modulo 65536, so the request (and its key)
+    went to another port (a loopback server's port plus 65,536 reached that server, and the call was answered);
+    the async client raised a bare ExceptionGroup at the call, and a port past a C long a bare OverflowError.
+    It is refused where given now, at /base_url (rule format), and nothing is sent."""
+    import agentmsg.clients
+
+    def answer(conn: Any) -> None:
+        body = b'{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}'
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
+
+    server = raw(answer)
+    port = int(server.url.rsplit(":", 1)[1])
+    client_class = getattr(agentmsg.clients, cls)
+    with pytest.raises(ValidationError) as info:
+        client_class("openai", base_url=f"http://127.0.0.1:{port + past}/v1", api_key="k", model="m", max_retries=0)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/base_url", "format")]
+    assert "port" in str(info.value) and "65535" in str(info.value)
+    assert server.connections == 0
+    client_class("openai", base_url=f"http://127.0.0.1:{port}/v1", api_key="k")  # (its own port: taken)
+
+
 # ---- the settings of text and the headers, checked where given ---------------------------------------------------
 
 

@@ -49,6 +49,9 @@ DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 #: URLs a client keeps parsed (:meth:`BaseClient._url`): past them, it starts again from none
 URLS_KEPT: Final = 16
 
+#: The largest TCP port: a base URL's port past it is refused (httpx connects to it modulo 65536)
+_MAX_PORT: Final = 65535
+
 #: Where a URL's authority ends (after ``scheme://``)
 _AUTHORITY_END = re.compile(r"[/?#]")
 
@@ -357,6 +360,11 @@ class BaseClient:
             raise ValidationError.single("/base_url", "format", said, SETTINGS) from None
         if url.scheme not in ("http", "https") or not url.host:
             said = f"base_url {shown_url(str(base_url))!r} is not an http:// or https:// URL"
+            raise ValidationError.single("/base_url", "format", said, SETTINGS)
+        if url.port is not None and url.port > _MAX_PORT:
+            # httpx takes any number and connects to it modulo 65536: another port, another server maybe, got the
+            # request and its key (the async client, and one past a C long, raised a bare error at the call)
+            said = f"base_url {shown_url(str(base_url))!r} has a port past {_MAX_PORT}"
             raise ValidationError.single("/base_url", "format", said, SETTINGS)
         self.timeout = timeout
         self.max_retries = max_retries
