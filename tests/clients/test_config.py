@@ -467,6 +467,27 @@ def test_a_base_url_whose_port_is_past_65535_is_refused_not_sent_to_another_port
     client_class("openai", base_url=f"http://127.0.0.1:{port}/v1", api_key="k")  # (its own port: taken)
 
 
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+@pytest.mark.parametrize("fragment", ["#", "#x", "#/v1", "?a=1#x"])
+def test_a_base_url_with_a_fragment_is_refused_not_sent_without_its_path(raw: Any, cls: str, fragment: str) -> None:
+    """A base_url with a fragment (``#...``) was taken, and the request's path went into the fragment, which is
+    never sent: every call was POSTed to the base URL itself (``/v1``, not ``/v1/chat/completions``), or, after a
+    query, with the path's own query (Gemini's ``alt=sse``) lost in it. It is refused where given now, at
+    /base_url (rule format), and nothing is sent."""
+    import agentmsg.clients
+
+    def answer(conn: Any) -> None:
+        conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+
+    server = raw(answer)
+    client_class = getattr(agentmsg.clients, cls)
+    with pytest.raises(ValidationError) as info:
+        client_class("openai", base_url=f"{server.url}/v1{fragment}", api_key="k", model="m", max_retries=0)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/base_url", "format")]
+    assert "fragment" in str(info.value)
+    assert server.connections == 0
+
+
 # ---- the settings of text and the headers, checked where given ---------------------------------------------------
 
 

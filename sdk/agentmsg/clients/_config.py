@@ -366,6 +366,11 @@ class BaseClient:
             # request and its key (the async client, and one past a C long, raised a bare error at the call)
             said = f"base_url {shown_url(str(base_url))!r} has a port past {_MAX_PORT}"
             raise ValidationError.single("/base_url", "format", said, SETTINGS)
+        if "#" in self.base_url:
+            # the request's path is put after the base URL: it went into the fragment, which is never sent (every
+            # call POSTed to the base URL itself; after a query, the path's own query lost in it)
+            said = f"base_url {shown_url(str(base_url))!r} has a fragment (#...), where the request's path would go"
+            raise ValidationError.single("/base_url", "format", said, SETTINGS)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
