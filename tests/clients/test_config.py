@@ -493,6 +493,38 @@ def test_a_base_url_with_a_fragment_is_refused_not_sent_without_its_path(raw: An
 
 @pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
 @pytest.mark.parametrize(
+    ("headers", "pointer"),
+    [
+        ([("X-A", "1"), ("X-A", "2")], "/headers/X-A"),
+        ({"X-A": "1", "x-a": "2"}, "/headers/x-a"),
+        ([("Authorization", "Bearer a"), (b"authorization", b"Bearer b")], "/headers/authorization"),
+    ],
+)
+def test_a_header_given_twice_is_refused_not_sent_with_one_value_lost(
+    raw: Any, cls: str, headers: Any, pointer: str
+) -> None:
+    """headers= naming one header twice (pairs, or names that differ only in case) was taken, and the last value
+    alone was sent, the others dropped unsaid (httpx sends each value of repeated pairs). It is refused where
+    given now: a ValidationError of kind client settings at the second name, rule duplicate, nothing sent; an
+    httpx.Headers of repeated values (one list, as httpx joins it) is taken as before."""
+    import agentmsg.clients
+
+    def answer(conn: Any) -> None:
+        conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+
+    server = raw(answer)
+    client_class = getattr(agentmsg.clients, cls)
+    with pytest.raises(ValidationError) as info:
+        client_class("openai", base_url=server.url, api_key="k", model="m", max_retries=0, headers=headers)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "duplicate")]
+    assert info.value.kind == "client settings"
+    assert server.connections == 0
+    joined = client_class("openai", api_key="k", headers=httpx.Headers([("X-A", "1"), ("X-A", "2")]))
+    assert joined.extra_headers == {"x-a": "1, 2"}
+
+
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+@pytest.mark.parametrize(
     ("options", "pointer"),
     [
         ({"model": 1}, "/model"),

@@ -236,7 +236,8 @@ def headers_setting(value: object) -> dict[str, str]:
     """``headers``: None, a mapping of header names to values or a sequence of (name, value) pairs, each a string or
     bytes, as httpx takes them (bytes read as Latin-1, byte for byte, as httpx sends them); the names and values
     themselves are checked with each request (:func:`request_headers`). Anything else raised a bare TypeError or
-    ValueError (a text, a number) or failed at the call."""
+    ValueError (a text, a number) or failed at the call. A name given twice (names compared without case) is
+    refused, rule ``duplicate``: the last value alone was sent."""
     said = "headers is a mapping of header names to values (str or bytes) or a sequence of (name, value) pairs"
     if value is None:
         return {}
@@ -247,6 +248,7 @@ def headers_setting(value: object) -> dict[str, str]:
     else:
         raise wrong_type("/headers", said, value, SETTINGS)
     found: dict[str, str] = {}
+    names: dict[str, str] = {}  # each name given, in lower case: the name as given first
     for index, pair in enumerate(pairs):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise wrong_type(f"/headers/{index}", f"{said}; this item is no (name, value) pair", pair, SETTINGS)
@@ -256,6 +258,17 @@ def headers_setting(value: object) -> dict[str, str]:
         name = name.decode("latin-1") if isinstance(name, bytes) else name
         if not isinstance(each, (str, bytes)):
             raise wrong_type(pointer_of(["headers", name]), f"{said}; this value is no str or bytes", each, SETTINGS)
+        first = names.get(name.lower())
+        if first is not None:
+            # (one value was sent, the last, the others dropped unsaid: httpx sends each of repeated pairs)
+            raise ValidationError.single(
+                pointer_of(["headers", name]),
+                "duplicate",
+                f"headers= names {name!r:.80} twice (as {first!r:.80} before; names are compared without case): give"
+                " it once (a list of values joined with ', ')",
+                SETTINGS,
+            )
+        names[name.lower()] = name
         found[name] = each.decode("latin-1") if isinstance(each, bytes) else each
     return found
 
