@@ -257,6 +257,28 @@ def test_a_file_name_that_is_not_utf8_is_shown_with_xnn_by_every_command(
             assert f"{tmp_path}/{key}\\xff.json" in r.stderr and "\\udcff" not in r.stderr, (args, r.stderr)
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["format", "--provider", os.fsdecode(b"a\xff"), "m.json"], "argument --provider: invalid choice: 'a\\xff' ("),
+        (["validate", "--kind", os.fsdecode(b"\xff\n"), "m.json"], "argument --kind: invalid choice: '\\xff\\n' ("),
+        ([os.fsdecode(b"\xff")], "agentmsg: error: argument command: invalid choice: '\\xff' ("),
+        (["format", "--provider", "openai", "--reasoning", "x" * 5_000, "m.json"], "invalid choice: 'xxxxx"),
+    ],
+    ids=["provider", "kind", "command", "long"],
+)
+def test_an_invalid_choice_is_said_as_the_cli_says_what_it_was_given(args: list[str], said: str) -> None:
+    """argparse's own invalid-choice error quoted the argument with repr: bytes that are not UTF-8 (Python holds them as
+    surrogate escapes) as '\\udcff', not as the CLI says a file name or an unknown schema name ('\\xff'), and a
+    long one whole (a line of 5,000 characters and more). Now as those are said: '\\xNN', control characters
+    escaped, cut with its length said, on one line of at most 240 characters; the choices are listed as before."""
+    r = run(*args, errors="replace")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    (line,) = [line for line in r.stderr.splitlines() if "invalid choice" in line]
+    assert said in line and "udcff" not in line and "(choose from '" in line, line
+    assert len(line) <= 240, (len(line), line[:300])
+
+
 def test_a_large_max_bytes_reads_a_small_file(tmp_path: Path) -> None:
     """``--max-bytes N`` is the most read, not what is reserved: every command that reads a file whole read it
     with one ``read(N + 1)``, which reserves N + 1 bytes whatever the file holds, so ``--max-bytes 100000000000``

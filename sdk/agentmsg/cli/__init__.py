@@ -39,8 +39,10 @@ from agentmsg.cli._io import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
+    clip,
     one_line,
     said_path,
+    shown_path,
 )
 
 __all__ = ["build_parser", "main"]
@@ -105,7 +107,26 @@ class _Untaken(Exception):
     """A parser on trial did not take its command line as it is (a help page, a usage error, an argument left)."""
 
 
-class _CommandParser(argparse.ArgumentParser):
+class _Parser(argparse.ArgumentParser):
+    """A parser of agentmsg (the top-level one, and each command's: :class:`_CommandParser`): an argument that is no
+    choice of its option is said as the CLI says what it was given, as an unknown schema name is (``schema``):
+    bytes that are not UTF-8 as ``\\xNN`` (argparse's repr wrote the surrogate, ``'\\udcff'``), control characters
+    escaped, and one longer than :data:`_CHOICE_SHOWN` characters cut, its length said (argparse quoted it whole)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is not None and isinstance(value, str) and value not in choices:
+            listed = ", ".join(map(repr, choices))
+            shown = clip(shown_path(value), _CHOICE_SHOWN)
+            raise argparse.ArgumentError(action, f"invalid choice: '{shown}' (choose from {listed})")
+        super()._check_value(action, value)
+
+
+#: the most characters of an argument that is no choice its error quotes (as ``schema`` quotes an unknown name)
+_CHOICE_SHOWN: Final = 60
+
+
+class _CommandParser(_Parser):
     """A command's parser: its single-valued options once each (:class:`_Once`), whatever module adds them.
     On trial (``trying``), it prints nothing and exits not: what it would print raises :class:`_Untaken`."""
 
@@ -258,7 +279,7 @@ def _takes(parser: argparse.ArgumentParser, argv: Sequence[str], provider: str) 
 
 def _parser() -> tuple[argparse.ArgumentParser, _Commands]:
     """The parser of ``agentmsg``, each command's built when it is named."""
-    parser = argparse.ArgumentParser(prog="agentmsg", description="Schema-first messages and events for LLM agents.")
+    parser = _Parser(prog="agentmsg", description="Schema-first messages and events for LLM agents.")
     parser.add_argument("--version", action="version", version=f"agentmsg {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, action=_Commands, parser_class=_CommandParser)
     assert isinstance(sub, _Commands)
