@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -366,6 +367,58 @@ def test_a_param_that_is_not_json_is_said_on_a_line_of_at_most_240(
     assert line.startswith(f"agentmsg format: error: argument --param: {key}: not JSON: {value[:3]!r}"[:-1]), line
     assert line.endswith(f"as JSON: {key}='\"...\"'") and "[json]" in line, line
     assert out == "" and all(len(one) <= 240 for one in err.splitlines()), [len(one) for one in err.splitlines()]
+
+
+#: --param keys of every length (a real one of 21 characters; 30 and more made the line longer, however the value was
+#: quoted), and values that make orjson's longest errors (an unexpected character 100,000 characters in)
+_LONG_KEYS = ["max_completion_tokens", "k" * 30, "k" * 100, "k\x1b" * 6_000]
+_WORST_VALUES = ["{1:2}", "{" + " " * 100_000 + "1:2}", "[1 " + " " * 100_000 + "2]", "[" * 5_000]
+
+
+@pytest.mark.parametrize("key", _LONG_KEYS, ids=["21", "30", "100", "12000-escaped"])
+@pytest.mark.parametrize("value", _WORST_VALUES, ids=["key", "far-key", "far-comma", "deep"])
+def test_a_param_key_of_any_length_is_said_on_a_line_of_at_most_240(
+    conversation: Path, capsys: pytest.CaptureFixture[str], key: str, value: str
+) -> None:
+    """The value of a --param that is not JSON was quoted in what the line had left, but the key was said whole,
+    twice (before the value and in the hint): ``max_completion_tokens={1:2}`` made a stderr line of 241 characters,
+    one 100,000 characters in 260, a key of 100 characters 400 and more. Now the hint says ``KEY`` where naming the key
+    would pass 240, and a key that still does not fit is cut in its middle (``...``), its control characters
+    escaped."""
+    assert main(["format", "--provider", "openai", "--param", f"{key}={value}", str(conversation)]) == 2
+    out, err = capsys.readouterr()
+    line = err.splitlines()[-1]
+    assert out == "" and all(len(one) <= 240 for one in err.splitlines()), [len(one) for one in err.splitlines()]
+    shown = key.replace("\x1b", "\\x1b")
+    assert line.startswith(f"agentmsg format: error: argument --param: {shown[:6]}"), ascii(line)
+    assert ": not JSON: " in line and "[json]" in line and "\x1b" not in line, ascii(line)
+    assert line.endswith((f"as JSON: {key}='\"...\"'", "as JSON: KEY='\"...\"'")), ascii(line)
+
+
+@pytest.mark.parametrize("key", _LONG_KEYS[1:], ids=["30", "100", "12000-escaped"])
+def test_a_long_param_key_is_cut_in_every_error_of_the_param(
+    conversation: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    """A --param key was said whole in each error of the parameter: a key of 12,000 characters made lines of 12,000
+    characters and more (an integer past 64 bits, a null). Now the key is cut as in the error of a value that is not
+    JSON."""
+    for given in (["--param", f"{key}=1" + "0" * 30], ["--param", f"{key}=null"]):
+        assert main(["format", "--provider", "openai", *given, str(conversation)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err and all(len(one) <= 240 for one in err.splitlines()), err[-300:]
+        assert "\x1b" not in err, err[-300:]
+
+
+def test_a_param_key_of_bytes_that_are_not_utf8_is_said_with_xnn(conversation: Path) -> None:
+    """A --param key of bytes that are not UTF-8 (Python holds them as surrogate escapes) was said as stderr's
+    backslashreplace of the surrogate, '\\udcff', and whole; now as the CLI says a file name, '\\xff', cut."""
+    for value in ("[1,", "1" + "0" * 30, "null"):
+        r = run(
+            "format", "--provider", "openai", "--param", os.fsdecode(b"k\xff") * 100 + f"={value}", str(conversation)
+        )
+        line = r.stderr.splitlines()[-1]
+        assert r.returncode == 2 and "k\\xffk\\xff" in line and "udcff" not in line, (value, line)
+        assert all(len(one) <= 240 for one in r.stderr.splitlines()), (value, line)
 
 
 def test_a_param_bare_word_is_still_a_string(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -37,9 +37,10 @@ from agentmsg.cli._io import (
     UsageError,
     exit_status,
     limit_options,
+    said_path,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
-from agentmsg.errors import Problem, ValidationError, bounded, short_repr
+from agentmsg.errors import Problem, ValidationError, short_repr
 from agentmsg.providers import RULES, FormatOptions, MediaPolicy, get
 
 
@@ -49,24 +50,66 @@ def _param(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {short_repr(text)}")
     # (an integer past 64 bits: orjson reads it as a float, or fails and it would be a bare string)
     if (why := integer_past_64_bits(value)) is not None:
-        raise argparse.ArgumentTypeError(bounded(f"{key}: {why}"))
+        raise argparse.ArgumentTypeError(f"{_said_key(key)}: {why}")
     try:
         return key, orjson.loads(value)
     except orjson.JSONDecodeError as exc:
         if value.lstrip(" \t\n\r")[:1] in _JSON_START:  # JSON, mistyped, would be sent as a string: say so
-            # (the value quoted in what the line has left: quoted in 80 characters, a key of one letter made a line
-            # of 257, past what a line of the CLI's stderr holds)
-            said = f": {exc} [json]; a string that begins so is given quoted, as JSON: {key}='\"...\"'"
-            room = max(_QUOTED_MIN, _PARAM_LINE - len(f"{key}: not JSON: {said}"))
-            raise argparse.ArgumentTypeError(bounded(f"{key}: not JSON: {short_repr(value, room)}{said}")) from None
+            raise argparse.ArgumentTypeError(_not_json(key, value, exc)) from None
         return key, value  # a bare string (--param user=alice)
 
 
-#: What the error of a --param value that is not JSON takes at most after argparse's "agentmsg format: error:
-#: argument --param: " (42 characters): its line is at most 230, within the 240 a line of the CLI's stderr holds
-#: (tests/cli/test_bad_inputs.py: BOUND), however long the value; and the least of the value it quotes, whatever
-#: the key (a key of 30 characters and more makes the line longer)
-_PARAM_LINE, _QUOTED_MIN = 230 - 42, 16
+def _not_json(key: str, value: str, exc: orjson.JSONDecodeError) -> str:
+    """The error of a --param value that begins as JSON but is not, on a line of at most 240 characters whatever the
+    key, the value and orjson's error (one 100,000 characters in: 80 characters): the value quoted in what the line
+    has left of :data:`_PARAM_LINE` (at least :data:`_QUOTED_MIN` characters, its start and end kept); the hint
+    names the key where the line stays within :data:`_PARAM_MOST`, else says ``KEY``; and where the line still does
+    not, the value is quoted in its least and the key cut in its middle to what is left (at least
+    :data:`_KEY_LEAST` characters shown). (Quoted in 80 characters, the value made a line of 257 with a key of one
+    letter; the key said whole twice, ``max_completion_tokens={1:2}`` made one of 241.)"""
+    said = f": {exc} [json]; a string that begins so is given quoted, as JSON: "
+
+    def line(shown: str, named: str, room: int = 0) -> str:
+        tail = f"{said}{named}='\"...\"'"
+        room = room or max(_QUOTED_MIN, _PARAM_LINE - len(f"{shown}: not JSON: {tail}"))
+        return f"{shown}: not JSON: {short_repr(value, room)}{tail}"
+
+    shown = _said_key(key, _PARAM_MOST)
+    whole = len(key) <= _PARAM_MOST and shown == said_path(key)  # (a key cut is no name to give)
+    text = line(shown, shown if whole else "KEY")
+    if whole and len(text) > _PARAM_MOST:
+        text = line(shown, "KEY")
+    if len(text) > _PARAM_MOST:  # (the value in its least, the key in what is left)
+        shown = _said_key(key, max(_KEY_LEAST, _PARAM_MOST - len(line("", "KEY", _QUOTED_MIN))))
+        text = line(shown, "KEY", _QUOTED_MIN)
+    return text
+
+
+def _said_key(key: str, most: int = 40) -> str:
+    """A --param key as its errors say it: as the CLI says a file name (:func:`said_path`: bytes that are not UTF-8
+    as ``\\xNN``, control characters escaped), and one longer than ``most`` characters so written cut in its middle,
+    its start and end kept around ``...`` (an escape never cut), in ``most`` characters."""
+    if len(key) <= most and len(said := said_path(key)) <= most:
+        return said
+    head: list[str] = []
+    tail: list[str] = []
+    room = most - 3
+    for i in range(len(key)):  # (from both ends in turn: a key of megabytes costs what is shown)
+        one = said_path(key[i // 2] if i % 2 == 0 else key[-1 - i // 2])
+        if len(one) > room:
+            break
+        (head if i % 2 == 0 else tail).append(one)
+        room -= len(one)
+    else:
+        return said_path(key)
+    return "".join(head) + "..." + "".join(reversed(tail))
+
+
+#: What the error of a --param value that is not JSON takes of its line after argparse's "agentmsg format: error:
+#: argument --param: " (42 characters): the value is quoted in what is left of :data:`_PARAM_LINE` (a line of 230),
+#: at least :data:`_QUOTED_MIN` characters of it; the whole is at most :data:`_PARAM_MOST` (a line of 240, what a line of
+#: the CLI's stderr holds: tests/cli/test_bad_inputs.py, BOUND), the key cut to at least :data:`_KEY_LEAST` characters
+_PARAM_LINE, _PARAM_MOST, _QUOTED_MIN, _KEY_LEAST = 230 - 42, 240 - 42, 16, 8
 
 #: What a --param value that is JSON begins with but a bare string most likely does not: such a value that is not
 #: JSON (``[1,``, ``{"a": NaN}``, ``1e999``) is a typo, not a string to send
@@ -96,9 +139,10 @@ def _params(given: list[tuple[str, Any]] | None) -> dict[str, Any]:
         if key in _RESERVED:
             raise UsageError(f"--param {key}: not a generation parameter: {_RESERVED[key]}")
         if value is None:
-            raise UsageError(f"--param {key}=null: null is not sent (it means not given): leave --param {key} out")
+            said = _said_key(key)
+            raise UsageError(f"--param {said}=null: null is not sent (it means not given): leave --param {said} out")
         if key in params:
-            raise UsageError(f"--param {key}: given twice: give each parameter once")
+            raise UsageError(f"--param {_said_key(key)}: given twice: give each parameter once")
         params[key] = value
     return params
 
