@@ -279,3 +279,22 @@ def test_a_depth_limit_no_message_fits_in_raises_after_saying_the_problems(
     said = reducer.problems
     assert said and {(p.pointer, p.rule) for p in said} == {("/0", "max-depth")}
     assert all("  " not in p.message and p.message.startswith("the reduced message") for p in said), said
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_depth_limit_of_1_says_the_whole_message_is_too_deep_not_its_parts(
+    strict: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``limits.max_depth`` 1 the salvage checks each part of the reduced message (a metadata key, the usage, the
+    timestamp, the name) in an empty message, itself too deep there (its content list is 2 levels deep): it said
+    "the reduced message is invalid (nested deeper than 1 levels ...): usage left out", and so for the timestamp and
+    the name, each absent, none of them at fault. Now the message as a whole is said too deep, as under a depth of 2,
+    and no part is said left out."""
+    monkeypatch.setattr(limits, "max_depth", 1)
+    reducer = Reducer(strict=strict)
+    for n, kind in enumerate(("AGENT_START", "TEXT_BLOCK_START", "TEXT_BLOCK_DELTA", "TEXT_BLOCK_END")):
+        reducer.feed(ev(n, kind, **({"blockId": "t"} if n else {}), **({"delta": "hi"} if n == 2 else {})))
+    with pytest.raises(SizeLimitError):
+        reducer.feed(ev(4, "AGENT_END"))
+    said = [(p.pointer, p.rule, p.message) for p in reducer.problems]
+    assert said == [("/0", "max-depth", "the reduced message: nested deeper than 1 levels (limits.max_depth)")], said

@@ -340,20 +340,24 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
             content.append(pruned)
         else:
             drop(at, f"/content/{j}", problems, "block left out")
-    metadata = {}
+    metadata: dict[str, Any] = {}
+    fixed = {**data, "content": content, "metadata": metadata}
+    # Each metadata key, the usage, the timestamp and the name is checked alone, in an empty message; where that is
+    # invalid itself (limits.max_depth 1: its content list is 2 levels deep), none of them can be singled out, and
+    # the whole message is said below (each was said left out, none at fault, an absent one too)
+    alone = not _problems_of(_EMPTY_REPLY, "msg")
     for key, value in data["metadata"].items():
-        problems = _problems_of({"id": "x", "role": "ASSISTANT", "content": [], "metadata": {key: value}}, "msg")
+        problems = _problems_of({**_EMPTY_REPLY, "metadata": {key: value}}, "msg") if alone else ()
         if problems:
             drop(origin, "", problems, f"metadata key {key!r} left out")
         else:
             metadata[key] = value
-    fixed = {**data, "content": content, "metadata": metadata}
-    for key in ("usage", "timestamp", "name"):
-        problems = _problems_of({"id": "x", "role": "ASSISTANT", "content": [], key: data[key]}, "msg")
+    for key in ("usage", "timestamp", "name") if alone else ():
+        problems = _problems_of({**_EMPTY_REPLY, key: data[key]}, "msg")
         if problems:
             drop(origin, "", problems, f"{key} left out")
             fixed[key] = None
-    if not found:  # nothing singled out: a rule across parts; keep the text at least
+    if not found or not alone:  # nothing singled out: a rule across parts (or none can be); keep the text at least
         found.extend(
             Problem(f"/{origin}", p.rule, f"the reduced message: {p.message}", p.schema_location or "msg.schema.json")
             for p in exc.problems
@@ -378,6 +382,7 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
 
 
 MAX_REDUCE_ERRORS = 20  # entries of metadata agentmsg_reduce_errors
+_EMPTY_REPLY: dict[str, Any] = {"id": "x", "role": "ASSISTANT", "content": []}  # what _salvage checks a part in
 
 
 def _entry(p: Problem) -> str:
