@@ -20,8 +20,7 @@ import attrs
 from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
-from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark
-from agentmsg.providers._request.tools import _cache_mark
+from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark, tool_mark
 
 if TYPE_CHECKING:
     from agentmsg.providers.base import Provider
@@ -94,7 +93,7 @@ def place_cache_markers(
         spec = t.get("function")
         spec = spec if isinstance(spec, Mapping) else t
         if MARKER in t or MARKER in spec:
-            _cache_mark(t, spec, k)
+            tool_mark(t, spec, k)
     from agentmsg.context.count import provider_of
 
     spec = provider_of(provider, model).spec  # (an unknown name: UnknownNameError, as count_tokens and trim raise it)

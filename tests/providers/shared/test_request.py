@@ -2124,11 +2124,12 @@ def test_tools_and_messages_of_other_sequence_and_mapping_types_are_read_as_list
 
 
 def test_a_tools_cache_marker_is_read_only_when_it_has_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    # (normalize_tools asks _cache_mark only of a tool with a marker key, beside its name or its function's)
+    # (normalize_tools asks tool_mark only of a tool with a marker key, beside its name or its function's)
     from collections import UserDict
 
     from agentmsg.providers._request import tools as tools_module
-    from agentmsg.providers._request.tools import _cache_mark, normalize_tools
+    from agentmsg.providers._request.cache import tool_mark
+    from agentmsg.providers._request.tools import normalize_tools
 
     marked: list[Any] = [
         {"name": "f", "parameters": {}, "_cache_control": True},
@@ -2140,15 +2141,15 @@ def test_a_tools_cache_marker_is_read_only_when_it_has_one(monkeypatch: pytest.M
         (found,) = normalize_tools([tool])
         spec = tool.get("function", tool)
         assert found.cache is not None
-        assert found.cache == _cache_mark(tool, spec, 0)
+        assert found.cache == tool_mark(tool, spec, 0)
     with pytest.raises(ValidationError) as raised:
         normalize_tools([{"type": "function", "function": {"name": "f", "_cache_control": 3}}])
     assert raised.value.problems[0].pointer == "/tools/0/function/_cache_control"
 
     def unasked(*args: Any) -> None:
-        raise AssertionError("_cache_mark asked of a tool with no marker")
+        raise AssertionError("tool_mark asked of a tool with no marker")
 
-    monkeypatch.setattr(tools_module, "_cache_mark", unasked)
+    monkeypatch.setattr(tools_module, "tool_mark", unasked)
     plain: list[Any] = [
         {"name": "f", "parameters": {}},
         {"type": "function", "function": {"name": "g"}},

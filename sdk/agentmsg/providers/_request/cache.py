@@ -31,10 +31,22 @@ from typing import Any, Final
 
 import attrs
 
+from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request.context import Context
 
-__all__ = ["LIMIT", "MARKER", "TTLS", "Breakpoint", "Mark", "automatic", "message_marks", "parse_mark", "place"]
+__all__ = [
+    "LIMIT",
+    "MARKER",
+    "TTLS",
+    "Breakpoint",
+    "Mark",
+    "automatic",
+    "message_marks",
+    "parse_mark",
+    "place",
+    "tool_mark",
+]
 
 #: The metadata key of a prompt-cache marker (AgentScope Java's ``MessageMetadataKeys.CACHE_CONTROL``)
 MARKER: Final = "_cache_control"
@@ -82,6 +94,24 @@ def parse_mark(value: Any) -> Mark | str | None:
 
 
 _metadata = attrgetter("metadata")
+
+
+def tool_mark(tool: Mapping[str, Any], spec: Mapping[str, Any], i: int) -> tuple[str, Mark] | None:
+    """Tool definition ``i``'s prompt-cache marker (``_cache_control`` beside its name, or beside ``type: function``:
+    in ``spec``, its ``function`` object, or the definition itself) as (its pointer, the :class:`Mark`), None for
+    none, checked (a value that is no marker is refused, rule ``type``, as a marker with ``blocks`` or a ``name``).
+    Read by the formatters (``normalize_tools``) and by ``agentmsg.context.place_cache_markers`` alike."""
+    pointer = f"/tools/{i}/{MARKER}"
+    value = tool.get(MARKER)
+    if value is None and spec is not tool:
+        value = spec.get(MARKER)
+        pointer = f"/tools/{i}/function/{MARKER}"
+    mark = parse_mark(value)
+    if isinstance(mark, str):
+        raise ValidationError.single(pointer, "type", mark)
+    if mark is not None and (mark.blocks is not None or mark.name is not None):
+        raise ValidationError.single(pointer, "type", "a tool's cache marker takes a ttl only (true, or {ttl})")
+    return None if mark is None else (pointer, mark)
 
 
 def message_marks(ctx: Context, messages: Sequence[Msg]) -> dict[int, Mark] | None:

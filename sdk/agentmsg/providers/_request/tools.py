@@ -40,7 +40,7 @@ import attrs
 from agentmsg._codec.jsontext import deeper_than, depth_error, plainly_written, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError, short_repr, with_article
-from agentmsg.providers._request.cache import MARKER, TTLS, Mark, parse_mark
+from agentmsg.providers._request.cache import MARKER, TTLS, Mark, tool_mark
 from agentmsg.providers._request.context import Context
 
 if TYPE_CHECKING:
@@ -201,7 +201,7 @@ def _tool_def(tool: Any, i: int) -> ToolDef:
     # (a provider's own tool, as the registry's specs recognize one; a plain function tool, with a name and no
     # type, is none: the registry is not asked)
     elif kind != "function" and (kind is not None or "name" not in tool) and (native := _native(tool)) is not None:
-        cache = _cache_mark(tool, tool, i) if MARKER in tool else None
+        cache = tool_mark(tool, tool, i) if MARKER in tool else None
         definition = {k: v for k, v in tool.items() if k != MARKER}
         return ToolDef(native[1], None, {}, None, pointer, cache=cache, native=(native[0], definition))
     name, description = _named(spec, pointer)
@@ -213,8 +213,8 @@ def _tool_def(tool: Any, i: int) -> ToolDef:
     strict = spec.get("strict")
     if strict is not None and not isinstance(strict, bool):
         raise ValidationError.single(pointer + "/strict", "type", "strict must be a boolean")
-    # (_cache_mark only for a tool with a marker key: its pointer's text and the call cost ~1% of a format call)
-    cache = _cache_mark(tool, spec, i) if MARKER in tool or (spec is not tool and MARKER in spec) else None
+    # (tool_mark only for a tool with a marker key: its pointer's text and the call cost ~1% of a format call)
+    cache = tool_mark(tool, spec, i) if MARKER in tool or (spec is not tool and MARKER in spec) else None
     dropped = _dropped(tool, spec, at, pointer)
     if cache is None and spec is tool and "cache_control" in tool and (cache := _anthropic_mark(tool, at)):
         dropped = tuple(d for d in dropped if d[0] != cache[0])  # (read as the marker: not dropped)
@@ -318,22 +318,6 @@ def _anthropic_mark(tool: Mapping[str, Any], at: str) -> tuple[str, Mark] | None
     if ttl is not None and ttl not in TTLS:
         return None
     return f"{at}/cache_control", Mark(ttl=ttl)
-
-
-def _cache_mark(tool: Mapping[str, Any], spec: Mapping[str, Any], i: int) -> tuple[str, Mark] | None:
-    """A tool definition's prompt-cache marker (``_cache_control`` beside its name, or beside ``type: function``),
-    checked (a value that is no marker is refused, rule ``type``)."""
-    pointer = f"/tools/{i}/{MARKER}"
-    value = tool.get(MARKER)
-    if value is None and spec is not tool:
-        value = spec.get(MARKER)
-        pointer = f"/tools/{i}/function/{MARKER}"
-    mark = parse_mark(value)
-    if isinstance(mark, str):
-        raise ValidationError.single(pointer, "type", mark)
-    if mark is not None and (mark.blocks is not None or mark.name is not None):
-        raise ValidationError.single(pointer, "type", "a tool's cache marker takes a ttl only (true, or {ttl})")
-    return None if mark is None else (pointer, mark)
 
 
 def _named(spec: Mapping[str, Any], pointer: str) -> tuple[str, str | None]:
