@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -853,3 +854,39 @@ def test_tools_the_formatter_refuses_are_refused_by_the_trim_as_by_the_formatter
     with pytest.raises(agentmsg.ValidationError) as trimmed:
         asyncio.run(atrim(convo, budget=10_000, provider=provider, tools=tools))
     assert trimmed.value.problems == formatted.value.problems
+
+
+@pytest.mark.parametrize("name", agentmsg.providers.NAMES)
+def test_a_trim_with_repair_gives_what_the_formatter_takes(name: str) -> None:
+    """With ``repair`` the error result of a call left open is counted on the message before which the formatter
+    sends it: a message that sends nothing itself (an empty assistant message, reasoning the provider does not take)
+    after an open call counted that result, so the trim took it for a unit that sends something, kept it alone (the
+    call went, and the repair result with it), and gave a conversation that fits the budget but that the formatter
+    refuses, ``nothing to send`` (empty-conversation). Now such a message goes with the call, as it does without
+    ``repair``: every budget gives a conversation the provider's formatter takes, or TrimBudgetError."""
+    from agentmsg.providers import FormatOptions, get
+
+    options = FormatOptions(repair=True)
+    call = Msg(MsgRole.ASSISTANT, [ToolUseBlock(id="c1", name="f", input={})])
+    after = {
+        "empty": Msg(MsgRole.ASSISTANT, []),
+        "empty-text": Msg(MsgRole.ASSISTANT, [TextBlock(text="")]),
+        "thinking": Msg(MsgRole.ASSISTANT, [ThinkingBlock(thinking="hmm")]),
+    }
+    before = {"alone": [], "text": [assistant()], "system": [Msg(MsgRole.SYSTEM, [TextBlock(text="be brief")])]}
+    refused = []
+    for (first, head), (last, tail) in itertools.product(before.items(), after.items()):
+        convo = [*head, call, tail]
+        get(name).format_request(convo, model="m", options=options)  # (the whole conversation is taken)
+        total = count_tokens(convo, provider=name, options=options).total
+        for budget in range(total + 1):
+            try:
+                cut = trim(convo, budget, provider=name, options=options)
+            except TrimBudgetError:
+                continue
+            try:
+                get(name).format_request(list(cut.messages), model="m", options=options)
+            except agentmsg.ValidationError as exc:
+                refused.append(f"{first} + call + {last}, budget {budget}: {exc.problems[0].rule}")
+                break
+    assert not refused, refused

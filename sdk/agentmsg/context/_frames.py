@@ -89,6 +89,7 @@ class Frames:
         "profile",
         "repair",
         "repaired",
+        "repairs_framed",
         "result_messages",
         "role",
         "speaker",
@@ -137,9 +138,11 @@ class Frames:
         self.apart = False  # a message was sent after the one of the open calls
         self.held = False  # the chat message of the open calls holds text, which text between joins (the chat family)
         #: of the message :meth:`of` was given last: the error results the repair option sent before it (or, from
-        #: :meth:`end`, after the last), the newlines that join its text to text before it, the results of it left
-        #: out (repair), and whether it is sent as a message of its own (not merged, not only results)
+        #: :meth:`end`, after the last) and the frames they open (of those :meth:`of` gives), the newlines that join
+        #: its text to text before it, the results of it left out (repair), and whether it is sent as a message of its
+        #: own (not merged, not only results)
         self.repaired = 0
+        self.repairs_framed = 0
         self.newline = 0
         self.dropped: list[Any] = []
         self.own = True
@@ -154,7 +157,7 @@ class Frames:
         role = msg.role
         blocks: list[Any] = msg.content if role is not _TOOL else sent_by(role, msg.content)  # (a call there: none)
         calls = self.calls
-        self.repaired = self.newline = 0
+        self.repaired = self.newline = self.repairs_framed = 0
         self.own = True
         if self.dropped:
             self.dropped = []
@@ -302,7 +305,7 @@ class Frames:
     def end(self) -> int:
         """The frames the request opens after the last message: the repair results of the calls still open (said in
         :attr:`repaired`), and the hints sent after them."""
-        self.repaired = self.newline = 0
+        self.repaired = self.newline = self.repairs_framed = 0
         self.folding = self.folded = False
         if self.dropped:
             self.dropped = []
@@ -352,7 +355,9 @@ class Frames:
             return 0
         self.repaired += k
         self.tail = 0
-        return self._open("u") if self.turns else k
+        framed = self._open("u") if self.turns else k
+        self.repairs_framed += framed
+        return framed
 
     def _alone(self, msg: Msg) -> bool:
         """Whether a message holds text alone that can go ahead of a call (:meth:`Walk.text_only`: in multi-agent mode,

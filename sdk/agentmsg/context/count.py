@@ -664,11 +664,15 @@ def count_members(
     options: FormatOptions | Mapping[str, Any] | None = None,
     multi_agent: bool = False,
     agent_name: str | None = None,
+    repairs: list[int] | None = None,
 ) -> TokenCount:
     """:func:`count_tokens` of messages that :func:`~agentmsg.message.members` gave (each role a MsgRole member, each
     block of an agentmsg class), not checked again: what :func:`agentmsg.context.trim` counts with, as it reads the
-    messages once, for its plan and its counts alike."""
-    return _count(messages, True, provider, model, tools, options, multi_agent, agent_name)
+    messages once, for its plan and its counts alike. ``repairs``: a list of one 0 per message, where each message's
+    share of the repair option's error results is added (counted in its count: those sent before it, and on the last
+    one those sent after it), so that what a message sends itself can be told (trim's: a message that sends nothing
+    but counts a repair result goes with the call it follows)."""
+    return _count(messages, True, provider, model, tools, options, multi_agent, agent_name, repairs)
 
 
 def _count(
@@ -680,8 +684,10 @@ def _count(
     options: FormatOptions | Mapping[str, Any] | None,
     multi_agent: bool,
     agent_name: str | None,
+    repairs: list[int] | None = None,
 ) -> TokenCount:
-    """:func:`count_tokens`; ``checked``: the messages are :func:`~agentmsg.message.members`' already."""
+    """:func:`count_tokens`; ``checked``: the messages are :func:`~agentmsg.message.members`' already; ``repairs``:
+    :func:`count_members`'."""
     spec = provider_of(provider, model).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(profile.vocab_for(model))
@@ -718,7 +724,10 @@ def _count(
         extra = 0  # what the request sends for it beyond its blocks, or leaves out of them
         if frames.repaired:  # (the error results the repair option sent before it)
             repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
-            extra += frames.repaired * repair + t.error_flags(frames.repaired)
+            share = frames.repaired * repair + t.error_flags(frames.repaired)
+            extra += share
+            if repairs is not None:  # (with the frames they open, counted in framed)
+                repairs[i] = share + frames.repairs_framed * per_message
         if frames.newline:
             newline = newline if newline >= 0 else t.words("\n")
             extra += newline
@@ -768,7 +777,10 @@ def _count(
     framed = frames.end()  # (the repair results of the calls open at the end, and the hints after them)
     if framed or frames.repaired:
         repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
-        counts[-1] += framed * per_message + frames.repaired * repair + t.error_flags(frames.repaired)
+        share = framed * per_message + frames.repaired * repair + t.error_flags(frames.repaired)
+        counts[-1] += share
+        if repairs is not None and frames.repaired:  # (the hints' frames with them: they go with the last message)
+            repairs[-1] += share
     tool_tokens = _tool_defs(t, defs)
     overhead = profile.priming
     total = sum(counts) + tool_tokens + overhead

@@ -331,7 +331,7 @@ class _Plan:
         rules: tuple[bool, bool] = (False, False),
         multi: bool = False,
         agent: str | None = None,
-        silent: bool = False,
+        alone: Sequence[int] | None = None,
     ) -> None:
         n = len(msgs)
         self.msgs = msgs
@@ -362,9 +362,14 @@ class _Plan:
             if unit:
                 units.append(unit)
             i = end + 1
-        # the messages that send nothing: a user message the request leaves out, and (``silent``: the counts are the
-        # provider's, count_tokens's) any other it leaves out, which its count prices at 0 (no framing either)
-        quiet = [_quiet(m, multi) or (silent and counts[i] == 0 and m.role is not _SYSTEM) for i, m in enumerate(msgs)]
+        # the messages that send nothing: a user message the request leaves out, and (``alone``: what each sends
+        # itself, the provider's count, count_tokens's, less the repair results it counts) any other it leaves out,
+        # which its count prices at 0 (no framing either). (An empty message after a call left open counts the error
+        # result the repair option sends before it: on its own, kept without the call, it sent nothing.)
+        quiet = [
+            _quiet(m, multi) or (alone is not None and alone[i] == 0 and m.role is not _SYSTEM)
+            for i, m in enumerate(msgs)
+        ]
         units = _quiet_glued(msgs, _glued(msgs, units, multi, agent), quiet)
         # turns: each unit of user turns opens one (one that sends something, with the quiet ones glued to it): USER
         # messages, and in multi-agent mode another speaker's, which the request sends as user turns
@@ -500,20 +505,26 @@ class _Trim:
         #: whether the counter is given the checked messages (the default: count_members, which checks them no more)
         #: or the caller's own (the caller's counter)
         self.own_counter = counter is None
+        repairs: list[int] | None = None
+        first: Counter | None = None
         if counter is None:
             from agentmsg.context.count import count_members
 
             counter = functools.partial(count_members, provider=provider, model=model, tools=tools, **request)
+            #: (the first count: each message's share of the repair option's error results, apart in its count)
+            repairs = [0] * len(self.checked)
+            first = functools.partial(counter, repairs=repairs)
             self.beyond = "the request's framing and the tool definitions" if tools else "the request's framing"
         self.counted = self.checked if self.own_counter else self.msgs
         self.budget = budget
         self.counter = counter
-        counts, total = _counts(counter, self.counted)  # (the total holds the tools and the request's framing too)
+        # (the total holds the tools and the request's framing too)
+        counts, total = _counts(first or counter, self.counted)
         multi = bool(request.get("multi_agent"))
         agent = request.get("agent_name")
-        self.plan = _Plan(
-            self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent, self.own_counter
-        )
+        #: what each message sends itself, as the provider's count prices it (the default counter's; None: a caller's)
+        alone = [c - r for c, r in zip(counts, repairs, strict=True)] if repairs is not None else None
+        self.plan = _Plan(self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent, alone)
         self.kept_tokens = total
         self.summary: Msg | None = None
         #: the summary as the counter is given it (checked by members where the counter is the default)
