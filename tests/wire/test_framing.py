@@ -198,7 +198,7 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
         return wrapper
 
     # (each counted where it is called, wrapping the function its module defines)
-    monkeypatch.setattr(_framing, "_event_end", counting(_sse._event_end))
+    monkeypatch.setattr(_framing, "event_end", counting(_sse.event_end))
     monkeypatch.setattr(_sse, "starts_values", counting(_values.starts_values))  # (the framer's and the events')
     head = b"HTTP/1.1 200 OK\r\n" + b"x-header: value\r\n" * 2000 + b"\r\n"
     pretty = b"{" + b" " * 30_000 + b"\n" + b'"id": "c", "choices": []}'

@@ -647,7 +647,7 @@ def test_an_event_name_or_id_past_ascii_anywhere_is_read_as_the_line_parser_read
 
 
 def test_an_event_end_is_looked_for_from_the_first_lf() -> None:
-    """_event_end looked for ``\\n\\n`` and ``\\r\\n\\r\\n`` over the whole chunk, a find of two bytes or more that
+    """event_end looked for ``\\n\\n`` and ``\\r\\n\\r\\n`` over the whole chunk, a find of two bytes or more that
     reads each byte (54 us per 64 KiB, memchr's 1 us): every chunk inside a long line paid it twice, 2.7 ms of a
     2 MB line's 8.5. Now from the chunk's first LF (none: no blank line, no search); the same ends."""
     spec = re.compile(rb"\n\n|\r\n\r\n")
@@ -660,13 +660,13 @@ def test_an_event_end_is_looked_for_from_the_first_lf() -> None:
                 scanned.append(len(self) - start)
             return super().find(sub, *args)
 
-    assert _sse._event_end(Counted(b"x" * 65536)) == -1 and sum(scanned) == 0
-    assert _sse._event_end(Counted(b"x" * 65536 + b"\r\n\r\n")) == 65540 and sum(scanned) <= 8
+    assert _sse.event_end(Counted(b"x" * 65536)) == -1 and sum(scanned) == 0
+    assert _sse.event_end(Counted(b"x" * 65536 + b"\r\n\r\n")) == 65540 and sum(scanned) <= 8
     rng = random.Random(11)
     for _ in range(2000):
         chunk = bytes(rng.choice(b"\r\nxx") for _ in range(rng.randint(0, 14)))
         found = spec.search(chunk)
-        assert _sse._event_end(chunk) == (-1 if found is None else found.end()), chunk
+        assert _sse.event_end(chunk) == (-1 if found is None else found.end()), chunk
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
@@ -713,7 +713,7 @@ def test_an_events_blank_line_is_looked_for_once_per_byte(fed: str, monkeypatch:
     (4 ms per MB): over each chunk again after the chunk's blank line was looked for, and, fed whole, over the rest
     of the event at each window of data lines (16 MiB of short lines took 0.9 s, 4 MiB 0.08 s). Now the search
     goes on from where it stopped: the bytes read looking for blank lines are the body's, once. With CRLF line
-    ends in chunks they were read twice: each chunk for its event's end (``_event_end``, which reads LFs), then
+    ends in chunks they were read twice: each chunk for its event's end (``event_end``, which reads LFs), then
     again by the line parser (a regular expression, a CR making a blank line of mixed line ends possible); now one
     search (``_blank_end``) finds every kind of blank line."""
     monkeypatch.setattr(_sse, "_RUN_WINDOW", 1 << 16)
@@ -742,7 +742,7 @@ def test_an_events_blank_line_is_looked_for_once_per_byte(fed: str, monkeypatch:
                 scanned[0] += (found.end() if found else args[0] if args else len(chunk)) - pos
             return found
 
-    monkeypatch.setattr(_sse, "_event_end", counted(_sse._event_end))
+    monkeypatch.setattr(_sse, "event_end", counted(_sse.event_end))
     monkeypatch.setattr(_sse, "_blank_end", counted(_sse._blank_end))
     monkeypatch.setattr(_sse, "_BLANK_LINE", Counted())
     for eol in (b"\n", b"\r\n"):

@@ -14,16 +14,16 @@ import attrs
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run
 from agentmsg._wire.sse import (
-    _DL_PROVIDER,
-    _DL_TAKE,
-    _DL_UNKNOWN,
-    _SSE_PREFIXES,
+    DL_PROVIDER,
+    DL_TAKE,
+    DL_UNKNOWN,
     SNIFF_LIMIT,
+    SSE_PREFIXES,
     FormatSniffer,
     JSONDataDecoder,
     SSEDecoder,
     SSEEvent,
-    _event_end,
+    event_end,
     of_no_field,
     sniff,
 )
@@ -100,7 +100,7 @@ class ErrorLine(Problem):
 #: How a provider's SSE body may start: an SSE field or comment, or an `error:` line (GPUStack / llama-box send an
 #: error that comes before any data so: :class:`ErrorLine`, read as the provider's error; the body was read as JSON
 #: lines, the error lost and the reply read as cut)
-SSE_STARTS = (*_SSE_PREFIXES, b"error:")
+SSE_STARTS = (*SSE_PREFIXES, b"error:")
 _OPENERS = (b"{", b"[")
 #: What counts for a raw JSON value's depth: a whole string on its line (JSON strings hold no line end), or a bracket
 _DEPTH = re.compile(rb'"(?:[^"\\]|\\.)*"?|[][{}]')
@@ -119,7 +119,7 @@ class _ProviderSSE(JSONDataDecoder):
         super().__init__()
         # Between events, blank lines and comments do nothing; a line of no SSE field is said (StrayLine) the
         # first time, and does nothing after that (see _stray), unless it may start a JSON value or an error.
-        self.dataless = _DL_TAKE | _DL_PROVIDER
+        self.dataless = DL_TAKE | DL_PROVIDER
         self._skip_said = False  # a line of no SSE field was said skipped (said once: the parser says it once)
         #: the raw JSON value being read, its lines joined by LFs (None: none): its bytes (a bytes object per line
         #: held about 20 times the bytes of a value of many short lines, which the size limit counts)
@@ -194,7 +194,7 @@ class _ProviderSSE(JSONDataDecoder):
             if self._skip_said:
                 return  # (the parser says the first of a stream, "and any more like it")
             self._skip_said = True
-            self.dataless |= _DL_UNKNOWN  # from now on such lines are skipped at once between events
+            self.dataless |= DL_UNKNOWN  # from now on such lines are skipped at once between events
             why = (
                 f"a line of no SSE field (no `data:`) is skipped, as the SSE spec reads it (and any more like it):"
                 f" {shown!r}"
@@ -358,7 +358,7 @@ class Framer:
             if len(head) < len(_HTTP):
                 return b""  # maybe "HTTP/" cut across chunks: wait
             start = max(0, self._scanned - 3)  # (a blank line may straddle the last chunk's end)
-            end = _event_end(bytes(head[start:]))
+            end = event_end(bytes(head[start:]))
             if end < 0:
                 self._scanned = len(head)
                 if len(head) <= SNIFF_LIMIT:

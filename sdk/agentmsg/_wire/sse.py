@@ -38,7 +38,8 @@ __all__ = [
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
-_SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
+#: What an SSE line starts with (a field the spec knows, or a comment): the sniffers' and the provider framing's
+SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 SNIFF_LIMIT = 1 << 16  # leading blanks beyond this: not SSE
 #: The fields the SSE spec knows; a line of another (nor a comment) is ignored by the spec
 SSE_FIELDS: Final = (b"data", b"event", b"id", b"retry")
@@ -81,12 +82,13 @@ class SSEEvent:
         return loads_bounded(self.data)
 
 
-def _event_end(chunk: bytes, pos: int = 0, stop: int | None = None) -> int:
+def event_end(chunk: bytes, pos: int = 0, stop: int | None = None) -> int:
     """Where the first blank line ``\n\n`` or ``\r\n\r\n`` of ``chunk[pos:stop]`` ends (-1: none): whatever
     line ``pos`` is in, the second line end there ends an empty line, so the line parser holds no event after
     it. (A blank line of lone CRs or of mixed line ends is not looked for: the line parser reads on line by
     line, which finds it.) Both are looked for from the first LF (memchr): a find of two bytes or more reads
-    each byte, 60 times slower, so a chunk inside a long line cost a tenth of a millisecond per 64 KiB here."""
+    each byte, 60 times slower, so a chunk inside a long line cost a tenth of a millisecond per 64 KiB here.
+    (Package-internal: the provider framing's, ``_wire/framing.py``, too.)"""
     if stop is None:
         stop = len(chunk)
     first = chunk.find(b"\n", pos, stop)
@@ -99,7 +101,7 @@ def _event_end(chunk: bytes, pos: int = 0, stop: int | None = None) -> int:
     return lf + 2 if lf >= 0 else -1
 
 
-def sniff(head: bytes, prefixes: tuple[bytes, ...] = _SSE_PREFIXES) -> bool | None:
+def sniff(head: bytes, prefixes: tuple[bytes, ...] = SSE_PREFIXES) -> bool | None:
     """Whether a stream that starts with ``head`` is a text/event-stream (True: after a BOM and blanks it
     starts with an SSE field, ``data:``, ``id:``, ``event:``, ``retry:``, or a comment), something else
     (False: JSON lines, an error page, ...), or None when ``head`` is too short to tell."""
@@ -123,7 +125,7 @@ class Sniffer:
 
     __slots__ = ("_content", "_prefixes", "head")
 
-    def __init__(self, prefixes: tuple[bytes, ...] = _SSE_PREFIXES) -> None:
+    def __init__(self, prefixes: tuple[bytes, ...] = SSE_PREFIXES) -> None:
         self.head: bytearray | bytes = bytearray()
         self._content = -1  # where the first byte that is not a blank (or a BOM) is, once seen
         self._prefixes = prefixes  # the starts of an SSE body (see sniff)
@@ -155,7 +157,7 @@ class FormatSniffer:
 
     __slots__ = ("_held", "_sniffer")
 
-    def __init__(self, prefixes: tuple[bytes, ...] = _SSE_PREFIXES) -> None:
+    def __init__(self, prefixes: tuple[bytes, ...] = SSE_PREFIXES) -> None:
         self._sniffer = Sniffer(prefixes)
         self._held: bytearray | None = None  # "{" and blanks so far: the next byte that is not one tells
 
@@ -258,8 +260,9 @@ _Scanner: Callable[[int, int, type[SSEEvent], bool], IdleScan] | None = (
 #: What a piece of no data line may hold and still take the fast path (sse_scan's ``dataless`` flags): comment,
 #: ``id``, ``event`` and ``retry`` lines (no event; its last id kept); unknown fields too; the provider
 #: decoder's rules (``event: error``, an ``error`` field, a line starting with ``{`` or ``[`` after any blanks:
-#: not simple).
-_DL_TAKE, _DL_UNKNOWN, _DL_PROVIDER = 1, 2, 4
+#: not simple). Package-internal (not in ``__all__``): the decoders that set :attr:`SSEDecoder.dataless`
+#: (``_wire/framing.py``'s, ``events/stream.py``'s) import them.
+DL_TAKE, DL_UNKNOWN, DL_PROVIDER = 1, 2, 4
 #: A blank line: two line ends in a row (each read whole, so the LF of a CRLF is never a line end of its own)
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 
@@ -270,7 +273,7 @@ def _blank_end(chunk: bytes, pos: int) -> int:
     a CRLF then a line end holds LF LF or LF CR): each is looked for with ``find`` only up to the first pair found,
     the CR pairs only where a CR is (memchr), so LF line ends pay one ``find``, CRLF ones two or three. The regular
     expression, which looks at each byte in turn, took four times as long (5 ms per MB), and a chunk inside an event
-    of CRLF lines was searched twice: by :meth:`SSEDecoder._feed` for its event's end (:func:`_event_end`, which
+    of CRLF lines was searched twice: by :meth:`SSEDecoder._feed` for its event's end (:func:`event_end`, which
     reads LFs only), then again here."""
     cr = chunk.find(b"\r", pos)
     lf = chunk.find(b"\n", pos)
@@ -314,12 +317,12 @@ _RE_REPEAT = (1 << 31) - 1
 @functools.lru_cache(maxsize=16)
 def idle_lines(max_line: int, dataless: int) -> re.Pattern[bytes]:
     """A run of lines that do nothing between events (none may be over ``max_line`` bytes: that is reported):
-    blank lines and comments; with the flag ``_DL_UNKNOWN`` in ``dataless``, lines of fields the spec does not
-    know (ignored) too, but with ``_DL_PROVIDER`` (:class:`agentmsg._wire.framing._ProviderSSE`) none that starts
+    blank lines and comments; with the flag ``DL_UNKNOWN`` in ``dataless``, lines of fields the spec does not
+    know (ignored) too, but with ``DL_PROVIDER`` (:class:`agentmsg._wire.framing._ProviderSSE`) none that starts
     with ``{`` or ``[`` after any blanks (a JSON value outside any field) or is an ``error`` field. A run of line
     ends (CR, LF) at a line start is blank lines, whichever way they pair."""
-    if dataless & _DL_UNKNOWN:
-        provider = dataless & _DL_PROVIDER
+    if dataless & DL_UNKNOWN:
+        provider = dataless & DL_PROVIDER
         known = rb"data|event|id|retry|error" if provider else rb"data|event|id|retry"
         start = rb"(?![ \t]*[{\[])" if provider else b""
         line = rb"(?!(?:" + known + rb")[:\r\n])" + start + rb"[^\r\n]{0,%d}" % min(max_line, _RE_REPEAT)
@@ -397,9 +400,9 @@ class SSEDecoder:
     #: ``bytes``, checked to be valid UTF-8 as a decode would, so orjson reads them without a ``str`` in
     #: between; every other event's ``data`` is ``str``, as it always is here.
     _bytes_data: ClassVar[bool] = False
-    #: What pieces of no data line the fast path takes (the ``_DL_*`` flags): comment, id, event, retry and
+    #: What pieces of no data line the fast path takes (the ``DL_*`` flags): comment, id, event, retry and
     #: unknown field lines, none of which dispatches an event (the idle scan's; a subclass may change it at any time)
-    dataless: int = _DL_TAKE | _DL_UNKNOWN
+    dataless: int = DL_TAKE | DL_UNKNOWN
 
     def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
         default = limits.max_event_bytes
@@ -666,7 +669,7 @@ class SSEDecoder:
                 if len(last) > limit:
                     return None
                 line = last
-            elif dataless & _DL_TAKE:
+            elif dataless & DL_TAKE:
                 fields.append(last)
                 line = None
             else:
@@ -693,13 +696,13 @@ class SSEDecoder:
                 elif name == b"retry":
                     other = True
                 else:
-                    if not dataless & _DL_UNKNOWN:
+                    if not dataless & DL_UNKNOWN:
                         return None
-                    if dataless & _DL_PROVIDER and (field.lstrip(b" \t")[:1] in (b"{", b"[") or name == b"error"):
+                    if dataless & DL_PROVIDER and (field.lstrip(b" \t")[:1] in (b"{", b"[") or name == b"error"):
                         return None
                     other = True
             if line is None:
-                if dataless & _DL_PROVIDER and named == b"error":
+                if dataless & DL_PROVIDER and named == b"error":
                     return None
                 self.id_buffer = self.last_event_id = last_id
                 return True

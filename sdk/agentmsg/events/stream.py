@@ -22,7 +22,7 @@ from agentmsg._codec.jsontext import TooDeep, loads_bounded, unreadable
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run, checked
 from agentmsg._wire.sse import (
-    _DL_TAKE,
+    DL_TAKE,
     SNIFF_LIMIT,
     FormatSniffer,
     JSONDataDecoder,
@@ -285,7 +285,7 @@ class _EventSSE(JSONDataDecoder):
     said, as an event with no data and a problem (rule ``sse``): the spec ignores such a line, and the event it held
     was lost without a word (a reply reduced without its text, exit 0). Blank lines and comments do nothing."""
 
-    dataless = _DL_TAKE  # (the fast path leaves lines of unknown fields to _process)
+    dataless = DL_TAKE  # (the fast path leaves lines of unknown fields to _process)
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if line and of_no_field(line):
