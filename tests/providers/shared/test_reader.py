@@ -1384,9 +1384,7 @@ def test_created_at_is_rfc_3339_utc_with_microseconds_at_every_boundary(
         microsecond=micros % 1_000_000
     )
     expected = when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    assert (
-        builder_module._now() == expected
-    )  # (this second's text now cached: the parser's tick below writes it inline)
+    assert builder_module.now() == expected  # (this second's text now cached: the parser's tick below writes it inline)
     events = openai.StreamParser().feed(oai("hi"))
     assert events and {e["createdAt"] for e in events} == {expected}
 
@@ -1413,7 +1411,7 @@ def test_a_stream_parser_reads_the_clock_per_chunk_not_when_made(monkeypatch: py
     assert events and {e["createdAt"] for e in events} == {"2025-12-02T15:31:13.123456Z"}
     fed = len(read)
     alone = builder_module.StreamBuilder("openai")
-    assert len(read) == fed + 1 and alone._stamp == "2025-12-02T15:31:13.123456Z"
+    assert len(read) == fed + 1 and alone.stamp == "2025-12-02T15:31:13.123456Z"
     asked: list[int] = []
 
     def clock() -> str:
@@ -1421,7 +1419,7 @@ def test_a_stream_parser_reads_the_clock_per_chunk_not_when_made(monkeypatch: py
         return "then"
 
     given = builder_module.StreamBuilder("openai", clock=clock)
-    assert asked == [1] and given._stamp == "then"
+    assert asked == [1] and given.stamp == "then"
 
 
 def test_created_at_of_each_chunk_is_its_own_reading_of_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:

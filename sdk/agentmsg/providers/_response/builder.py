@@ -222,9 +222,11 @@ MAX_PROBLEMS = DEFAULT_MAX_PROBLEMS
 SNIFF_BYTES = 12
 
 
-_SECOND: tuple[int, str] = (-1, "")  # the last second formatted ("2026-12-02T15:31:12."), shared by every builder
-_MILLIS = tuple(f"{n:03d}" for n in range(1000))  # a createdAt's milliseconds, written once
-_MICROS_Z = tuple(f"{n:03d}Z" for n in range(1000))  # a createdAt's last 3 digits and its Z, written once
+#: The default clock's parts (:func:`now`), package-internal (not in ``__all__``): the stream parser's feed
+#: (``providers/_response/parser.py``) writes createdAt from them inline, as :func:`now` does
+SECOND: tuple[int, str] = (-1, "")  # the last second formatted ("2026-12-02T15:31:12."), shared by every builder
+MILLIS = tuple(f"{n:03d}" for n in range(1000))  # a createdAt's milliseconds, written once
+MICROS_Z = tuple(f"{n:03d}Z" for n in range(1000))  # a createdAt's last 3 digits and its Z, written once
 
 
 _LOW_DIGITS = tuple(f"{n:03x}" for n in range(4096))  # a counter's last 3 hex digits, written once
@@ -259,22 +261,22 @@ _chain, _runs, _repeat, _count, _add, _calls = (
 )
 
 
-def _now() -> str:
+def now() -> str:
     """createdAt now (RFC 3339 UTC, microseconds): the date and time are formatted once per second
-    (:func:`_second`), the milliseconds and microseconds taken from :data:`_MILLIS` and :data:`_MICROS_Z`
+    (:func:`_second`), the milliseconds and microseconds taken from :data:`MILLIS` and :data:`MICROS_Z`
     (formatting them anew cost about a tenth of a text chunk's whole path). The stream parser writes the same
     inline, once per chunk (``StreamParser.feed``)."""
     micros = time.time_ns() // 1000
-    second = _SECOND
+    second = SECOND
     if second[0] != micros // 1_000_000:  # (one tuple: threads never pair one second's text with another's)
         second = _second(micros // 1_000_000)
-    return second[1] + _MILLIS[micros // 1000 % 1000] + _MICROS_Z[micros % 1000]
+    return second[1] + MILLIS[micros // 1000 % 1000] + MICROS_Z[micros % 1000]
 
 
 def _second(seconds: int) -> tuple[int, str]:
-    """A second and its text (``_SECOND``), formatted once (strftime cost about 1 us)."""
-    global _SECOND
-    second = _SECOND = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
+    """A second and its text (``SECOND``), formatted once (strftime cost about 1 us)."""
+    global SECOND
+    second = SECOND = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
     return second
 
 
@@ -355,23 +357,22 @@ class StreamBuilder:
         "_exact",
         "_fixed_id",
         "_held",
-        "_ids",
         "_later",
         "_not_kept_keys",
-        "_now",
         "_pending",
         "_redact",
         "_renamed",
         "_said",
         "_signatures",
-        "_stamp",
         "_unstarted",
         "_whole_signatures",
         "agent_events",
         "block_texts",
+        "clock",
         "closed",
         "errors",
         "events",
+        "ids",
         "ids_expected",
         "model",
         "name",
@@ -380,6 +381,7 @@ class StreamBuilder:
         "problems",
         "provider",
         "response_id",
+        "stamp",
         "started_at",
         "structured",
         "unsaid",
@@ -440,12 +442,15 @@ class StreamBuilder:
         self.closed = False
         #: The event ids, taken with ``next()`` (see :func:`_id_counter`): an ``id_factory`` given is called for
         #: each (``starmap``: what it raises, StopIteration too, is raised as it was when it was called itself)
-        self._ids: Iterator[str] = (
+        #: (``ids``, ``clock`` and ``stamp`` are package-internal: the stream parser's feed takes an id, ticks with
+        #: the clock and writes the stamp inline, as :meth:`tick` and :meth:`routed` do)
+        self.ids: Iterator[str] = (
             _id_counter(os.urandom(11).hex()) if id_factory is None else _calls(id_factory, _repeat(()))
         )
-        self._now = clock or _now
+        #: the clock createdAt is read from (:func:`now`, or the one given), and the createdAt of the events built now
+        self.clock = clock or now
         if clock is not None or not _tick_later:  # (a stream parser's feed ticks before any event: not taken twice)
-            self._stamp = self._now()
+            self.stamp = self.clock()
         self._choices: dict[int, _Choice] = {}
         self._blocks = 0
         self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet
@@ -477,10 +482,10 @@ class StreamBuilder:
     def tick(self) -> None:
         """Take the time: the events built until the next tick share it as createdAt (a parser ticks once
         per chunk of the body it is fed: the events of one network read were created together)."""
-        self._stamp = self._now()
+        self.stamp = self.clock()
 
     def _ev(self, c: _Choice, type_: str, **fields: Any) -> dict[str, Any]:
-        e: dict[str, Any] = {"type": type_, "id": next(self._ids), "createdAt": self._stamp}
+        e: dict[str, Any] = {"type": type_, "id": next(self.ids), "createdAt": self.stamp}
         if c.source is not None:
             e["source"] = c.source
         e.update(fields)
@@ -570,8 +575,8 @@ class StreamBuilder:
         block_id = block[1] if block is not None and block[0] == "text" else self._open(c, slot, "text")
         e = {
             "type": "TEXT_BLOCK_DELTA",
-            "id": next(self._ids),
-            "createdAt": self._stamp,
+            "id": next(self.ids),
+            "createdAt": self.stamp,
             "replyId": c.reply_id,
             "blockId": block_id,
             "delta": delta,

@@ -30,8 +30,8 @@ from agentmsg.errors import Problem, ValidationError
 from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
 from agentmsg.providers._response import builder as _builder
-from agentmsg.providers._response.builder import _MICROS_Z, _MILLIS
-from agentmsg.providers._response.builder import _now as _default_now
+from agentmsg.providers._response.builder import MICROS_Z, MILLIS
+from agentmsg.providers._response.builder import now as _default_now
 from agentmsg.providers._response.numbers import HugeNumber, loads_beyond_double
 from agentmsg.providers._response.reader import PayloadReader, Route
 from agentmsg.providers._response.think import make_builder
@@ -143,7 +143,7 @@ class StreamParser:
         self._ms_ns = -(1 << 62)
         self._ms_text = ""
         #: the builder's clock when the caller gave one, called at each chunk; None: the default one, read inline
-        self._clock = None if self.builder._now is _default_now else self.builder._now
+        self._clock = None if self.builder.clock is _default_now else self.builder.clock
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
@@ -166,18 +166,18 @@ class StreamParser:
                 for payload in self._framer.feed(chunk):
                     self._past_end(payload.event, payload.data)
             return b.drain()
-        # b.tick(), inline (the events of one chunk share their createdAt), and the default clock's _now too: a
+        # b.tick(), inline (the events of one chunk share their createdAt), and the default clock's now too: a
         # live chunk's few Python frames cost most when they run cold (a model's chunks come apart)
         if self._clock is None:
             # (chunks read back to back: the same millisecond, its text kept; the nanoseconds into it a small int,
             # no division of the clock's 64-bit nanoseconds)
             into = _time_ns() - self._ms_ns
             if 0 <= into < 1_000_000:
-                b._stamp = self._ms_text + _MICROS_Z[into // 1000]
+                b.stamp = self._ms_text + MICROS_Z[into // 1000]
             else:
-                b._stamp = self._stamp_at(self._ms_ns + into)
+                b.stamp = self._stamp_at(self._ms_ns + into)
         else:
-            b._stamp = self._clock()
+            b.stamp = self._clock()
         framer = self._framer
         reader = self.reader
         dec = self._dec
@@ -236,8 +236,8 @@ class StreamParser:
                     if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
                         # (a copy of the route's event and three keys set cost a third less than a dict made)
                         event = parts[0].copy()
-                        event["id"] = next(b._ids)
-                        event["createdAt"] = b._stamp
+                        event["id"] = next(b.ids)
+                        event["createdAt"] = b.stamp
                         event["delta"] = text
                         b.events.append(event)
                         if parts[1] is not None:  # a call's arguments (or a block's text, kept: block_texts)
@@ -274,14 +274,14 @@ class StreamParser:
 
     def _stamp_at(self, ns: int) -> str:
         """createdAt of a chunk read at ``ns`` (the default clock's nanoseconds) in another millisecond than the
-        last chunk: its text kept for the chunks after it (as :func:`~.builder._now` writes it)."""
+        last chunk: its text kept for the chunks after it (as :func:`~.builder.now` writes it)."""
         micros = ns // 1000
-        second = _builder._SECOND
+        second = _builder.SECOND
         if second[0] != micros // 1_000_000:  # another second: formatted (and kept) by the builder's clock
             return _default_now()
-        head = second[1] + _MILLIS[micros // 1000 % 1000]
+        head = second[1] + MILLIS[micros // 1000 % 1000]
         self._ms_ns, self._ms_text = micros // 1000 * 1_000_000, head
-        return head + _MICROS_Z[micros % 1000]
+        return head + MICROS_Z[micros % 1000]
 
     def _route_events(self, route: Any) -> tuple[dict[str, Any], list[str] | None] | None:
         """What feed writes a routed payload's delta as, while the route runs (see :attr:`_parts`): the delta event of
