@@ -356,6 +356,41 @@ def test_a_server_that_closes_before_any_response_is_still_retried(raw: Any) -> 
     assert server.connections == 3
 
 
+@pytest.mark.parametrize("how", ["call", "stream", "async call", "async stream"])
+@pytest.mark.parametrize("status", [600, 777, 999])
+def test_a_status_past_599_is_a_server_error_that_says_it_is_no_http_status(raw: Any, status: int, how: str) -> None:
+    """A status of 600 to 999 (h11 reads three digits; 000 to 099 and four digits are no valid HTTP, above) is no
+    HTTP status. RFC 9110 15 has a client take it as a 5xx, and the openai and anthropic SDKs do (their
+    InternalServerError, retried): a ServerError, retried as a 5xx is. It was said as 'openai 600: boom', which
+    did not say why a 600 is a server error; the message now says so, the provider's words kept before it."""
+    body = b'{"error": {"message": "boom"}}'
+    head = b"HTTP/1.1 %d Weird\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (status, len(body))
+    server = raw(lambda conn: conn.sendall(head + body))
+    kw: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 2, "backoff": 0.01}
+
+    async def run() -> None:
+        async with AsyncClient("openai", **kw) as c:
+            if how == "async call":
+                await c.call(CONVO)
+            async for _ in c.stream(CONVO):
+                pass
+
+    with pytest.raises(ServerError) as info:
+        if how == "call":
+            Client("openai", **kw).call(CONVO)
+        elif how == "stream":
+            list(Client("openai", **kw).stream(CONVO))
+        else:
+            asyncio.run(run())
+    err = info.value
+    assert err.status_code == status and err.body == {"error": {"message": "boom"}}
+    assert err.message == (
+        f"boom (status {status} is no HTTP status, which are 100 to 599: taken as a server error, as RFC 9110 15 asks)"
+    )
+    assert str(err) == f"openai {status}: {err.message}"
+    assert server.connections == 3  # (retried twice, as a 5xx)
+
+
 # ---- call() on a server that streams anyway --------------------------------------------------------------------
 
 STREAMS = [

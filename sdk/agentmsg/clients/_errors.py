@@ -113,7 +113,8 @@ class BadRequestError(ProviderError):
 
 
 class ServerError(ProviderError):
-    """5xx after the retries (a provider's own 5xx too, such as 529 overloaded)."""
+    """5xx after the retries (a provider's own 5xx too, such as 529 overloaded), and a status of 600 to 999, no
+    HTTP status, which RFC 9110 15 has a client take as a 5xx (its message says so)."""
 
 
 class APIConnectionError(ProviderError):
@@ -158,7 +159,8 @@ class ReplyTooLargeError(BrokenStreamError):
 
 def status_class(status: int) -> type[ProviderError]:
     """The exception of an error status: 401 and 403 :class:`AuthenticationError`, 429 :class:`RateLimitError`,
-    5xx :class:`ServerError`, any other :class:`BadRequestError`."""
+    5xx :class:`ServerError` (and 600 to 999, no HTTP status: RFC 9110 15 has a client take it as a 5xx, as the
+    openai and anthropic SDKs do), any other :class:`BadRequestError`."""
     if status in (401, 403):
         return AuthenticationError
     if status == 429:
@@ -167,6 +169,9 @@ def status_class(status: int) -> type[ProviderError]:
         return ServerError
     return BadRequestError
 
+
+#: The last HTTP status (RFC 9110 15: 100 to 599); a client takes one past it, 600 to 999, as a 5xx
+_LAST_STATUS: Final = 599
 
 #: Characters of a status line's reason phrase an error quotes, at most (the server's own words)
 _PHRASE_SHOWN = 200
@@ -195,11 +200,17 @@ def error_for_status(
     """The error of a response with an error status: its class from the status, the provider's message, the
     parsed body and the request id from the body or the headers. ``broke``: why the body's read failed (a
     disconnect, a body that could not be decoded), ``body`` what arrived before: the message says so. An empty
-    body's message is the status's reason phrase (:func:`status_phrase` of ``phrase``, the response's own)."""
+    body's message is the status's reason phrase (:func:`status_phrase` of ``phrase``, the response's own). A status
+    past 599 (h11 reads any three digits) is no HTTP status: a :class:`ServerError`, its message saying why."""
     said = status_phrase(status, phrase)
     message, parsed, body_id = provider_message(body, empty=f"{said} {EMPTY_BODY}" if said else EMPTY_BODY)
     if broke is not None:
         message += f" (the error body broke off after {len(body):,} bytes: {broke})"
+    if status > _LAST_STATUS:
+        message += (
+            f" (status {status} is no HTTP status, which are 100 to {_LAST_STATUS}: taken as a server error, as"
+            " RFC 9110 15 asks)"
+        )
     return status_class(status)(
         message, provider=provider, status_code=status, body=parsed, request_id=body_id or request_id(headers)
     )

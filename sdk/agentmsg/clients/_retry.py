@@ -3,7 +3,8 @@
 The clients ask it after each attempt that got no reply and wait what it says; None means give up:
 
 * an error status is retried when the server's ``x-should-retry`` header says ``true`` (``false``: never,
-  whatever the status), else for 408, 409, 429 and 5xx;
+  whatever the status), else for 408, 409, 429 and 5xx (a status of 600 to 999 too: no HTTP status, which RFC
+  9110 15 has a client take as a 5xx, as the openai and anthropic SDKs retry it);
 * a request that got no response at all (the connection failed or timed out) is retried (the clients raise at
   once for a response that is no valid HTTP: a 101 Switching Protocols, a head too long, a bad status line);
 * at most ``max_retries`` times; a stream is never retried once its reply has begun (the clients ask only
