@@ -5,6 +5,7 @@ then (each was a bug)."""
 from __future__ import annotations
 
 import asyncio
+import codecs
 import gzip
 import json
 import random
@@ -135,6 +136,93 @@ def test_an_error_status_with_an_empty_body_says_its_reason_phrase(raw: Any, cas
         c = client(server.url)
         c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
     assert str(info.value) == said and info.value.message == said.partition(": ")[2]
+
+
+_WORDS = "Überlastet: bitte später"
+#: An error body in another encoding than UTF-8, or with control characters: its Content-Type (None: none), its
+#: bytes, the error's message and its parsed body
+_ENCODED_BODIES: dict[str, tuple[bytes | None, bytes, str, Any]] = {
+    "UTF-16 with its BOM": (b"text/plain", _WORDS.encode("utf-16"), _WORDS, _WORDS),
+    "UTF-16-BE with its BOM, said UTF-8": (
+        b"text/plain; charset=utf-8",
+        codecs.BOM_UTF16_BE + _WORDS.encode("utf-16-be"),
+        _WORDS,
+        _WORDS,
+    ),
+    "UTF-16-LE, no BOM nor charset": (None, _WORDS.encode("utf-16-le"), _WORDS, _WORDS),
+    "UTF-16-BE, no BOM nor charset": (b"text/plain", _WORDS.encode("utf-16-be"), _WORDS, _WORDS),
+    "UTF-16-LE by its charset": (b"text/plain; charset=UTF-16LE", _WORDS.encode("utf-16-le"), _WORDS, _WORDS),
+    "UTF-16 by its charset, no BOM": (b'text/plain; charset="utf-16"', _WORDS.encode("utf-16-be"), _WORDS, _WORDS),
+    "UTF-32-LE, no BOM nor charset": (None, _WORDS.encode("utf-32-le"), _WORDS, _WORDS),
+    "Latin-1 by its charset": (b"text/html; charset=ISO-8859-1", _WORDS.encode("latin-1"), _WORDS, _WORDS),
+    "windows-1252 by its charset": (
+        b"text/plain;charset=cp1252",
+        "€ 5 – zu viel".encode("cp1252"),
+        "€ 5 – zu viel",
+        "€ 5 – zu viel",
+    ),
+    "JSON in UTF-16 by its charset": (
+        b"application/json; charset=utf-16",
+        codecs.BOM_UTF16_LE + json.dumps({"error": {"message": _WORDS}}).encode("utf-16-le"),
+        _WORDS,
+        {"error": {"message": _WORDS}},
+    ),
+    "JSON in UTF-16-LE, no BOM nor charset": (
+        b"application/json",
+        json.dumps({"error": {"message": _WORDS}}, ensure_ascii=False).encode("utf-16-le"),
+        _WORDS,
+        {"error": {"message": _WORDS}},
+    ),
+    "a charset Python does not know": (b"text/plain; charset=klingon", "später".encode(), "später", "später"),
+    "a charset that is no text encoding": (b"text/plain; charset=base64", b"c3BhdGVy", "c3BhdGVy", "c3BhdGVy"),
+    "a binary body": (
+        b"application/x-protobuf",
+        b"\x08\x00\x12\x04down",
+        "\\x08\\x00\\x12\\x04down",
+        "\x08\x00\x12\x04down",
+    ),
+    "control characters": (
+        b"text/plain",
+        b"bad\x1b[31m red\x00 nul\r\n\xc2\x85line 2\x7f",
+        "bad\\x1b[31m red\\x00 nul\\r\\n\\x85line 2\\x7f",
+        "bad\x1b[31m red\x00 nul\r\n\x85line 2\x7f",
+    ),
+    "control characters in a JSON message": (
+        b"application/json",
+        b'{"error": {"message": "bad\\u001b[2J\\nline 2\\u0000"}}',
+        "bad\\x1b[2J\\nline 2\\x00",
+        {"error": {"message": "bad\x1b[2J\nline 2\x00"}},
+    ),
+}
+
+
+@pytest.mark.parametrize("how", ["stream", "call", "async call"])
+@pytest.mark.parametrize("case", list(_ENCODED_BODIES))
+def test_an_error_body_is_read_in_its_encoding_and_said_without_control_characters(
+    raw: Any, case: str, how: str
+) -> None:
+    """An error body in UTF-16 (with a BOM or none) or Latin-1 (its charset said) was read as UTF-8: its message
+    was mangled text full of NULs ('\\x00b\\x00e\\x00r...'), and a JSON error in UTF-16 lost its message. Control
+    characters (ESC, NUL, line breaks) went raw into the message, to a log line or a terminal. Now the body is read
+    by its BOM, else its declared charset, else the NULs of UTF-16 or UTF-32 text, else as UTF-8; the message
+    escapes its control characters as a repr does, and the parsed body keeps them."""
+    content_type, body, message, parsed = _ENCODED_BODIES[case]
+    ct = b"Content-Type: %s\r\n" % content_type if content_type is not None else b""
+    head = b"HTTP/1.1 400 X\r\n" + ct + b"Content-Length: %d\r\n\r\n" % len(body)
+    server = raw(lambda conn: conn.sendall(head + body))
+
+    async def run() -> None:
+        async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+            await c.call(CONVO)
+
+    with pytest.raises(BadRequestError) as info:
+        if how == "async call":
+            asyncio.run(run())
+        else:
+            c = client(server.url)
+            c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
+    assert info.value.message == message and str(info.value) == f"openai 400: {message}"
+    assert info.value.body == parsed
 
 
 #: An error response whose body breaks off: its head, the bytes sent, the class, and what the message starts with

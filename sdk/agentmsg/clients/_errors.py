@@ -9,6 +9,7 @@ they refuse a streaming request.
 from __future__ import annotations
 
 import base64
+import codecs
 import http
 import json
 import os
@@ -203,7 +204,9 @@ def error_for_status(
     body's message is the status's reason phrase (:func:`status_phrase` of ``phrase``, the response's own). A status
     past 599 (h11 reads any three digits) is no HTTP status: a :class:`ServerError`, its message saying why."""
     said = status_phrase(status, phrase)
-    message, parsed, body_id = provider_message(body, empty=f"{said} {EMPTY_BODY}" if said else EMPTY_BODY)
+    message, parsed, body_id = provider_message(
+        body, empty=f"{said} {EMPTY_BODY}" if said else EMPTY_BODY, content_type=header(headers, "content-type")
+    )
     if broke is not None:
         message += f" (the error body broke off after {len(body):,} bytes: {broke})"
     if status > _LAST_STATUS:
@@ -224,7 +227,8 @@ def redirected(provider: str, status: int, body: bytes, headers: Mapping[str, st
     """A 3xx, which the clients never follow (the API key would go along, to any host; httpx makes a 301-303
     POST a GET)."""
     location = header(headers, "location")
-    _message, parsed, body_id = provider_message(body) if body else ("", None, None)
+    content_type = header(headers, "content-type")
+    _message, parsed, body_id = provider_message(body, content_type=content_type) if body else ("", None, None)
     if location or status in _REDIRECTS:
         where = f" to {location}" if location else ""
         said = (
@@ -326,17 +330,93 @@ def too_big(provider: str, cap: int, status: int, headers: Mapping[str, str]) ->
 EMPTY_BODY = "(empty body)"
 
 
-def provider_message(body: bytes, *, empty: str = EMPTY_BODY) -> tuple[str, Any, str | None]:
+#: A body's byte order marks and their encodings (UTF-32's before UTF-16's, whose mark begins UTF-32 LE's)
+_BOMS: Final = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+#: Bytes of a body's start read for the NULs of UTF-16 or UTF-32 text without a byte order mark
+_SNIFFED: Final = 16
+
+
+def _sniffed(body: bytes) -> str:
+    """The encoding the NULs of a body's first :data:`_SNIFFED` bytes show, with no byte order mark nor charset to
+    say it: UTF-32 or UTF-16 of Latin-1 characters (each code unit's high bytes NUL, its low byte not: LE or BE by
+    where they are; ``{"`` is ``{\\x00"\\x00`` in UTF-16-LE), else UTF-8 (JSON's, RFC 8259). A binary body's
+    bytes (a protobuf's) or CJK text hold no such run: read as UTF-8, as before."""
+    head = body[: min(_SNIFFED, len(body)) // 4 * 4]
+    if len(head) < 4 or b"\x00" not in head:
+        return "utf-8"
+    units = [head[i : i + 4] for i in range(0, len(head), 4)]
+    if all(u[1:] == b"\x00\x00\x00" and u[0] for u in units):
+        return "utf-32-le"
+    if all(u[:3] == b"\x00\x00\x00" and u[3] for u in units):
+        return "utf-32-be"
+    pairs = [head[i : i + 2] for i in range(0, len(head), 2)]
+    if all(p[1] == 0 and p[0] for p in pairs):
+        return "utf-16-le"
+    if all(p[0] == 0 and p[1] for p in pairs):
+        return "utf-16-be"
+    return "utf-8"
+
+
+def body_encoding(body: bytes, content_type: str | None) -> str:
+    """The encoding of a body's text: its byte order mark's (which wins over any charset, as browsers read it),
+    else the ``charset`` its Content-Type declares (one Python knows as a text encoding; UTF-16 or UTF-32 of no
+    byte order told: the order of the NULs around its first characters, else big-endian, RFC 2781), else the one
+    the NULs of its first bytes show (:func:`_sniffed`), else UTF-8."""
+    for bom, encoding in _BOMS:
+        if body.startswith(bom):
+            return encoding
+    sniffed = _sniffed(body)
+    for param in (content_type or "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() != "charset":
+            continue
+        try:
+            declared = codecs.lookup(value.strip().strip('"').strip())
+        except LookupError:
+            break  # (a charset Python does not know: as if none were declared)
+        if not getattr(declared, "_is_text_encoding", True):
+            break  # (base64, rot13, zlib: no text encoding)
+        if declared.name in ("utf-16", "utf-32"):
+            return sniffed if sniffed.startswith(declared.name + "-") else declared.name + "-be"
+        return declared.name
+    return sniffed
+
+
+def printable(text: str) -> str:
+    """``text`` as a message may hold it: control characters (NUL, ESC, a line break; any character Python does not
+    print) written as Python escapes (``\\x00``, ``\\x1b``, ``\\n``), as a repr writes them, so that a server's
+    words can neither split a log line nor move a terminal's cursor or colour."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def provider_message(
+    body: bytes, *, empty: str = EMPTY_BODY, content_type: str | None = None
+) -> tuple[str, Any, str | None]:
     """(message, parsed body, request id) of an error body, in any provider's shape: the parsed body is the
     JSON (or the SSE error event's JSON), else the body's text; ``empty`` the message of a body of nothing but
-    whitespace."""
+    whitespace. The body is read in its encoding (:func:`body_encoding`: its byte order mark, else the charset of
+    ``content_type``, the response's Content-Type, else UTF-8); the message holds no control character raw
+    (:func:`printable`), the parsed body keeps them."""
+    encoding = body_encoding(body, content_type)
+    if encoding != "utf-8":  # (read as UTF-8 below: JSON, SSE and text alike)
+        body = body.decode(encoding, "replace").encode("utf-8", "surrogatepass")
     try:
         parsed: Any = loads_bounded(body)
     except orjson.JSONDecodeError:
         parsed = _sse_error(body)
         if parsed is None:
             text = body.decode("utf-8", "replace").strip()
-            return (text[:500] or empty), text, None
+            return (printable(text[:500]) or empty), text, None
     message: Any = None
     rid = None
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], dict):
@@ -351,7 +431,7 @@ def provider_message(body: bytes, *, empty: str = EMPTY_BODY) -> tuple[str, Any,
             message = parsed.get("message") or parsed.get("msg")
         value = parsed.get("request_id") or parsed.get("requestId")
         rid = value if isinstance(value, str) else None
-    return (str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, rid
+    return printable(str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, rid
 
 
 def _sse_error(body: bytes) -> Any:
