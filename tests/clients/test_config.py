@@ -488,6 +488,46 @@ def test_a_base_url_with_a_fragment_is_refused_not_sent_without_its_path(raw: An
     assert server.connections == 0
 
 
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (" ", ""),
+        ("", " "),
+        ("", "  "),
+        ("", " /"),
+        ("", "/ /"),
+        ("\t", ""),
+        ("", "\n"),
+        ("", "\u00a0"),
+        ("\u3000", ""),
+        (" ", " "),
+    ],
+)
+def test_a_base_url_with_whitespace_at_an_end_is_refused_whichever_end(
+    raw: Any, cls: str, before: str, after: str
+) -> None:
+    """A base_url with a space at its start was refused ('is not an http:// or https:// URL'), and one with a space
+    at its end was taken: httpx percent-encodes it, and every call was POSTed to ``/v1%20/chat/completions`` (the
+    server's 404 the only sign; a non-breaking space the same, ``/v1%C2%A0``). Both ends are refused alike now, as
+    the client is made: at /base_url, rule format, saying the whitespace; nothing is sent. (A tab or a line break
+    was refused by httpx already, in its own words: the same refusal now.)"""
+    import agentmsg.clients
+
+    def answer(conn: Any) -> None:
+        conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+
+    server = raw(answer)
+    client_class = getattr(agentmsg.clients, cls)
+    with pytest.raises(ValidationError) as info:
+        client_class("openai", base_url=f"{before}{server.url}/v1{after}", api_key="k", model="m", max_retries=0)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/base_url", "format")]
+    assert info.value.kind == "client settings"
+    assert "whitespace at its start or end" in str(info.value)
+    assert server.connections == 0
+    client_class("openai", base_url=f"{server.url}/v1/", api_key="k")  # (a trailing slash: taken, as before)
+
+
 # ---- the settings of text and the headers, checked where given ---------------------------------------------------
 
 

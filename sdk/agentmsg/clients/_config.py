@@ -365,6 +365,11 @@ class BaseClient:
         if base_url is not None and not isinstance(base_url, str):
             raise wrong_type("/base_url", "base_url is an http:// or https:// URL (a string)", base_url, SETTINGS)
         self.base_url = (base_url or self.spec.base_url).rstrip("/")
+        if self.base_url != self.base_url.strip():
+            # (a pasted URL's space: one at the end was taken, percent-encoded, and every call POSTed to /v1%20/...;
+            # one at the start was refused as no http URL; a tab or a line break in httpx's words)
+            said = f"base_url {shown_url(str(base_url))!r} has whitespace at its start or end: remove it"
+            raise ValidationError.single("/base_url", "format", said, SETTINGS)
         try:
             url = httpx.URL(self.base_url)
         except httpx.InvalidURL as exc:
