@@ -127,6 +127,23 @@ def test_two_protocols_in_the_query_are_refused() -> None:
     assert r.status == 400 and b"more than one protocol" in r.raw
 
 
+@pytest.mark.parametrize(
+    "query", ["protocol=", "protocol", "protocol=&x=1", "x=1&protocol", "%70rotocol=", "protocol=&protocol="]
+)
+def test_an_empty_protocol_in_the_query_is_refused_not_served_the_default(query: str) -> None:
+    """``?protocol=`` with no name was served the default protocol (parse_qs drops a blank value): a client that
+    built its query from an unset variable got a stream in a protocol it never asked for, and read it as its
+    own. It is a 400 now, one line naming the parameter and the protocols served; no ``protocol`` key at all is
+    still the default."""
+    stream = EventEndpoint(events(2), protocols=["agentscope", Pairs()])
+    with serving(starlette_app(stream)) as port:
+        r = get(port, f"/events?{query}")
+        plain = get(port, "/events?x=1")
+    assert r.status == 400 and r.headers["content-type"].startswith("text/plain")
+    assert r.raw == b"the query's protocol is empty: name one of agentscope, pairs (or leave it out: agentscope)\n"
+    assert plain.status == 200 and plain.sse[-1].event == "end"
+
+
 def test_each_protocol_resumes_in_its_own_positions() -> None:
     source = events(20)
     stream = EventEndpoint(iter(source), drop_every=5, protocols=["agentscope", Pairs()])

@@ -26,10 +26,10 @@ generator. ``drop_every`` (for testing resume) closes each connection after that
 
 Protocols (:mod:`agentmsg.ui`): each request gets the stream in one UI protocol, picked by ``?protocol=NAME`` or
 the ``Accept`` header (:func:`agentmsg.ui.negotiate`; default the first of ``protocols``, ``agentscope``: the
-bytes above); one not served gets HTTP 406 with a one-line reason. Each protocol other than agentscope has its
-own buffer of translated frames (its own positions, its own replay bound), made when first asked for from the
-events still kept and fed every event after, so that a protocol that is ``resumable`` resumes exactly as above;
-its stream ends with its encoder's closing events and its ``trailer``.
+bytes above); one not served gets HTTP 406 with a one-line reason, an empty ``?protocol=`` 400. Each protocol
+other than agentscope has its own buffer of translated frames (its own positions, its own replay bound), made when
+first asked for from the events still kept and fed every event after, so that a protocol that is ``resumable``
+resumes exactly as above; its stream ends with its encoder's closing events and its ``trailer``.
 """
 
 from __future__ import annotations
@@ -511,7 +511,7 @@ class EventEndpoint:
             return
         self._loop = asyncio.get_running_loop()  # (the latest: an endpoint served again in another loop)
         try:
-            protocol = negotiate(self._offered, _query_protocol(scope), _list_header(scope, b"accept"))
+            protocol = negotiate(self._offered, _query_protocol(scope, self._offered), _list_header(scope, b"accept"))
         except NotAcceptable as exc:
             await _plain(send, 406, f"{exc}\n")
             return
@@ -701,14 +701,20 @@ def _end_event(value: str | None) -> str | None:
     return value
 
 
-def _query_protocol(scope: Scope) -> str | None:
-    """The ``protocol`` of the query string, if any (given twice with different values: refused, 400)."""
+def _query_protocol(scope: Scope, offered: list[UIProtocol]) -> str | None:
+    """The ``protocol`` of the query string, if any (given twice with different values: refused, 400). One given
+    empty (``?protocol=``, ``?protocol``) is refused too, 400, naming the protocols ``offered``: it was served the
+    default (parse_qs drops a blank value), a protocol the client never asked for."""
     raw = scope.get("query_string") or b""
     if b"protocol" not in raw and b"%" not in raw:  # (a key may be percent-encoded: %70rotocol)
         return None
-    values = set(urllib.parse.parse_qs(bytes(raw).decode("latin-1")).get("protocol", ()))
+    query = urllib.parse.parse_qs(bytes(raw).decode("latin-1"), keep_blank_values=True)
+    values = set(query.get("protocol", ()))
     if len(values) > 1:
         raise _Refused(400, "the query names more than one protocol: ask for one")
+    if values == {""}:
+        names = ", ".join(p.name for p in offered)
+        raise _Refused(400, f"the query's protocol is empty: name one of {names} (or leave it out: {offered[0].name})")
     return values.pop() if values else None
 
 
