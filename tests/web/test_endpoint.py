@@ -515,6 +515,47 @@ def test_head_method_and_event_types_that_clash() -> None:
     assert r.events == odd
 
 
+def _chunks(data: bytes, size: int) -> Iterator[bytes]:
+    for i in range(0, len(data), size):
+        yield data[i : i + size]
+
+
+@pytest.mark.parametrize("protocol", ["ag-ui", "ai-sdk", "agentscope"])
+def test_a_post_is_served_the_stream_its_body_read_and_not_used(protocol: str) -> None:
+    """An AG-UI client (``HttpAgent``) POSTs its RunAgentInput, the AI SDK's transport its chat, to the endpoint they
+    read: the endpoint's stream is its source's, one for every request (a broadcast), so a POST is served as a GET
+    is, its body read (to the end: the request's end and the client's leaving are read after it) and not used, and
+    never refused. A chat endpoint that runs a reply from what was posted reads the body first and makes an
+    endpoint per request (docs/web.md). Pinned: a body of 600 KB, sent whole or chunked, and none, each get the
+    bytes a GET gets."""
+    posted = orjson.dumps(
+        {
+            "threadId": "t",
+            "runId": "r",
+            "state": {},
+            "messages": [{"id": f"m{i}", "role": "user", "content": "x" * 1000} for i in range(600)],
+            "tools": [],
+            "context": [],
+            "forwardedProps": {},
+        }
+    )
+    path = f"/events?protocol={protocol}"
+    with serving(starlette_app(EventEndpoint(events(3)))) as port:
+        want = get(port, path)
+        got = []
+        for body in (posted, _chunks(posted, 4096), b""):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+                conn.request("POST", path, body=body, headers=headers, encode_chunked=not isinstance(body, bytes))
+                resp = conn.getresponse()
+                got.append((resp.status, resp.read()))
+            finally:
+                conn.close()
+    assert want.status == 200 and want.raw
+    assert got == [(200, want.raw)] * 3
+
+
 def test_a_client_that_disconnects_does_not_disturb_the_others() -> None:
     async def slow() -> AsyncIterator[dict[str, Any]]:
         for e in events(10):

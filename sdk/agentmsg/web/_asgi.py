@@ -201,6 +201,12 @@ class EventEndpoint:
     (names of :mod:`agentmsg.ui` or protocol objects; default every registered one), the first the default of a
     request that asks for none (``?protocol=NAME`` or an ``Accept`` header; see :func:`agentmsg.ui.negotiate`);
     a request for one not served gets 406.
+
+    It answers GET, HEAD and POST alike (another method: 405). AG-UI's ``HttpAgent`` POSTs its RunAgentInput, the AI
+    SDK's transport its chat, to the stream they read: a POST's body is read to its end (the client's leaving is
+    read after it) and not used, the stream being its source's, the same for every request. A chat endpoint that
+    runs a reply from what was posted reads the body first (:func:`agentmsg.ui.agui.read_input`,
+    :func:`agentmsg.ui.ai_sdk.read_request`) and makes an endpoint per request (docs/web.md).
     """
 
     def __init__(
