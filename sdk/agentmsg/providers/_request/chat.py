@@ -18,7 +18,7 @@ import orjson
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
-from agentmsg.providers._request.context import Context
+from agentmsg.providers._request.context import CITATIONS, PROVIDER_BLOCK, Context
 from agentmsg.providers._request.walk import Walk
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
@@ -80,6 +80,7 @@ class ChatWalk(Walk):
         #: speaker names sent as they are (send_name, and the provider's pattern takes them): the hot paths
         #: test this set, and call :meth:`_name` (which fills it) for the other names
         self.names_as_is: set[str] = set()
+        self.no_reasoning: tuple[str, str] | None = None  # (made by run)
         self.last_user = -1
         #: reasoning_current_turn_only: messages before the last user message whose turn (from a user message
         #: to the next) called tools: their reasoning is still sent (DeepSeek's thinking mode requires the
@@ -130,6 +131,10 @@ class ChatWalk(Walk):
     # ---- walk ----
 
     def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
+        # what is said of the current agent's reasoning when the provider takes none (no reasoning field, not demoted:
+        # thinking-dropped), else None: made once (the flags are set by now), said of each block as it is sent
+        if self.reasoning_field is None and not self.demote:
+            self.no_reasoning = (_NO_REASONING, self.name)
         if self.reasoning_current_turn_only:
             self.tool_turns.update(F.tool_turns(msgs))
             self.last_user = F.current_turn(msgs)
@@ -138,7 +143,7 @@ class ChatWalk(Walk):
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
         if not text and self.drop_empty:
             return False
-        if self.refusals and role is _ASSISTANT and msg.metadata.get(REFUSAL) is True:
+        if self.refusals and role is _ASSISTANT and REFUSAL in msg.metadata and msg.metadata[REFUSAL] is True:
             return False  # (a refusal: assistant_message sends it)
         entry: dict[str, Any] = {
             "role": "user" if role is _USER else "assistant",
@@ -266,10 +271,11 @@ class ChatWalk(Walk):
         tool_names = ctx.tool_name_cache
         open_calls = ctx.open_calls
         blocks: list[Any] = msg.content
-        refusal_j = -1 if not self.refusals or other or msg.metadata.get(REFUSAL) is not True else refusal_at(msg)
+        # (refusal_at reads the mark: a message of no metadata holds no refusal)
+        refusal_j = refusal_at(msg) if self.refusals and not other and msg.metadata else -1
         refusal: str | None = None
-        # reasoning of the current agent that the provider takes none of (no field, not demoted): dropped, said
-        no_reasoning = self.reasoning_field is None and not other and not self.demote
+        # reasoning of the current agent that the provider takes none of (no field, not demoted): dropped, said so
+        no_reasoning = None if other else self.no_reasoning
         # reasoning of the current agent that the provider keeps in its reasoning field (not pruned, not redacted)
         keep_reasoning = (
             self.reasoning_field is not None
@@ -282,11 +288,7 @@ class ChatWalk(Walk):
             t = type(b)
             # (each kind reads its unknown keys in its own branch: a line that reads an attribute of blocks of one
             # class is one CPython specializes; read before the dispatch, of every class, it is the generic lookup)
-            if j == refusal_j:
-                refusal = b.text
-                if b.unknown_keys:
-                    looked = False
-            elif t is ToolUseBlock:
+            if t is ToolUseBlock:
                 if b.unknown_keys:
                     looked = False
                 cid = b.id
@@ -319,7 +321,9 @@ class ChatWalk(Walk):
             elif t is TextBlock:
                 if b.unknown_keys:
                     looked = False
-                if b.text or not drop:
+                if j == refusal_j:  # (refusal_at finds a text block)
+                    refusal = b.text
+                elif b.text or not drop:
                     texts.append(b.text)
                 else:
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
@@ -327,14 +331,14 @@ class ChatWalk(Walk):
                 meta = b.metadata
                 if b.unknown_keys or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
-                if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
+                if meta and (PROVIDER_BLOCK in meta or CITATIONS in meta):  # provider data kept in its place
                     self.carrier(meta, i, j, None, other)  # (no chat provider's reply carries such data: said)
                     continue
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in ctx.families and not other and not self.demote:
                     ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, self.name)))
                 elif no_reasoning and (origin is None or origin in ctx.families):  # the provider takes none
-                    ctx.diagnostics.append(((i, j), "thinking-dropped", (_NO_REASONING, self.name)))
+                    ctx.diagnostics.append(((i, j), "thinking-dropped", no_reasoning))
                 elif (
                     keep_reasoning
                     and (origin is None or origin in ctx.families)
@@ -455,14 +459,18 @@ class ChatWalk(Walk):
             if t is ToolResultBlock:
                 call = open_calls.pop(b.id, None)
                 output = b.output
-                if call is not None and len(output) == 1 and type(output[0]) is TextBlock and b.state == "success":
-                    # the usual result, one text block, answering an open call
-                    text = output[0].text
+                if (
+                    call is not None
+                    and len(output) == 1
+                    and type(first := output[0]) is TextBlock
+                    and b.state == "success"
+                ):  # the usual result, one text block, answering an open call
+                    text = first.text
                     entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": call[0]}
                     if named:
                         entry["name"] = call[1]
                     out.append(entry)
-                    if b.unknown_keys or output[0].unknown_keys:
+                    if b.unknown_keys or first.unknown_keys:
                         looked = False
                 else:
                     self._result(b, i, j, call)
