@@ -117,3 +117,30 @@ def test_different_texts_are_said_apart() -> None:
         ("thinking-dropped", ("/1/content/0", "/7/content/0")),
         ("thinking-dropped", ("/4/content/0", "/10/content/0")),
     ]
+
+
+def test_repeats_in_runs_and_apart_group_alike() -> None:
+    """grouped takes a run of one rule and text without making its key (the usual repeat, a change at every turn):
+    a run broken by another diagnostic, and resumed, is the same group, its places in order; an equal text of another
+    object (a tuple made again) is the same text."""
+    from agentmsg.providers._request.context import as_problem, grouped
+
+    said = ("{} takes no reasoning in requests", "openai")
+    again = ("{} takes no reasoning in requests", "openai")
+    diagnostics = [
+        ((1, 0), "thinking-dropped", said),
+        ((5, 0), "thinking-dropped", said),
+        ("/6/name", "name-sanitized", "name 'a b' sent as 'a_b'"),
+        ((9, 0), "thinking-dropped", again),
+        ("/10/name", "name-sanitized", "name 'a b' sent as 'a_b'"),
+        ("/11/name", "name-sanitized", "name 'a b' sent as 'a_b'"),
+        ((13, 0), "thinking-dropped", said),
+        ("/14", "turns-merged", "merged"),
+    ]
+    problems = [as_problem(d) for d in grouped(diagnostics)]
+    assert [(p.pointer, p.rule, p.pointers) for p in problems] == [
+        ("/1/content/0", "thinking-dropped", ("/1/content/0", "/5/content/0", "/9/content/0", "/13/content/0")),
+        ("/6/name", "name-sanitized", ("/6/name", "/10/name", "/11/name")),
+        ("/14", "turns-merged", ("/14",)),
+    ]
+    assert problems[0].message.startswith("openai takes no reasoning in requests (said once for 4 places:")

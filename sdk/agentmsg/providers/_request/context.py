@@ -638,13 +638,27 @@ def grouped(diagnostics: Sequence[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ..
     seen: dict[tuple[str, Any], int] = {}
     others: dict[int, list[Any]] = {}
     kept: list[tuple[Any, ...]] = []
+    # the diagnostic before: its rule and text, its group's index in kept and other pointers (None: none yet)
+    rule: Any = None
+    message: Any = None
+    at = -1
+    more: list[Any] | None = None
     for d in diagnostics:
-        key = (d[1], d[2])
-        at = seen.get(key)
-        if at is None:
-            seen[key] = len(kept)
+        if d[1] == rule and d[2] == message:  # said again of the next place (the usual repeat): no key made
+            if more is None:
+                more = others[at] = []
+            more.append(d[0])
+            continue
+        rule = d[1]
+        message = d[2]
+        key = (rule, message)
+        found = seen.get(key)
+        if found is None:
+            at = seen[key] = len(kept)
             kept.append(d)
+            more = None
         else:
+            at = found
             more = others.get(at)
             if more is None:
                 more = others[at] = []
