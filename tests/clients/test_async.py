@@ -1445,18 +1445,15 @@ def test_close_from_another_thread_as_the_reader_takes_an_event_and_leaves(serve
     c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
     stream = c.stream(CONVO)
     checked = threading.Event()
-    lock = stream._running
 
-    class CheckedThenWaitForTheStop:  # the step's last check passed; the stop comes before its yield
-        acquire = lock.acquire
-
-        def release(self) -> None:
+    class CheckedThenWaitForTheStop(dict[str, object]):  # the step's last check passed; the stop comes before its yield
+        def __delitem__(self, key: str) -> None:
             if stream.reducer.snapshot() is not None and not checked.is_set():
                 checked.set()
                 assert stream._stop.wait(5)
-            lock.release()
+            super().__delitem__(key)
 
-    stream._running = CheckedThenWaitForTheStop()  # type: ignore[assignment]
+    stream._turn = CheckedThenWaitForTheStop()
     got: list[Any] = []
 
     def worker() -> None:
@@ -1487,18 +1484,15 @@ def test_a_keyboard_interrupt_at_an_events_yield_goes_on_and_ends_the_stream(ser
     http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
     c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
     stream = c.stream(CONVO)
-    lock = stream._running
 
-    class InterruptedAsItLetsGo:  # (the signal handled as the lock's release returns, at the first text)
-        acquire = lock.acquire
-
-        def release(self) -> None:
-            lock.release()
+    class InterruptedAsItLetsGo(dict[str, object]):  # (the signal handled as the step lets go, at the first text)
+        def __delitem__(self, key: str) -> None:
+            super().__delitem__(key)
             if (msg := stream.reducer.snapshot()) is not None and msg.text_content:
                 raise KeyboardInterrupt
 
     if where == "as-the-step-lets-go":
-        stream._running = InterruptedAsItLetsGo()  # type: ignore[assignment]
+        stream._turn = InterruptedAsItLetsGo()
     events = iter(stream)
     with pytest.raises(KeyboardInterrupt):
         for e in events:
@@ -1506,9 +1500,97 @@ def test_a_keyboard_interrupt_at_an_events_yield_goes_on_and_ends_the_stream(ser
                 events.throw(KeyboardInterrupt())
             if where == "thrown-at-a-closing-event" and any(e is closing for closing in stream._closing):
                 events.throw(KeyboardInterrupt())
-    assert stream.done and stream.message is not None and not lock.locked() and not c._held
+    assert stream.done and stream.message is not None and not stream._turn and not c._held
     assert stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
     assert list(stream) == []
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+    http.close()
+
+
+def _first_builtin_return_in_the_loop_interrupts(frame: Any, event: str, arg: Any) -> None:
+    """A profile function: Ctrl-C handled as the first builtin call in the stream's loop returns (the loop taking
+    the stream for its first step: a signal is handled as a call returns)."""
+    if event == "c_return" and frame.f_code is ReplyStream._run.__code__:
+        sys.setprofile(None)
+        raise KeyboardInterrupt
+
+
+def test_a_keyboard_interrupt_as_the_loop_takes_its_first_step_leaves_the_stream_closable(
+    server: ReplayServer,
+) -> None:
+    """A KeyboardInterrupt handled just as the stream's loop had taken the stream for its first step (its lock's
+    ``acquire()`` returned, before the ``try`` that lets it go) left the stream taken: a later ``close()`` took it
+    for a loop still running and waited its whole ``wait`` (10 s by default), then returned with the stream not
+    ended (``done`` False). Now the loop lets the stream go whatever stops it there: ``close()`` ends it at once
+    (``wait=0`` here), nothing sent."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    stream = c.stream(CONVO)
+    events = iter(stream)
+    sys.setprofile(_first_builtin_return_in_the_loop_interrupts)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            next(events)
+    finally:
+        sys.setprofile(None)
+    stream.close(wait=0)
+    assert stream.done and stream.message is None and not c._held and server.requests == []
+    assert list(stream) == []
+    assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+    http.close()
+
+
+def test_a_keyboard_interrupt_as_the_reader_comes_back_while_another_thread_closes(server: ReplayServer) -> None:
+    """``close()`` from another thread that found the loop between two events ends the stream itself, holding it;
+    the reader coming back meanwhile waits to take it. A KeyboardInterrupt handled there (the reader's wait cut)
+    let the loop's end release the stream's lock, which the closing thread held: that thread's ``close()`` then
+    failed (RuntimeError 'release unlocked lock') and the reader might have ended the stream beside it. Now the
+    interrupted reader leaves the stream to the thread that holds it: the KeyboardInterrupt goes on, that
+    ``close()`` ends the stream (INTERRUPTED with what arrived, its connection given back) without error."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    stream = c.stream(CONVO)
+    ending, interrupted = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def paused_as_it_ends_the_stream(frame: Any, event: str, arg: Any) -> None:  # (the closing thread's)
+        if event == "call" and frame.f_code is ReplyStream._cancelled.__code__:
+            ending.set()
+            interrupted.wait(5)
+
+    def interrupted_as_it_takes_the_stream_back(frame: Any, event: str, arg: Any) -> None:  # (the reader's)
+        if event == "c_call" and frame.f_code is ReplyStream._run.__code__:
+            sys.setprofile(None)
+            raise KeyboardInterrupt
+
+    def closer() -> None:
+        sys.setprofile(paused_as_it_ends_the_stream)
+        try:
+            stream.close(wait=5)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            sys.setprofile(None)
+
+    events = iter(stream)
+    assert next(events)
+    closing = threading.Thread(target=closer)
+    closing.start()
+    assert ending.wait(5)
+    sys.setprofile(interrupted_as_it_takes_the_stream_back)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            next(events)
+    finally:
+        sys.setprofile(None)
+        interrupted.set()
+    closing.join(5)
+    assert not closing.is_alive() and errors == []
+    assert stream.done and stream.message is not None and stream.message.generate_reason == "INTERRUPTED"
+    assert not c._held and list(stream) == []
     server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
     assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
     http.close()

@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
@@ -67,11 +67,16 @@ class ReplyStream(StreamState):
         super().__init__(client, request, raise_on_error)
         self._client = client
         self._gen: Generator[dict[str, Any], None, None] | None = None  # _run(), the caller's iterator
-        self._running = threading.Lock()  # held while a thread runs the stream (between two events it is free)
-        # What ends the stream where it stands, taken once under ``_running``: by the loop's own end, or by close()
-        # between two events (the loop, back, then ends quietly). Its argument: the stream was collected.
+        # Who runs the stream (its key :data:`_TURN`): the loop (:data:`_LOOP`) while it runs a step (between two
+        # events it is free), or the close() that ended it (its token, kept). Taken with ``setdefault`` (one step,
+        # under the GIL), so whoever took it is written where an interrupt cannot lose it (:meth:`_run`).
+        self._turn: dict[str, object] = {}
+        self._closer = threading.Lock()  # held by a close() while it runs (one at a time)
+        # What ends the stream where it stands, taken once by who holds ``_turn``: by the loop's own end, or by
+        # close() between two events (the loop, back, then ends quietly). Its argument: the stream was collected.
         self._cut: Callable[[bool], None] | None = self._unsent
         self._stopping: threading.Event | None = None  # made when first waited on or set (:attr:`_stop`)
+        self._given: threading.Event | None = None  # set when the loop lets ``_turn`` go once stopped (close())
         self._stopped = False  # close() from another thread asked the loop to end (read between events)
         self._lock = threading.Lock()
         self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
@@ -114,33 +119,43 @@ class ReplyStream(StreamState):
             self._gen = _nothing()  # never started: nothing was sent
             self._done = True
             return
-        if self._running.acquire(blocking=False):  # not running (this thread's loop, or another's between events)
-            self._close_here()
-            return
-        # another thread runs the stream: stop it there, and wait for it to end. Its step may have been yielding
-        # an event as the stop came (past its last check) and its thread gone on without another step: once the
-        # step is over, the stream is closed here as between two events.
-        self._stopped = True
-        with self._lock:
-            if self._stopping is not None:
-                self._stopping.set()
-            _shut(self._net)
-        if self._running.acquire(timeout=wait):
-            self._close_here()
+        token = object()
+        with self._closer:
+            holder = self._turn.setdefault(_TURN, token)
+            if holder is token:  # not running (this thread's loop, or another's between events)
+                self._close_here()
+                return
+            if holder is not _LOOP:  # an earlier close() ended it
+                return
+            # another thread runs the stream: stop it there, and wait for it to end. Its step may have been
+            # yielding an event as the stop came (past its last check) and its thread gone on without another
+            # step: once the step is over, the stream is closed here as between two events.
+            with self._lock:
+                given = self._given = self._given or threading.Event()
+                self._stopped = True  # (after ``_given`` is made: the loop that sees it wakes this wait)
+                if self._stopping is not None:
+                    self._stopping.set()
+                _shut(self._net)
+            deadline = time.monotonic() + wait
+            while True:
+                given.clear()
+                holder = self._turn.setdefault(_TURN, token)
+                if holder is token:
+                    self._close_here()
+                    return
+                if holder is not _LOOP or not given.wait(max(0.0, deadline - time.monotonic())):
+                    return
 
     def _close_here(self) -> None:
-        """Close the stream in this thread, ``_running`` held (released here): the loop is not running (nor will
-        it run before this ends: it takes ``_running`` for each step), so the stream is ended here, as it stands,
-        and the loop, if its thread comes back, ends quietly. (The loop's generator is not closed here: another
-        thread may be about to step it, and a generator cannot be closed while it runs, nor stepped while it is
-        closed: 'generator already executing'.)"""
-        try:
-            self._stopped = True
-            cut, self._cut = self._cut, None
-            if cut is not None:
-                cut(False)
-        finally:
-            self._running.release()
+        """Close the stream in this thread, ``_turn`` taken (and kept: the stream is over): the loop is not
+        running (nor will it run: it takes ``_turn`` for each step), so the stream is ended here, as it stands, and
+        the loop, if its thread comes back, ends quietly. (The loop's generator is not closed here: another thread
+        may be about to step it, and a generator cannot be closed while it runs, nor stepped while it is closed:
+        'generator already executing'.)"""
+        self._stopped = True
+        cut, self._cut = self._cut, None
+        if cut is not None:
+            cut(False)
 
     def _unsent(self, collected: bool) -> None:
         """Ends a stream closed before its loop sent anything: nothing was sent."""
@@ -176,15 +191,21 @@ class ReplyStream(StreamState):
             raise _Stop
 
     def _run(self) -> Generator[dict[str, Any], None, None]:
-        """The stream's events. Each step runs under ``_running`` (released before each event is yielded, taken
+        """The stream's events. Each step runs with ``_turn`` taken (let go before each event is yielded, taken
         again when the loop comes back): ``close()`` from another thread stops it while it runs, and ends the
-        stream itself between two events (:meth:`_close_here`). One generator: a guard around it stepping it
-        under the lock cost a second generator step an event, about 5% of a live chunk's CPU."""
-        # (the lock's methods bound once, the stop read inline: a call to each cost about 1.5% of a chunk)
-        acquire, release = self._running.acquire, self._running.release
-        acquire()
+        stream itself between two events (:meth:`_close_here`); the loop, back, then ends quietly. One generator:
+        a guard around it stepping it cost a second generator step an event, about 5% of a live chunk's CPU.
+
+        Whoever holds ``_turn`` is read from it, never from a local set after the take: a KeyboardInterrupt (a
+        signal is handled as a call returns, or as the loop resumes) may come between any two steps here, and the
+        loop's end lets the turn go only when it is the loop's (a lock taken then left the stream taken for good,
+        or let go another thread's ``close()``'s lock). A turn rather than a lock: a lock's ``acquire()`` parses
+        its arguments, about 300 instructions an event."""
+        turn = self._turn
+        take = turn.setdefault  # (bound once, the stop read inline: a call to each cost about 1.5% of a chunk)
         try:
-            if self._stopped:  # closed before its first step: nothing sent
+            if take(_TURN, _LOOP) is not _LOOP or self._stopped:  # closed before its first step: nothing sent
+                self._wait_closing()
                 return
             started = time.monotonic()
             try:
@@ -232,13 +253,14 @@ class ReplyStream(StreamState):
                             if self._stopped:
                                 raise _Stop
                             try:
-                                release()
+                                del turn[_TURN]
+                                if self._stopped:  # (a close() from another thread came meanwhile: it waits)
+                                    self._give()
                                 yield e
-                            except BaseException:  # (at the yield, unlocked: collected, closed, thrown in, a signal)
-                                acquire()
+                            except BaseException:  # (at the yield, let go: collected, closed, thrown in, a signal)
+                                self._take_back()
                                 raise
-                            acquire()
-                            if self._stopped:  # (closed meanwhile: ended by that close, or to end here)
+                            if take(_TURN, _LOOP) is not _LOOP or self._stopped:  # (closed meanwhile)
                                 raise _Stop
                         if over:
                             break
@@ -249,15 +271,18 @@ class ReplyStream(StreamState):
                     with_request(exc, response)
                     closing = self._read_failed(parser, exc)
             except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
-                cut, self._cut = self._cut, None
-                if cut is not None:  # (else close() ended the stream between two events)
-                    cut(isinstance(exc, GeneratorExit))
+                if take(_TURN, _LOOP) is _LOOP:  # (else close() ended the stream between two events, or ends it)
+                    cut, self._cut = self._cut, None
+                    if cut is not None:
+                        cut(isinstance(exc, GeneratorExit))
                 if isinstance(exc, _Stop):
+                    self._wait_closing()
                     return
                 raise
             except BaseException:
-                self._cut = None
-                self._let_go(held, False)
+                if take(_TURN, _LOOP) is _LOOP:
+                    self._cut = None
+                    self._let_go(held, False)
                 raise
             self._cut = None
             self._let_go(held, False)
@@ -268,19 +293,22 @@ class ReplyStream(StreamState):
                     if self._stopped:
                         raise _Stop
                     try:
-                        release()
+                        del turn[_TURN]
+                        if self._stopped:
+                            self._give()
                         yield e
                     except BaseException:
-                        acquire()
+                        self._take_back()
                         raise
-                    acquire()
-                    if self._stopped:
+                    if take(_TURN, _LOOP) is not _LOOP or self._stopped:
                         raise _Stop
             except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
-                cut, self._cut = self._cut, None
-                if cut is not None:
-                    cut(False)
+                if take(_TURN, _LOOP) is _LOOP:
+                    cut, self._cut = self._cut, None
+                    if cut is not None:
+                        cut(False)
                 if isinstance(exc, _Stop):
+                    self._wait_closing()
                     return
                 raise
             self._cut = None
@@ -289,7 +317,31 @@ class ReplyStream(StreamState):
             self.client._scrub(exc)
             raise
         finally:
-            release()
+            if turn.get(_TURN) is _LOOP:
+                del turn[_TURN]
+                if self._stopped:
+                    self._give()
+
+    def _give(self) -> None:
+        """The loop let ``_turn`` go once stopped: a ``close()`` from another thread waiting for it takes it."""
+        with self._lock:
+            given = self._given
+        if given is not None:
+            given.set()
+
+    def _take_back(self) -> None:
+        """The loop, left at a yield (an exception thrown in, a signal), takes ``_turn`` back to end the stream,
+        unless a ``close()`` took it meanwhile: that close() ends the stream, and is waited for."""
+        if self._turn.setdefault(_TURN, _LOOP) is not _LOOP:
+            self._wait_closing()
+
+    def _wait_closing(self) -> None:
+        """The loop, which found ``_turn`` taken by a ``close()`` (or stopped), waits for that close() to end the
+        stream: the loop's end comes after the stream's."""
+        holder = self._turn.get(_TURN)
+        if holder is not None and holder is not _LOOP:
+            with self._closer:
+                pass
 
     def _cut_body(self, parser: StreamParser, held: tuple[httpx.Response, Iterator[bytes]], collected: bool) -> None:
         """Ends a stream left (or cancelled, or stopped) while its body was read: the message INTERRUPTED with what
@@ -315,6 +367,10 @@ class ReplyStream(StreamState):
         """Ends a stream left during its closing events: they all arrived."""
         self._end(parser)
 
+
+#: The key of :attr:`ReplyStream._turn`, and its value while the stream's loop holds it
+_TURN: Final = "turn"
+_LOOP: Final = object()
 
 #: httpcore's trace events that give a new connection's network stream (``return_value``)
 _NEW_NETWORK = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
