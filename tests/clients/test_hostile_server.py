@@ -406,6 +406,26 @@ _NOT_HTTP = {
 }
 
 
+def _ask(how: str, kw: dict[str, Any]) -> None:
+    """One request with the client settings ``kw``, made as ``how`` says: ``call`` or ``stream`` (read to its end) of
+    the sync client, ``async call`` or ``async stream`` of the async one."""
+
+    async def run() -> None:
+        async with AsyncClient("openai", **kw) as c:
+            if how == "async call":
+                await c.call(CONVO)
+            else:
+                async for _ in c.stream(CONVO):
+                    pass
+
+    if how == "call":
+        Client("openai", **kw).call(CONVO)
+    elif how == "stream":
+        list(Client("openai", **kw).stream(CONVO))
+    else:
+        asyncio.run(run())
+
+
 @pytest.mark.parametrize("how", ["call", "stream", "async call", "async stream"])
 @pytest.mark.parametrize("case", list(_NOT_HTTP))
 def test_a_response_that_is_no_valid_http_is_raised_at_once(raw: Any, case: str, how: str) -> None:
@@ -417,20 +437,8 @@ def test_a_response_that_is_no_valid_http_is_raised_at_once(raw: Any, case: str,
     server = raw(lambda conn: conn.sendall(head))
     kw: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 2, "backoff": 0.01}
 
-    async def run() -> None:
-        async with AsyncClient("openai", **kw) as c:
-            if how == "async call":
-                await c.call(CONVO)
-            async for _ in c.stream(CONVO):
-                pass
-
     with pytest.raises(APIConnectionError) as info:
-        if how == "call":
-            Client("openai", **kw).call(CONVO)
-        elif how == "stream":
-            list(Client("openai", **kw).stream(CONVO))
-        else:
-            asyncio.run(run())
+        _ask(how, kw)
     assert said in str(info.value) and "not retried; check base_url" in str(info.value)
     assert server.connections == 1
 
@@ -456,20 +464,8 @@ def test_a_status_past_599_is_a_server_error_that_says_it_is_no_http_status(raw:
     server = raw(lambda conn: conn.sendall(head + body))
     kw: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 2, "backoff": 0.01}
 
-    async def run() -> None:
-        async with AsyncClient("openai", **kw) as c:
-            if how == "async call":
-                await c.call(CONVO)
-            async for _ in c.stream(CONVO):
-                pass
-
     with pytest.raises(ServerError) as info:
-        if how == "call":
-            Client("openai", **kw).call(CONVO)
-        elif how == "stream":
-            list(Client("openai", **kw).stream(CONVO))
-        else:
-            asyncio.run(run())
+        _ask(how, kw)
     err = info.value
     assert err.status_code == status and err.body == {"error": {"message": "boom"}}
     assert err.message == (
