@@ -467,6 +467,45 @@ def test_blocks_are_normalised_the_same_way_in_every_constructor() -> None:
     assert info.value.problems[0].pointer.startswith("/source")
 
 
+@pytest.mark.parametrize(
+    ("build", "pointer", "wrong"),
+    [
+        (lambda: agentmsg.ImageBlock(type="audio", source=URLSource(url="u"), min_pixels=5), "/type", "'audio'"),  # type: ignore[arg-type]
+        (lambda: agentmsg.VideoBlock(type="data", source=URLSource(url="u"), fps=3.0), "/type", "'data'"),  # type: ignore[arg-type]
+        (lambda: TextBlock(type="thinking", text="x"), "/type", "'thinking'"),  # type: ignore[arg-type]
+        (lambda: ToolUseBlock(type="tool_result", id="c", name="f", input={}), "/type", "'tool_result'"),  # type: ignore[arg-type]
+        (lambda: TextBlock(type=5, text="x"), "/type", "5"),  # type: ignore[arg-type]
+        (
+            lambda: ImageBlock(
+                source=Base64Source(type="url", media_type="image/png", data="AAAA", unknown_keys={"url": "x"})  # type: ignore[arg-type]
+            ),
+            "/source/type",
+            "'url'",
+        ),
+        (lambda: ImageBlock(source=URLSource(type="base64", url="u")), "/source/type", "'base64'"),  # type: ignore[arg-type]
+    ],
+    ids=[
+        "image-as-audio",
+        "video-as-data",
+        "text-as-thinking",
+        "tool-use-as-result",
+        "int",
+        "base64-as-url",
+        "url-as-b64",
+    ],
+)
+def test_a_constructor_given_another_type_tag_refuses_it_at_its_pointer(build: Any, pointer: str, wrong: str) -> None:
+    """``ImageBlock(type="audio", ...)`` was built, written as an audio block and read back as an AudioBlock (its
+    ``minPixels`` an unknown key); ``VideoBlock(type="data", fps=3.0)`` came back a DataBlock; a Base64Source with
+    ``type="url"`` (and a ``url`` unknown key) came back a URLSource: a silent change of class. Other tags were
+    refused with another branch's complaint (``"thinking" is a required property``). A block's or a source's
+    ``type`` is its class's: anything else is refused at its pointer, rule ``const``, naming both."""
+    with pytest.raises(ValidationError) as info:
+        build()
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "const")]
+    assert wrong in info.value.problems[0].message
+
+
 def test_message_constructors_decode_nested_dicts_and_reject_non_mappings() -> None:
     m = AssistantMessage("a", usage={"inputTokens": 1})
     assert m.chat_usage is not None and m.chat_usage.input_tokens == 1
