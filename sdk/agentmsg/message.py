@@ -686,7 +686,8 @@ class Msg(_msg_mod.Msg):
     def copy(self: M, **changes: Any) -> M:
         """A copy with some fields changed (``msg.copy(name="Bob")``), validated like a new message.
         The role-pinned class follows the (possibly changed) role. ``generate_reason=`` changes the generate
-        reason (metadata ``agentscope_generate_reason``), as the constructors take it."""
+        reason (metadata ``agentscope_generate_reason``), as the constructors take it. The timestamp is kept as it
+        is or given, null too (a constructor fills in now for None; a copy adds no time it was not given)."""
         values = {a.name: getattr(self, a.name) for a in attrs.fields(_msg_mod.Msg)}
         reason = changes.pop("generate_reason", None)
         unknown = set(changes) - set(values)
@@ -697,9 +698,11 @@ class Msg(_msg_mod.Msg):
             values["metadata"] = _with_reason(as_mapping(values["metadata"], "/metadata", False, "msg"), reason, True)
         role = _role(values.pop("role"))
         cls = MESSAGE_CLASSES.get(role, Msg) if type(self)._pinned_role is not None else type(self)
-        if cls._pinned_role is not None:
-            return cls(role=role, **values)  # type: ignore[return-value]
-        return cls(role, **values)  # type: ignore[return-value]
+        null_timestamp = values["timestamp"] is None  # (null is a timestamp the schema allows: kept, not now)
+        out = cls(role=role, **values) if cls._pinned_role is not None else cls(role, **values)
+        if null_timestamp:
+            out.timestamp = None
+        return out  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         # Never raises, whatever was set after construction (a role that is no MsgRole, content that is no list).

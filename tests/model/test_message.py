@@ -294,6 +294,26 @@ def test_copy_with_changes() -> None:
         m.copy(colour="red")
 
 
+def test_copy_keeps_a_null_timestamp_and_can_clear_one() -> None:
+    """A message read without a timestamp (null, or no key: AgentScope Java 1.x, a hand-written one) got one from
+    ``copy()``, the time of the copy, though it was told to change nothing (``m.copy() == m`` was False), and
+    ``copy(timestamp=None)`` set it to now rather than to null, which the schema allows. The copy keeps the
+    timestamp it has or is given, null included; the id and the rest as before."""
+    m = Msg.from_json('{"id":"m1","role":"USER","content":[{"type":"text","text":"hi"}]}')
+    assert m.timestamp is None
+    same = m.copy()
+    assert same.timestamp is None and same == m and same.to_json() == m.to_json()
+    assert m.copy(name="Bob").timestamp is None
+    dated = Msg.from_json(JAVA_USER)
+    cleared = dated.copy(timestamp=None)
+    assert cleared.timestamp is None and type(cleared) is UserMessage
+    assert cleared.copy(timestamp="2025-01-02 00:00:00.000").timestamp == "2025-01-02 00:00:00.000"
+    assert dated.copy().timestamp == dated.timestamp
+    with pytest.raises(ValidationError) as info:
+        dated.copy(timestamp="yesterday")
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/timestamp", "timestamp")]
+
+
 def test_unknown_keys_are_kept_and_strict_rejects_them() -> None:
     text = '{"id":"x","role":"USER","future":1,"content":[{"type":"text","text":"a","annotations":[]},{"type":"image","source":{"type":"url","url":"u","mimeType":"x"}}]}'
     m = Msg.from_json(text)
