@@ -244,7 +244,10 @@ def _with_usage_copy(metadata: dict[str, Any], usage: ChatUsage) -> tuple[dict[s
     ChatUsage lacks (``cacheCreationInputTokens``, ``reasoningTokens``, an unknown key). Java drops such a key from
     ``usage`` when it writes the message but keeps metadata maps whole, so the copy carries it through Java and the
     readers put it back (docs/wire-format.md)."""
-    wire = unstructure_hooks[ChatUsage](usage)
+    try:  # (a ChatUsage given with a count of the wrong type: said where, not the writer hook's bare WrongValue)
+        wire: dict[str, Any] = dict_of(usage, "chat-usage", copy=False)
+    except ValidationError as exc:
+        raise exc.under("/usage", "msg") from None
     copy = metadata.get(METADATA_CHAT_USAGE)
     restored = _restored(wire, copy) if type(copy) is dict else None
     if restored is not None:

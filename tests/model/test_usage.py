@@ -123,3 +123,26 @@ def test_a_constructor_completes_the_usage_from_its_copy_too() -> None:
     rebuilt = AssistantMessage("x", id="m", usage=java["usage"], metadata=java["metadata"], timestamp=java["timestamp"])
     assert rebuilt.usage is not None and rebuilt.usage.reasoning_tokens == 120
     assert Msg.from_json(rebuilt.to_json()) == rebuilt
+
+
+@pytest.mark.parametrize(
+    ("fields", "pointer", "rule"),
+    [
+        ({"input_tokens": "5"}, "/usage/inputTokens", "type"),
+        ({"time": "soon"}, "/usage/time", "type"),
+        ({"input_tokens": 1.5}, "/usage/inputTokens", "type"),
+        ({"input_tokens": 3, "reasoning_tokens": "x"}, "/usage/reasoningTokens", "type"),
+        ({"time": float("nan")}, "/usage/time", "json-value"),
+    ],
+    ids=["count-text", "time-text", "count-fraction", "beyond-java-text", "nan"],
+)
+def test_a_chat_usage_with_a_field_of_the_wrong_type_is_refused_at_its_pointer(
+    fields: dict[str, Any], pointer: str, rule: str
+) -> None:
+    """``AssistantMessage("x", usage=ChatUsage(input_tokens="5"))`` raised the writer hook's bare ``WrongValue:
+    input_tokens`` (a TypeError: no pointer, no rule, not the SDK's error) from the step that copies a usage beyond
+    Java into metadata. Refused as a ValidationError at the field's JSON pointer, as a usage dict is."""
+    with pytest.raises(agentmsg.ValidationError) as info:
+        AssistantMessage("x", usage=ChatUsage(**fields))
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    assert info.value.kind == "msg"
