@@ -330,7 +330,8 @@ def _check_block(block: Any) -> None:
 
 def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> list[ContentBlock]:
     """Blocks from what a caller gives where blocks are expected: ``None`` (no blocks), a string (one
-    TextBlock), a block, a dict (decoded and validated) or an iterable of those. Anything else raises
+    TextBlock), a block, a dict (decoded and validated) or an iterable of those (not a set: blocks have an
+    order, a set's is its hashes'). Anything else raises
     :class:`~agentmsg.ValidationError` at ``pointer`` (``/content``, ``/output``)."""
     if value is None:
         return []
@@ -339,6 +340,10 @@ def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> lis
     elif not isinstance(value, Iterable) or isinstance(value, (bytes, bytearray)):
         raise ValidationError.single(
             pointer, "type", f"expected a string, a block or a list of blocks, got {type(value).__name__}", kind
+        )
+    elif isinstance(value, (set, frozenset)):  # (its order is the hash's: another run, another message)
+        raise ValidationError.single(
+            pointer, "type", f"expected a list of blocks, got a {type(value).__name__}, which has no order", kind
         )
     out: list[ContentBlock] = []
     for index, item in enumerate(value):

@@ -526,6 +526,20 @@ def test_a_constructor_given_another_type_tag_refuses_it_at_its_pointer(build: A
     assert wrong in info.value.problems[0].message
 
 
+@pytest.mark.parametrize("unordered", [{"a", "b", "c"}, frozenset({"a", "b"})], ids=["set", "frozenset"])
+def test_blocks_given_as_a_set_are_refused(unordered: Any) -> None:
+    """``UserMessage({"a", "b", "c"})`` was built with its text blocks in the set's order, which is its strings'
+    hashes': another process (another PYTHONHASHSEED) built another message from the same call. Content and a
+    tool result's output are ordered: a set is refused (rule ``type``, saying why), as bytes are."""
+    with pytest.raises(ValidationError) as info:
+        UserMessage(unordered)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/content", "type")]
+    assert "no order" in info.value.problems[0].message
+    with pytest.raises(ValidationError) as info:
+        ToolResultBlock(id="c1", output=unordered)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/output", "type")]
+
+
 def test_message_constructors_decode_nested_dicts_and_reject_non_mappings() -> None:
     m = AssistantMessage("a", usage={"inputTokens": 1})
     assert m.chat_usage is not None and m.chat_usage.input_tokens == 1
