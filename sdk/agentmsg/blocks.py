@@ -264,6 +264,8 @@ def block_from_dict(
     :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them (docs/wire-format.md). The block shares no
     mutable container with ``data`` (its metadata, tool input, output and unknown keys are copies), as with
     ``Msg.from_dict``."""
+    if notes is not None:
+        legacy.check_notes(notes, "content-block")
     return _block_from_dict(json_value_copy(data, "content-block"), strict, notes, 3, checked=True)
 
 
@@ -290,6 +292,8 @@ def _block_from_dict(
 
 def block_from_json(data: JsonInput, *, strict: bool = False, notes: list[Problem] | None = None) -> ContentBlock:
     """Validate and decode one content block from JSON text (see :func:`block_from_dict`)."""
+    if notes is not None:
+        legacy.check_notes(notes, "content-block")
     return _block_from_dict(loads(data, "content-block"), strict, notes, 3, checked=True)
 
 

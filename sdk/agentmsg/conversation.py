@@ -22,6 +22,8 @@ def decode_messages(data: JsonInput, *, strict: bool = False, notes: list[Proble
     declare are kept (``strict=True`` rejects them), and legacy keys read in their current form with a note
     (into ``notes``, else a :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them), as
     :meth:`Msg.from_json` does."""
+    if notes is not None:
+        legacy.check_notes(notes, "msg")
     fast = _fast_path()
     if fast is not None:
         msgs = fast.decode_list(data)

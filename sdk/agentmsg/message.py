@@ -437,6 +437,8 @@ class Msg(_msg_mod.Msg):
         longer an error, so it changes nothing."""
         if lenient is not None:
             lenient_warning()
+        if notes is not None:
+            legacy.check_notes(notes, "msg")
         # Fast path: a msgspec typed decode against types derived from the closed schema, converted
         # straight into the models (agentmsg._codec.fastpath). Anything it does not accept, for whatever reason,
         # takes the detailed path below, which decides and reports exactly.
@@ -481,6 +483,8 @@ class Msg(_msg_mod.Msg):
         changes the other."""
         if lenient is not None:
             lenient_warning()
+        if notes is not None:
+            legacy.check_notes(notes, "msg")
         return cls._from_parsed(json_value_copy(data, "msg"), strict, checked=True, notes=notes, stacklevel=3)
 
     @classmethod

@@ -8,6 +8,7 @@ import copy
 import json
 import pickle
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -231,3 +232,37 @@ def test_a_kind_that_is_no_string_is_a_wrong_type(kind: Any) -> None:
         agentmsg.read_legacy_keys(call, kind)
     assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/kind", "type")]
     assert [p.pointer for p in agentmsg.read_legacy_keys(call, "content-block")[1]] == ["/arguments"]
+
+
+_LEGACY_BLOCK = {"type": "tool_use", "id": "c", "name": "f", "arguments": {"a": 1}}
+_LEGACY_MSG = {"id": "m", "role": "ASSISTANT", "content": [_LEGACY_BLOCK]}
+_CURRENT_MSG = {"id": "m", "role": "USER", "content": [{"type": "text", "text": "x"}]}
+_NOTE_TAKERS: dict[str, Callable[[dict[str, Any], Any], object]] = {
+    "Msg.from_dict": lambda data, notes: Msg.from_dict(data, notes=notes),
+    "Msg.from_json": lambda data, notes: Msg.from_json(json.dumps(data), notes=notes),
+    "block_from_dict": lambda data, notes: agentmsg.block_from_dict(data["content"][0], notes=notes),
+    "block_from_json": lambda data, notes: agentmsg.block_from_json(json.dumps(data["content"][0]), notes=notes),
+    "decode_messages": lambda data, notes: agentmsg.decode_messages(json.dumps([data]), notes=notes),
+}
+
+
+@pytest.mark.parametrize("notes", [(), [].__iter__(), "", {}], ids=["tuple", "iterator", "str", "dict"])
+@pytest.mark.parametrize("data", [_LEGACY_MSG, _CURRENT_MSG], ids=["legacy", "current"])
+@pytest.mark.parametrize("reader", list(_NOTE_TAKERS), ids=list(_NOTE_TAKERS))
+def test_notes_that_are_no_list_are_refused_at_once_by_name(reader: str, data: dict[str, Any], notes: Any) -> None:
+    # (the notes are appended to the caller's list: a tuple or a copy could not give them back, so anything but
+    # a list is refused at once, notes or none: not an AttributeError only when there are notes to add)
+    with pytest.raises(ValidationError) as caught:
+        _NOTE_TAKERS[reader](data, notes)
+    (problem,) = caught.value.problems
+    assert (problem.pointer, problem.rule) == ("", "type")
+    assert "notes must be a list" in problem.message and type(notes).__name__ in problem.message
+
+
+def test_a_subclass_of_list_takes_the_notes() -> None:
+    class Notes(list[Problem]):
+        pass
+
+    notes = Notes()
+    Msg.from_dict(_LEGACY_MSG, notes=notes)
+    assert [(p.pointer, p.rule) for p in notes] == [("/content/0/arguments", "legacy-key")]

@@ -725,6 +725,17 @@ def read_legacy_keys_checked(value: Any, kind: str) -> tuple[Any, list[Problem]]
     return (reader(value, notes) if reader is not None else value), notes
 
 
+def check_notes(notes: object, kind: str) -> None:
+    """A reader's ``notes`` argument, checked before reading: the notes are appended to it, so it must be a list
+    (a tuple cannot take them, and a copy would not give them back); else a ValidationError naming it."""
+    if not isinstance(notes, list):
+        from agentmsg.errors import ValidationError
+
+        raise ValidationError.single(
+            "", "type", f"notes must be a list (the notes are appended to it), got {type(notes).__name__}", kind
+        )
+
+
 def tell(found: list[Problem], notes: list[Problem] | None, kind: str, stacklevel: int) -> None:
     """Notes of a reader: into the caller's ``notes`` list when given, else as one :class:`LegacyKeyWarning`
     attributed ``stacklevel`` frames up (1: the caller of this)."""
