@@ -266,6 +266,8 @@ def block_from_dict(
     ``Msg.from_dict``."""
     if notes is not None:
         legacy.check_notes(notes, "content-block")
+    if type(data) is not dict and isinstance(data, Mapping):  # (a mappingproxy, a UserDict: read as its dict)
+        data = dict(data)
     return _block_from_dict(json_value_copy(data, "content-block"), strict, notes, 3, checked=True)
 
 
@@ -298,7 +300,10 @@ def block_from_json(data: JsonInput, *, strict: bool = False, notes: list[Proble
 
 
 def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source:
-    """Validate (kind ``source``) and decode one source, sharing no mutable container with ``data``."""
+    """Validate (kind ``source``) and decode one source, sharing no mutable container with ``data`` (a dict, or
+    any mapping: read as the dict of its items)."""
+    if type(data) is not dict and isinstance(data, Mapping):
+        data = dict(data)
     return _source_from_dict(json_value_copy(data, "source"), strict)
 
 
@@ -360,7 +365,7 @@ def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> lis
                 raise exc.under(f"{pointer}/{index}", kind) from None
         elif isinstance(item, Mapping):
             try:  # (a constructor keeps the caller's containers: no copy)
-                out.append(_block_from_dict(item, False, None, 2))
+                out.append(_block_from_dict(item if type(item) is dict else dict(item), False, None, 2))
             except ValidationError as exc:
                 raise exc.under(f"{pointer}/{index}", kind) from None
         elif isinstance(item, _GENERATED_BLOCKS):  # a generated (plain) block: checked and rebuilt as the SDK class
@@ -428,10 +433,10 @@ def _normalise(block: Any) -> None:
     elif isinstance(block, _gen.ThinkingBlock):
         block.metadata = as_mapping(block.metadata, "/metadata", True, "content-block")
     elif isinstance(block, _MEDIA):
-        source = block.source
+        source: Any = block.source  # (typed a Source; given a dict, or any mapping)
         if isinstance(source, Mapping):
             try:
-                block.source = _source_from_dict(source, False)
+                block.source = _source_from_dict(source if type(source) is dict else dict(source), False)
             except ValidationError as exc:
                 raise exc.under("/source", "content-block") from None
         elif isinstance(source, (URLSource, Base64Source)):

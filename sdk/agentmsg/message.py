@@ -216,6 +216,8 @@ def _usage(value: Any, given: bool = False) -> ChatUsage | None:
         same = extra == value.unknown_keys and (extra is None or type(value.unknown_keys) is dict)
         return value if same else attrs.evolve(value, unknown_keys=extra)
     if isinstance(value, Mapping):
+        if type(value) is not dict:  # (a mappingproxy, a UserDict: read as its dict)
+            value = dict(value)
         for key in value if given else ():
             wire = _USAGE_ATTRIBUTES.get(key) if isinstance(key, str) else None
             if wire is not None:
@@ -478,13 +480,16 @@ class Msg(_msg_mod.Msg):
         lenient: bool | None = None,
         notes: list[Problem] | None = None,
     ) -> M:
-        """Validate and decode one message from parsed JSON (a dict). See :meth:`from_json`. The message shares no
+        """Validate and decode one message from parsed JSON (a dict, or any mapping: read as the dict of its items;
+        values inside are JSON's dicts and lists). See :meth:`from_json`. The message shares no
         mutable container with ``data`` (its metadata, tool inputs and unknown keys are copies): changing one never
         changes the other."""
         if lenient is not None:
             lenient_warning()
         if notes is not None:
             legacy.check_notes(notes, "msg")
+        if type(data) is not dict and isinstance(data, Mapping):  # (a mappingproxy, a UserDict: read as its dict)
+            data = dict(data)
         return cls._from_parsed(json_value_copy(data, "msg"), strict, checked=True, notes=notes, stacklevel=3)
 
     @classmethod

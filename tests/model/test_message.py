@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
+import types
 from collections.abc import Callable
 from datetime import timezone
 from typing import Any
@@ -1149,3 +1151,39 @@ def test_text_the_fast_path_does_not_take_is_checked_once(
         tracemalloc.stop()
     assert (got.text if reader == "block_from_json" else got.text_content) == "😀\n\x00" * 50_000
     assert peak < 3 * len(data), f"{peak / len(data):.2f} bytes held per byte of JSON"
+
+
+_TEXT = {"type": "text", "text": "x"}
+_MAPPINGS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "mappingproxy": types.MappingProxyType,
+    "UserDict": collections.UserDict,
+    "OrderedDict": collections.OrderedDict,
+}
+
+
+@pytest.mark.parametrize("mapping", list(_MAPPINGS), ids=list(_MAPPINGS))
+def test_readers_and_constructors_read_any_mapping_where_they_take_one(mapping: str) -> None:
+    wrap = _MAPPINGS[mapping]
+    msg = {"id": "m", "role": "ASSISTANT", "content": [_TEXT], "usage": {"inputTokens": 1, "outputTokens": 2}}
+    expected = Msg.from_dict(msg)
+    assert Msg.from_dict(wrap(msg)) == expected
+    assert AssistantMessage.from_dict(wrap(msg)) == expected
+    assert agentmsg.block_from_dict(wrap(_TEXT)) == TextBlock(text="x")
+    url = {"type": "url", "url": "https://example.com/a.png"}
+    assert agentmsg.blocks.source_from_dict(wrap(url)) == agentmsg.blocks.source_from_dict(url)
+    assert UserMessage(wrap(_TEXT)).content == UserMessage([wrap(_TEXT)]).content == [TextBlock(text="x")]
+    usage = AssistantMessage("x", usage=wrap({"inputTokens": 1, "outputTokens": 2})).usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (1, 2)
+    image = agentmsg.ImageBlock(source=wrap(url))
+    assert image.source == agentmsg.blocks.source_from_dict(url)
+
+
+def test_a_mapping_read_is_copied_and_nested_ones_are_still_no_json_values() -> None:
+    data: dict[str, Any] = {"id": "m", "role": "USER", "content": [_TEXT], "metadata": {"a": [1]}}
+    msg = Msg.from_dict(types.MappingProxyType(data))
+    data["metadata"]["a"].append(2)
+    assert msg.metadata == {"a": [1]}  # shares no container with the caller's, as from a dict
+    with pytest.raises(ValidationError) as caught:
+        Msg.from_dict(types.MappingProxyType({**data, "metadata": types.MappingProxyType({})}))
+    ((pointer, rule),) = [(p.pointer, p.rule) for p in caught.value.problems]
+    assert (pointer, rule) == ("/metadata", "json-value")
