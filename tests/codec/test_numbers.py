@@ -123,3 +123,55 @@ def test_the_reducer_reads_whole_floats_as_the_ints_they_are(strict: bool) -> No
     assert written["usage"] == {"inputTokens": 7, "outputTokens": 3, "time": 0.5}
     assert type(written["usage"]["inputTokens"]) is int
     assert written["content"][0]["minPixels"] == 1 and type(written["content"][0]["minPixels"]) is int
+
+
+_BIG = 2**70
+_TWO_BAD: list[tuple[dict[str, Any], str]] = [  # (a message with two problems, the pointer of the first)
+    (
+        {
+            "id": "m",
+            "role": "ASSISTANT",
+            "content": [
+                {"type": "tool_use", "id": "a", "name": "f", "input": {"x": _BIG}},
+                {"type": "tool_use", "id": "b", "name": "f", "input": {"y": _BIG}},
+            ],
+        },
+        "/content/0/input/x",
+    ),
+    ({"id": "m", "role": "USER", "content": [], "metadata": {"a": _BIG, "b": -_BIG}}, "/metadata/a"),
+    ({"id": "m", "role": "USER", "content": [], "metadata": {"a": [1, _BIG, _BIG]}}, "/metadata/a/1"),
+    (
+        {"id": "m", "role": "USER", "content": [], "metadata": {"a": _BIG}, "usage": {"inputTokens": _BIG}},
+        "/metadata/a",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "first"), _TWO_BAD, ids=["inputs", "metadata", "items", "metadata-usage"])
+def test_of_two_values_that_cannot_be_written_the_first_is_said(data: dict[str, Any], first: str) -> None:
+    text = json.dumps(data)
+    for read, at in (
+        (lambda: Msg.from_json(text), first),
+        (lambda: Msg.from_json(text.encode()), first),
+        (lambda: Msg.from_dict(data), first),
+        (lambda: decode_messages(json.dumps([data, data])), "/0" + first),
+        (lambda: decode_messages(json.dumps([{"id": "ok", "role": "USER", "content": []}, data])), "/1" + first),
+    ):
+        with pytest.raises(ValidationError) as caught:
+            read()
+        assert caught.value.problems[0].pointer == at, caught.value
+
+
+def test_of_two_problems_in_parsed_json_the_first_is_said_keys_included() -> None:
+    for metadata, said in (
+        ({"a": _BIG, 1: "x"}, ("/metadata/a", "integer-range")),  # (a key is checked where it is, not before)
+        ({"a": "\ud800", "b": _BIG}, ("/metadata/a", "lone-surrogate")),
+        ({"a": {"b": _BIG}, "\ud800": 1}, ("/metadata/a/b", "integer-range")),
+        ({"a": 1, 2: _BIG}, ("/metadata", "json-value")),
+    ):
+        with pytest.raises(ValidationError) as caught:
+            Msg.from_dict({"id": "m", "role": "USER", "content": [], "metadata": metadata})
+        assert [(p.pointer, p.rule) for p in caught.value.problems] == [said]
+    with pytest.raises(ValidationError) as caught:
+        block_from_dict({"type": "tool_use", "id": "a", "name": "f", "input": {"a": [_BIG], 1: "x"}})
+    assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/input/a/0", "integer-range")]

@@ -1047,11 +1047,20 @@ def _model_hint(value: Any) -> str:
 
 
 def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...], str, str] | None:
-    """(path, rule, message) of the first problem, depth first; None when ``instance`` is JSON."""
-    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(instance, 0, ())]
+    """(path, rule, message) of the first problem in document order (a dict's keys and values and a list's items in
+    their order, depth first; a key where it is, before its value); None when ``instance`` is JSON."""
+    # (what is left to walk, the next one last; a key that is no ASCII string is an entry of its own, depth None)
+    stack: list[tuple[Any, int | None, tuple[str | int, ...]]] = [(instance, 0, ())]
     walked: dict[int, int] = {}  # (as check_json_value's walk: a container met again no deeper is not walked again)
     while stack:
         node, depth, path = stack.pop()
+        if depth is None:  # a dict's key (``path``: the dict's)
+            if type(node) is not str:
+                return path, "json-value", f"object key {short_repr(node, 60)} is not a string"
+            bad = _scalar_problem(node)
+            if bad is not None:
+                return path, bad[0], "object key: " + bad[1]
+            continue
         kind = type(node)
         if kind is dict or kind is list:
             if depth >= max_depth:
@@ -1061,15 +1070,12 @@ def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...]
                 continue
             walked[id(node)] = depth
             if kind is dict:
-                for key, child in node.items():
-                    if type(key) is not str:
-                        return path, "json-value", f"object key {short_repr(key, 60)} is not a string"
-                    bad = _scalar_problem(key)
-                    if bad is not None:
-                        return path, bad[0], "object key: " + bad[1]
+                for key, child in reversed(node.items()):
                     stack.append((child, depth + 1, (*path, key)))
+                    if type(key) is not str or not key.isascii():
+                        stack.append((key, None, path))
             else:
-                stack.extend((child, depth + 1, (*path, i)) for i, child in enumerate(node))
+                stack.extend((node[i], depth + 1, (*path, i)) for i in range(len(node) - 1, -1, -1))
         elif isinstance(node, (dict, list)):
             return path, "json-value", f"a {kind.__name__} is not a JSON value (only dict and list are)"
         else:
