@@ -33,6 +33,7 @@ from agentmsg.clients._errors import (
 from agentmsg.clients._retry import RetryPolicy
 from agentmsg.errors import ValidationError, pointer_of, require_count, require_seconds, unknown_choice, wrong_type
 from agentmsg.providers import FormatOptions, FormattedRequest, Spec
+from agentmsg.providers._request.download import MAX_PORT
 from agentmsg.providers._response.think import THINK_TAG_MODES
 
 if TYPE_CHECKING:
@@ -48,9 +49,6 @@ DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
 #: URLs a client keeps parsed (:meth:`BaseClient._url`): past them, it starts again from none
 URLS_KEPT: Final = 16
-
-#: The largest TCP port: a base URL's port past it is refused (httpx connects to it modulo 65536)
-_MAX_PORT: Final = 65535
 
 #: Where a URL's authority ends (after ``scheme://``)
 _AUTHORITY_END = re.compile(r"[/?#]")
@@ -379,10 +377,10 @@ class BaseClient:
         if url.scheme not in ("http", "https") or not url.host:
             said = f"base_url {shown_url(str(base_url))!r} is not an http:// or https:// URL"
             raise ValidationError.single("/base_url", "format", said, SETTINGS)
-        if url.port is not None and url.port > _MAX_PORT:
+        if url.port is not None and url.port > MAX_PORT:
             # httpx takes any number and connects to it modulo 65536: another port, another server maybe, got the
             # request and its key (the async client, and one past a C long, raised a bare error at the call)
-            said = f"base_url {shown_url(str(base_url))!r} has a port past {_MAX_PORT}"
+            said = f"base_url {shown_url(str(base_url))!r} has a port past {MAX_PORT}"
             raise ValidationError.single("/base_url", "format", said, SETTINGS)
         if "#" in self.base_url:
             # the request's path is put after the base URL: it went into the fragment, which is never sent (every
