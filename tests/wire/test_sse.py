@@ -629,6 +629,7 @@ def test_a_line_end_is_found_with_bytes_find_as_the_three_sse_line_ends_read() -
         assert [len(e.data) for e in events] == [300_000, 1] and not decoder.close()
 
 
+@pytest.mark.kernel_only
 def test_an_event_name_or_id_past_ascii_anywhere_is_read_as_the_line_parser_reads_it() -> None:
     """The C scanner takes an event or id line only when its value is ASCII (looked at 8 bytes at a time, then a byte
     at a time): a value with a byte past ASCII at any place, in a word or in the bytes after the last, is left to
