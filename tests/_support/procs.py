@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import signal
 import struct
 import subprocess
 import tempfile
@@ -14,7 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["lock_file", "one_at_a_time", "stop", "wait_until_read"]
+__all__ = ["lock_file", "one_at_a_time", "sigint_default", "stop", "wait_until_read"]
 
 
 def lock_file(work: Path) -> Path:
@@ -62,6 +63,14 @@ def wait_until_read(proc: subprocess.Popen[bytes] | subprocess.Popen[str], timeo
     raise TimeoutError("the process did not read its input in time")
 
 
+def sigint_default() -> None:
+    """A child's SIGINT set to its default before it runs (``preexec_fn=``), so that a test that sends it Ctrl-C does
+    not depend on how the test run was started: a job a non-interactive shell starts in the background has SIGINT
+    ignored, its children inherit that, and Python then installs no KeyboardInterrupt handler (the CLI's Ctrl-C
+    tests failed so under ``.ci/run &``)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupted(args: list[str], head: bytes) -> tuple[int, str, str]:
     """``agentmsg ARGS`` fed ``head`` on stdin and interrupted (SIGINT) once it has read it and waits for more,
     as Ctrl-C on ``producer | agentmsg ...`` does: (exit status, stdout, stderr)."""
@@ -69,7 +78,11 @@ def interrupted(args: list[str], head: bytes) -> tuple[int, str, str]:
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentmsg", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "agentmsg", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=sigint_default,
     )
     assert proc.stdin is not None
     proc.stdin.write(head)

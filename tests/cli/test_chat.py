@@ -17,6 +17,7 @@ from agentmsg import (
 from agentmsg.cli import main as cli_main
 from agentmsg.providers import NAMES, get, openai, providers
 from agentmsg.testing import ReplayServer, Reply
+from tests._support.procs import sigint_default
 from tests._support.providers import FIX, run_cli
 
 
@@ -56,7 +57,7 @@ def test_cli_chat_ctrl_c_keeps_what_arrived_and_exits_130() -> None:
         server.add("/chat/completions", Reply(body=body, sse=True, stall_after=600, stall=30.0))
         env = {**os.environ, "OPENAI_API_KEY": "sk-test", "PYTHONUNBUFFERED": "1"}
         cmd = [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", "--base-url", server.url, "hi"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=sigint_default)
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 120)  # the first text printed: the server now stalls
         first = os.read(proc.stdout.fileno(), 1) if ready else b""
