@@ -421,6 +421,16 @@ def test_a_param_key_of_bytes_that_are_not_utf8_is_said_with_xnn(conversation: P
         assert all(len(one) <= 240 for one in r.stderr.splitlines()), (value, line)
 
 
+def test_a_param_without_a_key_of_bytes_that_are_not_utf8_is_said_with_xnn(conversation: Path) -> None:
+    """A --param with no ``=`` (or no key) was quoted with repr: bytes that are not UTF-8 showed as the surrogate,
+    '\\udcff', and a control character as repr writes it. Now as the CLI says what it was given: '\\xff', cut."""
+    for given in (os.fsdecode(b"k\xff") * 100, "=" + os.fsdecode(b"\xff")):
+        r = run("format", "--provider", "openai", "--param", given, str(conversation))
+        line = r.stderr.splitlines()[-1]
+        assert r.returncode == 2 and "expected KEY=JSON, got" in line, line
+        assert "\\xff" in line and "udcff" not in line and len(line) <= 240, line
+
+
 def test_a_param_bare_word_is_still_a_string(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--param", "user=alice", "--param", "stop=NaN", "--param", 'metadata={"a": "[1,"}']
     assert main(["format", "--provider", "openai", *argv, str(conversation)]) == 0

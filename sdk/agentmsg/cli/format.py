@@ -47,7 +47,8 @@ from agentmsg.providers import RULES, FormatOptions, MediaPolicy, get
 def _param(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {short_repr(text)}")
+        # (said as the CLI says what it was given, :func:`_said_key`: ``\xff``, not repr's surrogate ``\udcff``)
+        raise argparse.ArgumentTypeError(f"expected KEY=JSON, got '{_said_key(text, 80)}'")
     # (an integer past 64 bits: orjson reads it as a float, or fails and it would be a bare string)
     if (why := integer_past_64_bits(value)) is not None:
         raise argparse.ArgumentTypeError(f"{_said_key(key)}: {why}")
