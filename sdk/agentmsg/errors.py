@@ -40,6 +40,20 @@ def bounded(text: str) -> str:
     return f"{text[:_HEAD]}...({len(text) - _HEAD - _TAIL:,} characters left out)...{text[-_TAIL:]}"
 
 
+def one_line(text: str) -> str:
+    """``text`` as one line of a terminal's output or a log: line breaks, NUL, escape sequences and the other control
+    characters written as Python escapes (``\\n``, ``\\x1b``), so that text from elsewhere (a server's error
+    message) cannot split the line, nor move the cursor or recolour the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(escaped(c) for c in text)
+
+
+def escaped(c: str) -> str:
+    """One character as :func:`one_line` writes it: itself, or its Python escape when it is not printable."""
+    return c if c.isprintable() or c == " " else repr(c)[1:-1]
+
+
 #: integers of more bits are said by their size, not their digits (2**14000 has 4215: Python refuses a decimal
 #: form past 4300, and makes one in time quadratic in the digits)
 _DECIMAL_BITS = 14000

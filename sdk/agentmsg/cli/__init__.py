@@ -40,10 +40,10 @@ from agentmsg.cli._io import (
     EXIT_USAGE,
     UsageError,
     clip,
-    one_line,
     said_path,
     shown_path,
 )
+from agentmsg.errors import one_line
 
 __all__ = ["build_parser", "main"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, TextIO, TypeVar, overload
 
 from agentmsg import Limits, limits
-from agentmsg.errors import Problem, SizeLimitError, short_repr
+from agentmsg.errors import Problem, SizeLimitError, escaped, one_line, short_repr
 
 T = TypeVar("T")
 
@@ -342,19 +342,6 @@ def seconds(name: str) -> Any:
     return parse
 
 
-def one_line(text: str) -> str:
-    """``text`` as one line of a terminal's output: line breaks, NUL, escape sequences and the other control
-    characters written as Python escapes (``\\n``, ``\\x1b``), so that text from elsewhere (a server's error
-    message) cannot split the line, nor move the cursor or recolour the terminal."""
-    if text.isprintable():
-        return text
-    return "".join(_escaped(c) for c in text)
-
-
-def _escaped(c: str) -> str:
-    return c if c.isprintable() or c == " " else repr(c)[1:-1]
-
-
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     """``text`` as part of one short output line: line breaks and other control characters escaped (a line is one
     line), and when that is longer than ``limit`` characters, as many of its first characters as fit, then how many
@@ -368,7 +355,7 @@ def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     head: list[str] = []
     used = 0
     for c in text:
-        piece = _escaped(c)
+        piece = escaped(c)
         if used + len(piece) > room:
             break
         head.append(piece)

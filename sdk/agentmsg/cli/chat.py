@@ -31,12 +31,12 @@ from agentmsg.cli._io import (
     ProviderNames,
     UsageError,
     exit_status,
-    one_line,
     say,
     seconds,
     think_tags_options,
     whole_number,
 )
+from agentmsg.errors import one_line
 from agentmsg.events import ERROR_EVENT
 from agentmsg.providers import Provider
 

@@ -24,7 +24,7 @@ import orjson
 from agentmsg._codec.jsontext import loads_bounded
 from agentmsg._wire.sse import SSEDecoder
 from agentmsg.clients._retry import header
-from agentmsg.errors import AgentmsgError
+from agentmsg.errors import AgentmsgError, one_line
 
 __all__ = [
     "ERROR_BODY_MAX",
@@ -390,15 +390,6 @@ def body_encoding(body: bytes, content_type: str | None) -> str:
     return sniffed
 
 
-def printable(text: str) -> str:
-    """``text`` as a message may hold it: control characters (NUL, ESC, a line break; any character Python does not
-    print) written as Python escapes (``\\x00``, ``\\x1b``, ``\\n``), as a repr writes them, so that a server's
-    words can neither split a log line nor move a terminal's cursor or colour."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
-
-
 def provider_message(
     body: bytes, *, empty: str = EMPTY_BODY, content_type: str | None = None
 ) -> tuple[str, Any, str | None]:
@@ -406,7 +397,7 @@ def provider_message(
     JSON (or the SSE error event's JSON), else the body's text; ``empty`` the message of a body of nothing but
     whitespace. The body is read in its encoding (:func:`body_encoding`: its byte order mark, else the charset of
     ``content_type``, the response's Content-Type, else UTF-8); the message holds no control character raw
-    (:func:`printable`), the parsed body keeps them."""
+    (:func:`~agentmsg.errors.one_line`), the parsed body keeps them."""
     encoding = body_encoding(body, content_type)
     if encoding != "utf-8":  # (read as UTF-8 below: JSON, SSE and text alike)
         body = body.decode(encoding, "replace").encode("utf-8", "surrogatepass")
@@ -416,7 +407,7 @@ def provider_message(
         parsed = _sse_error(body)
         if parsed is None:
             text = body.decode("utf-8", "replace").strip()
-            return (printable(text[:500]) or empty), text, None
+            return (one_line(text[:500]) or empty), text, None
     message: Any = None
     rid = None
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], dict):
@@ -431,7 +422,7 @@ def provider_message(
             message = parsed.get("message") or parsed.get("msg")
         value = parsed.get("request_id") or parsed.get("requestId")
         rid = value if isinstance(value, str) else None
-    return printable(str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, rid
+    return one_line(str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, rid
 
 
 def _sse_error(body: bytes) -> Any:
