@@ -398,9 +398,13 @@ def as_mapping(value: Any, pointer: str, nullable: bool, kind: str) -> dict[str,
     )
 
 
-def _own_tag(obj: Any, tag: str, pointer: str) -> None:
+def _own_tag(obj: Any, pointer: str) -> None:
     """A block's or a source's ``type`` given to its constructor: its class's tag, else refused (``const``). Another
     block's tag was written as that block and read back as its class (an ImageBlock as an AudioBlock)."""
+    cls = type(obj)
+    tag = _TAG_OF.get(cls)
+    if tag is None:
+        tag = _TAG_OF[cls] = _tag_of(cls)
     if obj.type != tag:
         raise ValidationError.single(
             pointer,
@@ -410,15 +414,12 @@ def _own_tag(obj: Any, tag: str, pointer: str) -> None:
         )
 
 
+#: each block and source class's tag, as :func:`_own_tag` reads it (``_tag_of`` reads the class's attrs fields)
 _TAG_OF: dict[type, str] = {}
 
 
 def _normalise(block: Any) -> None:
-    cls = type(block)
-    tag = _TAG_OF.get(cls)
-    if tag is None:
-        tag = _TAG_OF[cls] = _tag_of(cls)
-    _own_tag(block, tag, "/type")
+    _own_tag(block, "/type")
     block.unknown_keys = normalise_unknown_keys(block.unknown_keys, type(block), "content-block")
     if isinstance(block, _gen.ToolResultBlock):
         block.output = as_blocks(block.output, "/output")
@@ -440,7 +441,7 @@ def _normalise(block: Any) -> None:
             except ValidationError as exc:
                 raise exc.under("/source", "content-block") from None
         elif isinstance(source, (URLSource, Base64Source)):
-            _own_tag(source, "url" if isinstance(source, URLSource) else "base64", "/source/type")
+            _own_tag(source, "/source/type")
             try:
                 extra = normalise_unknown_keys(source.unknown_keys, type(source), "content-block")
             except ValidationError as exc:
