@@ -727,13 +727,10 @@ def read_legacy_keys_checked(value: Any, kind: str) -> tuple[Any, list[Problem]]
 
 def check_notes(notes: object, kind: str) -> None:
     """A reader's ``notes`` argument, checked before reading: the notes are appended to it, so it must be a list
-    (a tuple cannot take them, and a copy would not give them back); else a ValidationError naming it."""
+    (a tuple cannot take them, and a copy would not give them back); else a :func:`~agentmsg.errors.wrong_type`
+    error naming it."""
     if not isinstance(notes, list):
-        from agentmsg.errors import ValidationError
-
-        raise ValidationError.single(
-            "", "type", f"notes must be a list (the notes are appended to it), got {type(notes).__name__}", kind
-        )
+        raise wrong_type("", "notes must be a list (the notes are appended to it)", notes, kind)
 
 
 def tell(found: list[Problem], notes: list[Problem] | None, kind: str, stacklevel: int) -> None:
