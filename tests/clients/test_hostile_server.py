@@ -225,6 +225,86 @@ def test_an_error_body_is_read_in_its_encoding_and_said_without_control_characte
     assert info.value.body == parsed
 
 
+def _answer(server_url: str, how: str) -> Any:
+    """What a call (``how``: call, async call, count) of the server at ``server_url`` returns."""
+    if how == "count":
+        with Client("anthropic", base_url=server_url, api_key="k", model="m", max_retries=0, timeout=5.0) as c:
+            return c.count_tokens(CONVO)
+
+    async def run() -> Any:
+        async with AsyncClient("openai", base_url=server_url, api_key="k", model="m", max_retries=0) as c:
+            return await c.call(CONVO)
+
+    return asyncio.run(run()) if how == "async call" else client(server_url).call(CONVO)
+
+
+@pytest.mark.parametrize("how", ["call", "async call", "count"])
+@pytest.mark.parametrize("case", list(_ENCODED_BODIES))
+def test_a_2xx_body_that_is_no_reply_is_read_in_its_encoding_as_an_error_body_is(raw: Any, case: str, how: str) -> None:
+    """A 200 whose body is not the reply (a proxy's page, a count endpoint's error) is raised as
+    BrokenStreamError with its body. That body was read by its BOM or the NULs of UTF-16 text only, never by
+    the charset its Content-Type declares, as an error body is: a Latin-1 or windows-1252 page was quoted as
+    replacement characters ('\ufffdberlastet: bitte sp\ufffdter'). Now it is read by the same rule as an error
+    body (its BOM, else its charset, else its NULs, else UTF-8), for call(), the async call() and
+    count_tokens() alike."""
+    content_type, body, _message, parsed = _ENCODED_BODIES[case]
+    ct = b"Content-Type: %s\r\n" % content_type if content_type is not None else b""
+    head = b"HTTP/1.1 200 OK\r\n" + ct + b"Content-Length: %d\r\n\r\n" % len(body)
+    server = raw(lambda conn: conn.sendall(head + body))
+    with pytest.raises(BrokenStreamError) as info:
+        _answer(server.url, how)
+    assert info.value.status_code == 200 and info.value.body == parsed
+
+
+_REPLY = {
+    "id": "c",
+    "model": "m",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": _WORDS}, "finish_reason": "stop"}],
+}
+#: A 2xx JSON reply (the call's, the count's) in another encoding than UTF-8: its Content-Type and how it is encoded
+_ENCODED_REPLIES: dict[str, tuple[bytes, Callable[[str], bytes]]] = {
+    "UTF-16 with its BOM": (b"application/json; charset=utf-16", lambda text: text.encode("utf-16")),
+    "UTF-16-LE, no BOM, its charset UTF-16": (b"application/json; charset=utf-16", lambda t: t.encode("utf-16-le")),
+    "UTF-16-BE, no BOM nor charset": (b"application/json", lambda text: text.encode("utf-16-be")),
+    "UTF-32-LE with its BOM": (b"application/json; charset=utf-32", lambda text: text.encode("utf-32")),
+    "UTF-8 with its BOM": (b"application/json", lambda text: codecs.BOM_UTF8 + text.encode()),
+    "UTF-8, said Latin-1 (no charset for JSON)": (b"application/json; charset=iso-8859-1", str.encode),
+}
+
+
+@pytest.mark.parametrize("how", ["call", "async call", "count"])
+@pytest.mark.parametrize("case", list(_ENCODED_REPLIES))
+def test_a_2xx_json_reply_in_utf16_or_utf32_is_read_as_httpx_reads_it(raw: Any, case: str, how: str) -> None:
+    """A JSON reply in UTF-16 or UTF-32 (its BOM or none: its charset said or not), or in UTF-8 after a BOM, was
+    no reply ('the response is not openai's reply: ... not JSON'): it was parsed as UTF-8 bytes. httpx's
+    ``response.json()``, which the openai and anthropic SDKs read a reply with, reads it (Python's json sniffs
+    the BOM and the NULs). Now the clients read it so (call(), the async call(), count_tokens()); a charset that
+    says another encoding is not read, as httpx does not (RFC 8259 11: JSON has none, and is UTF-8)."""
+    content_type, encode = _ENCODED_REPLIES[case]
+    reply = _REPLY if how != "count" else {"input_tokens": 7, "note": _WORDS}
+    body = encode(json.dumps(reply, ensure_ascii=False))
+    assert httpx.Response(200, content=body).json() == reply  # (as httpx reads it)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (content_type, len(body))
+    server = raw(lambda conn: conn.sendall(head + body))
+    got = _answer(server.url, how)
+    if how == "count":
+        assert got.total == 7 and got.reply == reply
+    else:
+        assert got.text_content == _WORDS and got.generate_reason == "MODEL_STOP"
+
+
+def test_a_2xx_body_its_encoding_cannot_decode_is_no_reply(raw: Any) -> None:
+    """A body whose BOM says UTF-16 but whose text is cut inside a character is no reply (its bytes not
+    replaced): said so, its body quoted as an error body is."""
+    body = json.dumps(_REPLY).encode("utf-16")[:-1]
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    server = raw(lambda conn: conn.sendall(head + body))
+    with pytest.raises(
+        BrokenStreamError, match=r"not openai's reply: it is no utf-16-le text \(truncated data at byte"
+    ):
+        client(server.url).call(CONVO)
+
+
 #: An error response whose body breaks off: its head, the bytes sent, the class, and what the message starts with
 _BROKEN_OFF = {
     "length": (b"HTTP/1.1 400 X\r\nContent-Length: 1000\r\n\r\n", b'{"error"', BadRequestError, '{"error" ('),

@@ -11,7 +11,8 @@ from urllib.parse import quote
 import attrs
 import orjson
 
-from agentmsg.clients._errors import BadRequestError, BrokenStreamError, provider_message, request_id
+from agentmsg.clients._errors import BadRequestError, BrokenStreamError, json_bytes, provider_message, request_id
+from agentmsg.clients._retry import header
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormattedRequest, Spec
 
@@ -52,19 +53,21 @@ def _resource(collections: tuple[str, ...], model: str) -> tuple[str, str]:
 
 def read_count(spec: Spec, model: str | None, body: bytes, status: int, headers: Any) -> ProviderCount:
     """The count in a counting endpoint's reply. A reply that holds none (not JSON, another shape) raises
-    :class:`BrokenStreamError` with the status, the request id and the body."""
+    :class:`BrokenStreamError` with the status, the request id and the body (read in its encoding, as an error
+    body is). A JSON body in UTF-16 or UTF-32 is read as httpx's ``response.json()`` reads it
+    (:func:`~agentmsg.clients._errors.json_bytes`)."""
     endpoint = spec.counting
     assert endpoint is not None
     where = ".".join(endpoint.reply)
     try:
-        reply = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        reply = orjson.loads(json_bytes(body))
+    except (orjson.JSONDecodeError, UnicodeDecodeError):
         reply = None
     value: Any = reply
     for key in endpoint.reply:
         value = value.get(key) if isinstance(value, dict) else None
     if not isinstance(reply, dict) or type(value) is not int or value < 0:
-        _message, parsed, body_id = provider_message(body)
+        _message, parsed, body_id = provider_message(body, content_type=header(headers, "content-type"))
         raise BrokenStreamError(
             f"the response is not {spec.name}'s token count: no count at {where}",
             provider=spec.name,

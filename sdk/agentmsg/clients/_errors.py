@@ -45,6 +45,7 @@ __all__ = [
     "closed_while_read",
     "credentials",
     "error_for_status",
+    "json_bytes",
     "not_http",
     "provider_message",
     "reason",
@@ -388,6 +389,17 @@ def body_encoding(body: bytes, content_type: str | None) -> str:
             return sniffed if sniffed.startswith(declared.name + "-") else declared.name + "-be"
         return declared.name
     return sniffed
+
+
+def json_bytes(body: bytes) -> bytes:
+    """A 2xx body as the UTF-8 a JSON reader takes (a reply, a count): UTF-16 or UTF-32 when its byte order mark or
+    the NULs of its first characters say so, a UTF-8 byte order mark dropped (:func:`body_encoding`, its
+    Content-Type not read), as httpx's ``response.json()`` reads a body (Python's ``json`` sniffs it so), and so
+    the openai and anthropic SDKs. A charset is not read: RFC 8259 11 defines none for JSON ("adding one really
+    has no effect on compliant recipients"), and its text is UTF-8 (8.1). The body itself when it is UTF-8 (no
+    copy); a body its encoding cannot decode raises :class:`UnicodeDecodeError` (nothing replaced)."""
+    encoding = body_encoding(body, None)
+    return body if encoding == "utf-8" else body.decode(encoding).encode()
 
 
 def provider_message(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentmsg import Msg, Reducer, ValidationError
-from agentmsg.clients._errors import BrokenStreamError, provider_message, request_id
+from agentmsg.clients._errors import BrokenStreamError, json_bytes, provider_message, request_id
 from agentmsg.providers import FormattedRequest
 
 if TYPE_CHECKING:
@@ -23,13 +23,16 @@ def read_whole(
     """The message of a non-streaming reply. A server that streams anyway (content-type text/event-stream: a
     proxy or a local server that ignores ``stream: false``) is read as the stream it is. A body that is a
     provider error, or that is not the provider's reply at all (an HTML page, nothing), raises
-    :class:`BrokenStreamError` with the status, the request id and the body (its text when it is not JSON)."""
+    :class:`BrokenStreamError` with the status, the request id and the body (its text when it is not JSON, read in
+    its encoding as an error body is: :func:`~agentmsg.clients._errors.provider_message`). A JSON body in UTF-16 or
+    UTF-32 is read as httpx's ``response.json()`` reads it (:func:`~agentmsg.clients._errors.json_bytes`)."""
     status = response.status_code
     header_id = request_id(response.headers)
-    content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    declared = response.headers.get("content-type")
+    content_type = (declared or "").split(";", 1)[0].strip().lower()
 
     def not_a_reply(why: str) -> BrokenStreamError:
-        _message, parsed, body_id = provider_message(body)
+        _message, parsed, body_id = provider_message(body, content_type=declared)
         return BrokenStreamError(
             f"the response is not {client.provider}'s reply: {why}",
             provider=client.provider,
@@ -39,13 +42,17 @@ def read_whole(
         )
 
     try:
-        if content_type == "text/event-stream" and body.lstrip()[:1] not in (b"{", b"["):  # (a JSON reply: read as one)
+        text = json_bytes(body)
+    except UnicodeDecodeError as exc:
+        raise not_a_reply(f"it is no {exc.encoding} text ({exc.reason} at byte {exc.start:,})") from exc
+    try:
+        if content_type == "text/event-stream" and text.lstrip()[:1] not in (b"{", b"["):  # (a JSON reply: read as one)
             parser = client.parser(request, started)
-            events = parser.feed(body) + parser.close()
+            events = parser.feed(text) + parser.close()
         else:
             # (with the options the request asks for: where its structured output is, say)
             options = {**client._options(started), **client.entry.parser_options(request)}
-            events = client.entry.response_events(body, **options)
+            events = client.entry.response_events(text, **options)
     except ValidationError as exc:
         raise not_a_reply(str(exc)) from exc
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
@@ -56,7 +63,7 @@ def read_whole(
         raise not_a_reply("it has no first choice (index 0)")
     msg = messages[0]
     if errors:
-        _message, parsed, body_id = provider_message(body)
+        _message, parsed, body_id = provider_message(body, content_type=declared)
         raise BrokenStreamError(
             str(errors[0].get("message")),
             provider=client.provider,
