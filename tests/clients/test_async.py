@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from types import CodeType
 from typing import Any
 
 import httpx
@@ -28,6 +29,7 @@ import pytest
 import agentmsg
 from agentmsg import UserMessage
 from agentmsg.clients import AsyncClient, AsyncReplyStream, Client, ProviderError, ReplyStream
+from agentmsg.clients._stream import raw_chunks
 from agentmsg.providers import FormattedRequest
 from agentmsg.testing import ReplayServer, Reply, malformed
 from tests._support.raw_server import RawServer, chunk
@@ -1508,12 +1510,28 @@ def test_a_keyboard_interrupt_at_an_events_yield_goes_on_and_ends_the_stream(ser
     http.close()
 
 
-def _first_builtin_return_in_the_loop_interrupts(frame: Any, event: str, arg: Any) -> None:
-    """A profile function: Ctrl-C handled as the first builtin call in the stream's loop returns (the loop taking
-    the stream for its first step: a signal is handled as a call returns)."""
-    if event == "c_return" and frame.f_code is ReplyStream._run.__code__:
-        sys.setprofile(None)
-        raise KeyboardInterrupt
+def _interrupted_at(
+    event: str, code: CodeType | None = None, *, after: CodeType | None = None
+) -> Callable[[Any, str, Any], None]:
+    """A profile function: Ctrl-C handled at the first ``event`` of a frame running ``code`` (any, None), once a
+    frame running ``after`` has returned (if given). A signal is handled as a call begins or as a builtin returns:
+    ``call`` (the frame the function called), ``c_call`` / ``c_return`` (the frame calling the builtin). (A
+    coroutine's frame returns at each await too, yielding a future or None: its end is a return of anything else.)"""
+    returned = after is None
+
+    def profile(frame: Any, seen: str, arg: Any) -> None:
+        nonlocal returned
+        if not returned:
+            returned = seen == "return" and frame.f_code is after and not isinstance(arg, (asyncio.Future, type(None)))
+        elif seen == event and (code is None or frame.f_code is code):
+            sys.setprofile(None)
+            raise KeyboardInterrupt
+
+    return profile
+
+
+#: Ctrl-C handled as the first builtin call in the stream's loop returns (the loop taking the stream for its first step)
+_first_builtin_return_in_the_loop_interrupts = _interrupted_at("c_return", ReplyStream._run.__code__)
 
 
 def test_a_keyboard_interrupt_as_the_loop_takes_its_first_step_leaves_the_stream_closable(
@@ -1540,6 +1558,112 @@ def test_a_keyboard_interrupt_as_the_loop_takes_its_first_step_leaves_the_stream
     assert list(stream) == []
     assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
     http.close()
+
+
+#: Where a Ctrl-C is handled between ``_send``'s 2xx response and the ``try`` that owns its body: a profile function
+_AS_THE_BODY_IS_TAKEN: dict[str, Callable[[Any, str, Any], None]] = {
+    "_send gives the stream its network stream": _interrupted_at(
+        "call", ReplyStream._reading.__code__, after=httpx.Client.send.__code__
+    ),
+    "the loop reads the response's status": _interrupted_at("call", after=Client._send.__code__),
+    "the loop makes its parser": _interrupted_at("call", Client.parser.__code__, after=Client._send.__code__),
+    "the loop takes the body's reader": _interrupted_at("call", raw_chunks.__code__, after=Client._send.__code__),
+    "the loop holds the response": _interrupted_at("c_call", ReplyStream._run.__code__, after=Client._send.__code__),
+}
+
+
+@pytest.mark.parametrize("where", list(_AS_THE_BODY_IS_TAKEN))
+def test_a_keyboard_interrupt_as_the_loop_takes_its_response_gives_the_connection_back(
+    server: ReplayServer, where: str
+) -> None:
+    """A KeyboardInterrupt handled after ``_send`` had the 2xx response and before the ``try`` that reads its body
+    (as a call there began or returned: ``_send`` handing the stream the network stream, the loop reading the
+    status, making its parser, taking the body's reader, holding the response) left the response open: its
+    connection stayed taken, and with one connection in the pool the next stream waited out the pool timeout
+    (APITimeoutError). Now whatever stops the loop there closes the response: the KeyboardInterrupt goes on, the
+    stream is done (no message: none of the reply was read), nothing held, the connection given back."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    stream = c.stream(CONVO)
+    events = iter(stream)
+    sys.setprofile(_AS_THE_BODY_IS_TAKEN[where])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            next(events)
+    finally:
+        sys.setprofile(None)
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"  # (the connection given back)
+    assert stream.done and stream.message is None and stream.status_code in (None, 200)
+    assert not c._held and len(server.requests) == 2 and list(stream) == []
+    http.close()
+
+
+@pytest.mark.parametrize("call", ["call", "count_tokens"])
+def test_a_keyboard_interrupt_as_a_whole_reply_is_read_gives_the_connection_back(
+    server: ReplayServer, call: str
+) -> None:
+    """A KeyboardInterrupt handled as the first call after ``_send`` returned a whole reply's response began (the
+    call that read its body, before its ``try``) left the response open, its connection taken: with one in the
+    pool the next call waited out the pool timeout. Now no call comes between the response and the ``try`` that
+    closes it: the KeyboardInterrupt goes on and the connection is given back."""
+    provider, path, reply = (
+        ("openai", OPENAI, (FIX / "openai/chat_completion_single_tool_call.json").read_bytes())
+        if call == "call"
+        else ("anthropic", "/v1/messages/count_tokens", b'{"input_tokens": 7}')
+    )
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client(provider, base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    ask = c.call if call == "call" else c.count_tokens
+    for _ in range(2):
+        server.add(path, Reply(body=reply))
+    sys.setprofile(_interrupted_at("call", after=Client._send.__code__))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ask(CONVO)
+    finally:
+        sys.setprofile(None)
+    assert len(server.requests) == 1
+    assert ask(CONVO)
+    http.close()
+
+
+@pytest.mark.parametrize("where", ["the loop reads the response's status", "the loop makes its parser", "whole"])
+def test_a_keyboard_interrupt_as_the_async_loop_takes_its_response_gives_the_connection_back(
+    server: ReplayServer, where: str
+) -> None:
+    """The async shell: no cancellation comes between ``_send``'s response and the ``try`` that reads its body (no
+    await there), but a KeyboardInterrupt handled there (as a call began: the loop reading the status, making its
+    parser; ``call()`` reading the whole body) left the response open, its connection taken: with one in the pool
+    the next stream waited out the pool timeout. Now it closes the response: the KeyboardInterrupt goes on, the
+    connection is given back."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    profile = _interrupted_at("call", after=AsyncClient._send.__code__)
+    if where == "the loop makes its parser":
+        profile = _interrupted_at("call", AsyncClient.parser.__code__, after=AsyncClient._send.__code__)
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        stream = c.stream(CONVO)
+        sys.setprofile(profile)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                if where == "whole":
+                    await c.call(CONVO)
+                else:
+                    await stream.__aiter__().__anext__()
+        finally:
+            sys.setprofile(None)
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"  # (the connection given back)
+        assert len(server.requests) == 2 and not c._bodies
+        if where != "whole":
+            assert stream.done and stream.message is None and [e async for e in stream] == []
+        await http.aclose()
+
+    asyncio.run(main())
 
 
 def test_a_keyboard_interrupt_as_the_reader_comes_back_while_another_thread_closes(server: ReplayServer) -> None:

@@ -275,18 +275,25 @@ class AsyncReplyStream(StreamState):
                 raise
             finally:
                 self._reader = None
-            self._responded(response)
-            parser = self.client.parser(self.request, started)
-            encoded = self._encoded  # (else the bytes received are the bytes read)
-            body = _Body(response, encoded)
-            self._client._bodies.add(body)
-            chunks = body.chunks
-            feed, fold = parser.feed, self.reducer._trusted_feed()
-            cap, size, over, grown = limits.max_bytes, 0, False, False
-            room = cap  # bytes the message may grow by before it is measured
-            closing: list[dict[str, Any]] = []
+            # No await comes between the response and the ``try`` that reads its body (a cancellation is not
+            # delivered here), but a Ctrl-C handled as a call here begins or returns may be: it closes the response.
+            try:
+                self._responded(response)
+                parser = self.client.parser(self.request, started)
+                encoded = self._encoded  # (else the bytes received are the bytes read)
+                feed, fold = parser.feed, self.reducer._trusted_feed()
+                cap, size, over, grown = limits.max_bytes, 0, False, False
+                room = cap  # bytes the message may grow by before it is measured
+                closing: list[dict[str, Any]] = []
+                body = _Body(response, encoded)  # (last: its reading task is the response's from here)
+            except BaseException:
+                self._done = True
+                await _release(response)
+                raise
             try:
                 try:
+                    self._client._bodies.add(body)
+                    chunks = body.chunks
                     while not over:
                         for chunk in chunks:  # (those the reading task appends meanwhile come in this loop)
                             size += len(chunk)
@@ -467,8 +474,7 @@ class AsyncClient(BaseClient):
         self._refuse_if_closed()  # (before the endpoint: a closed client says so whatever the call, as _send does)
         request = counting_request(self.spec, formatted)
         try:
-            response = await self._send(request)
-            body = await self._reply_body(response)
+            response, body = await self._reply(request)
             return read_count(self.spec, request.model, body, response.status_code, response.headers)
         except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
             self._scrub(exc)
@@ -484,14 +490,14 @@ class AsyncClient(BaseClient):
 
     async def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
-        response = await self._send(request)
-        return read_whole(self, request, await self._reply_body(response), started, response)
+        response, body = await self._reply(request)
+        return read_whole(self, request, body, started, response)
 
-    async def _reply_body(self, response: httpx.Response) -> bytes:
-        """A 2xx response's whole body (a call's reply, a count), the response closed: raises
-        :class:`ReplyTooLargeError` past ``limits.max_bytes`` (decoded or received), :class:`APIConnectionError`
-        (:class:`APITimeoutError`) when it broke off."""
+    async def _reply(self, request: FormattedRequest) -> tuple[httpx.Response, bytes]:
+        """The 2xx response to ``request`` and its whole body, the response closed, as :meth:`Client._reply` (no call
+        between the response and the ``try`` that closes it: a Ctrl-C handled at one left it open)."""
         cap = limits.max_bytes
+        response = await self._send(request)
         try:
             body = await read_body(response, cap)
         except httpx.HTTPError as exc:
@@ -500,7 +506,7 @@ class AsyncClient(BaseClient):
             await _release(response)
         if past_limit(response, len(body), cap):
             raise too_big(self.provider, cap, response.status_code, response.headers)
-        return body
+        return response, body
 
     async def _send(self, request: FormattedRequest) -> httpx.Response:
         """The response (2xx) after retries."""

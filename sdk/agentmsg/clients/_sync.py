@@ -80,6 +80,9 @@ class ReplyStream(StreamState):
         self._stopped = False  # close() from another thread asked the loop to end (read between events)
         self._lock = threading.Lock()
         self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
+        # The 2xx response ``_send`` gives the loop, until the body's read owns it: what stops the loop before (a
+        # Ctrl-C as it sets out to read the body) closes it (:meth:`_drop_sent`), its connection given back.
+        self._sent: httpx.Response | None = None
         self._traced: dict[str, Any] | None = None  # the extensions of the request sent now (its ``trace``)
 
     @property
@@ -210,25 +213,30 @@ class ReplyStream(StreamState):
             started = time.monotonic()
             try:
                 response = self._client._send(self.request, self)
+                # The response is the loop's from here (``_sent``, which ``_send`` set): what stops the loop before
+                # the body's ``try`` owns it (a Ctrl-C handled as a call below begins or returns) closes it.
+                self._responded(response)
+                parser = self.client.parser(self.request, started)
+                closing: list[dict[str, Any]] = []
+                encoded = self._encoded  # (else the bytes received are the bytes read)
+                chunks = raw_chunks(response, encoded)  # content-decoded (a gzipped stream)
+                # The response and its body's reader, held by the client while they are open: a stream left and
+                # collected (GeneratorExit here, from the garbage collector) must not close them where the
+                # collector ran (inside httpcore's pool lock, say: closing waited for that lock for ever); the
+                # client's next call does. (Held last: no call between that and the ``try`` that owns them.)
+                held = (response, chunks)
+                self._cut = functools.partial(self._cut_body, parser, held)
+                self._client._held[id(held)] = held
             except _Stop:  # close() from another thread before any reply: ended quietly, no message
                 self._cut, self._done = None, True
+                self._drop_sent()
                 return
-            except BaseException:  # refused, failed or cancelled before any reply: ended, no message
+            except BaseException:  # refused, failed or cancelled before any reply was read: ended, no message
                 self._cut, self._done = None, True
+                self._drop_sent()
                 raise
-            self._responded(response)
-            parser = self.client.parser(self.request, started)
-            closing: list[dict[str, Any]] = []
-            encoded = self._encoded  # (else the bytes received are the bytes read)
-            chunks = raw_chunks(response, encoded)  # content-decoded (a gzipped stream)
-            # The response and its body's reader, held by the client while they are open: a stream left and
-            # collected (GeneratorExit here, from the garbage collector) must not close them where the collector
-            # ran (inside httpcore's pool lock, say: closing waited for that lock for ever); the client's next call
-            # does.
-            held = (response, chunks)
-            self._client._held[id(held)] = held
-            self._cut = functools.partial(self._cut_body, parser, held)
             try:
+                self._sent = None  # (the body's read owns the response: ``held``)
                 try:
                     feed, fold = parser.feed, self.reducer._trusted_feed()
                     cap, size, over, grown = limits.max_bytes, 0, False, False
@@ -342,6 +350,13 @@ class ReplyStream(StreamState):
         if holder is not None and holder is not _LOOP:
             with self._closer:
                 pass
+
+    def _drop_sent(self) -> None:
+        """Close the response ``_send`` gave the loop, if it did, which stopped before its body's read owned it."""
+        sent, self._sent = self._sent, None
+        if sent is not None:
+            self._reading(None)
+            sent.close()
 
     def _cut_body(self, parser: StreamParser, held: tuple[httpx.Response, Iterator[bytes]], collected: bool) -> None:
         """Ends a stream left (or cancelled, or stopped) while its body was read: the message INTERRUPTED with what
@@ -558,8 +573,7 @@ class Client(BaseClient):
         self._refuse_if_closed()  # (before the endpoint: a closed client says so whatever the call, as _send does)
         request = counting_request(self.spec, formatted)
         try:
-            response = self._send(request)
-            body = self._reply_body(response)
+            response, body = self._reply(request)
             return read_count(self.spec, request.model, body, response.status_code, response.headers)
         except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
             self._scrub(exc)
@@ -575,14 +589,17 @@ class Client(BaseClient):
 
     def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
-        response = self._send(request)
-        return read_whole(self, request, self._reply_body(response), started, response)
+        response, body = self._reply(request)
+        return read_whole(self, request, body, started, response)
 
-    def _reply_body(self, response: httpx.Response) -> bytes:
-        """A 2xx response's whole body (a call's reply, a count), the response closed: raises
-        :class:`ReplyTooLargeError` past ``limits.max_bytes`` (decoded or received), :class:`APIConnectionError`
-        (:class:`APITimeoutError`) when it broke off."""
+    def _reply(self, request: FormattedRequest) -> tuple[httpx.Response, bytes]:
+        """The 2xx response to ``request`` (:meth:`_send`) and its whole body (a call's reply, a count), the response
+        closed: raises :class:`ReplyTooLargeError` past ``limits.max_bytes`` (decoded or received),
+        :class:`APIConnectionError` (:class:`APITimeoutError`) when it broke off. No call comes between the
+        response and the ``try`` that closes it: a Ctrl-C handled at one (as the body's read began) left it open,
+        its connection taken from the pool."""
         cap = limits.max_bytes
+        response = self._send(request)
         try:
             body = read_body(response, cap)
         except httpx.HTTPError as exc:
@@ -591,7 +608,7 @@ class Client(BaseClient):
             response.close()
         if past_limit(response, len(body), cap):
             raise too_big(self.provider, cap, response.status_code, response.headers)
-        return body
+        return response, body
 
     def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
         """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
@@ -636,6 +653,7 @@ class Client(BaseClient):
                 continue
             if response.status_code < 300:
                 if stream is not None:  # (the body's network stream, which the stream's loop reads next)
+                    stream._sent = response  # (the loop's from here, before any call: see ReplyStream._sent)
                     stream._reading(response.extensions.get("network_stream"))
                 return response
             arrived, broke = bytearray(), None
