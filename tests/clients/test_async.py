@@ -837,6 +837,49 @@ def test_a_stream_read_in_one_thread_and_closed_in_another_between_events(server
     http.close()
 
 
+def test_a_close_beside_another_waits_for_its_outcome_within_its_own_wait(server: ReplayServer) -> None:
+    """``close()`` from several threads ran one at a time: a second one waited for the first to return (up to the
+    first's whole ``wait``), then ran its own (its own ``wait`` more). Now it waits for the first's outcome, its
+    own ``wait`` at most: beside a first that has not ended the stream yet (held here as it ends it), a
+    ``close(wait=0)`` returns at once, the stream not ended; a ``close(wait=30)`` returns once the first has
+    ended it, the stream done, INTERRUPTED with what arrived."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    stream = c.stream(CONVO)
+    events = iter(stream)
+    assert any(e["type"] == "TEXT_BLOCK_DELTA" for e in events)  # (left at the first text)
+    ending, go_on = threading.Event(), threading.Event()
+    close_here = stream._close_here
+
+    def held_as_it_ends_the_stream() -> None:  # (the first close(), which took the stream between two events)
+        ending.set()
+        assert go_on.wait(10)
+        close_here()
+
+    stream._close_here = held_as_it_ends_the_stream  # type: ignore[method-assign]
+    first = threading.Thread(target=stream.close)
+    first.start()
+    assert ending.wait(5)
+    try:
+        at_once = threading.Thread(target=stream.close, kwargs={"wait": 0})
+        at_once.start()
+        at_once.join(5)
+        assert not at_once.is_alive() and not stream.done
+        waiting = threading.Thread(target=stream.close, kwargs={"wait": 30})
+        waiting.start()
+    finally:
+        go_on.set()
+    for thread in (first, waiting):
+        thread.join(5)
+        assert not thread.is_alive()
+    assert_cut_short(stream)
+    assert list(events) == []
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+    http.close()
+
+
 def test_timeouts_around_a_call_and_a_retry_wait_cancel_it(server: ReplayServer) -> None:
     """asyncio.timeout / wait_for around a stream: mid-stream the message is INTERRUPTED with what arrived; in a
     Retry-After wait of 30 s the wait is cut (one request sent, no message); the caller gets TimeoutError. (The

@@ -72,6 +72,10 @@ class ReplyStream(StreamState):
         # under the GIL), so whoever took it is written where an interrupt cannot lose it (:meth:`_run`).
         self._turn: dict[str, object] = {}
         self._closer = threading.Lock()  # held by a close() while it runs (one at a time)
+        # A close() runs now (it claimed the stream's closing), and what another close() waits for: set once it
+        # returns (made by the first that waits)
+        self._claimed = False
+        self._running_close: threading.Event | None = None
         # What ends the stream where it stands, taken once by who holds ``_turn``: by the loop's own end, or by
         # close() between two events (the loop, back, then ends quietly). Its argument: the stream was collected.
         self._cut: Callable[[bool], None] | None = self._unsent
@@ -117,11 +121,44 @@ class ReplyStream(StreamState):
         loop ends without error, the message INTERRUPTED with what arrived (none before any reply:
         ``until_done()`` says so). That ``close()`` returns once the stream has ended, or after ``wait`` seconds
         when the read cannot be cut (the headers awaited on a reused keep-alive connection: the loop then ends
-        when they come); ``done`` tells."""
+        when they come); ``done`` tells.
+
+        ``close()`` from several threads at once: one closes the stream, the others wait for its outcome, each its
+        own ``wait`` at most (the first's wait is not added to theirs: a watchdog's ``close(wait=1)`` beside a
+        GUI's ``close()`` returns within its second); one that is left time once the first gave up (the read not
+        cut within the first's ``wait``) closes the stream in its turn."""
         if self._gen is None:
             self._gen = _nothing()  # never started: nothing was sent
             self._done = True
             return
+        deadline = time.monotonic() + wait
+        while True:
+            mine = False
+            running: threading.Event | None = None
+            try:
+                with self._lock:  # (claimed and told in one step: a Ctrl-C cannot leave it claimed, untold)
+                    if not self._claimed:
+                        self._claimed = mine = True
+                    else:  # (the Event made by the first close() that waits: most streams have one close())
+                        running = self._running_close = self._running_close or threading.Event()
+                if mine:
+                    self._close_by(deadline)
+                    return
+            finally:
+                if mine:
+                    with self._lock:
+                        self._claimed = False
+                        running, self._running_close = self._running_close, None
+                    if running is not None:
+                        running.set()
+            # another close() runs: its outcome waited for, until this one's deadline at most
+            left = min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
+            holder = self._turn.get(_TURN)
+            if (holder is not None and holder is not _LOOP) or running is None or not running.wait(left):
+                return  # (an earlier close() ended the stream, or this one's wait is over)
+
+    def _close_by(self, deadline: float) -> None:
+        """:meth:`close` by the one ``close()`` that runs now, by ``deadline`` (``time.monotonic()``) at most."""
         token = object()
         with self._closer:
             holder = self._turn.setdefault(_TURN, token)
@@ -139,7 +176,6 @@ class ReplyStream(StreamState):
                 if self._stopping is not None:
                     self._stopping.set()
                 _shut(self._net)
-            deadline = time.monotonic() + wait
             while True:
                 given.clear()
                 holder = self._turn.setdefault(_TURN, token)
