@@ -1082,6 +1082,10 @@ class Reader(PayloadReader):
         #: event, whose whole text is compared with it (:meth:`_done_again`)
         self._texts: dict[Any, list[str]] = {}
         builder.block_texts = self._texts
+        #: the text each part of a streamed item was given (its deltas', or its .done event's when no delta came), by
+        #: slot, once its .done event took it from _texts: the done item's whole content is compared with it and what
+        #: _texts still holds (:meth:`_item_again`)
+        self._given: dict[Any, list[str]] = {}
 
     # ---- whole ----
 
@@ -1224,7 +1228,7 @@ class Reader(PayloadReader):
                 item = output[index] if 0 <= index < len(output) else None
                 st = self._items.get(index)
                 if isinstance(item, dict) and (st is None or not st.done):
-                    self._item_done(index, item)  # (an item the events did not complete)
+                    self._item_done(index, item, kind)  # (an item the events did not complete)
             self.done = True
             self._status(r, failed=kind == "response.failed")
         elif "type" not in obj and isinstance(obj.get("output"), list) and not self._started:
@@ -1385,8 +1389,10 @@ class Reader(PayloadReader):
         elif kind == "response.refusal.done":
             b.text(value, slot=f"m{index}/refusal")
             b.refused()
+            self._given.setdefault(f"m{index}/refusal", []).append(value)
         elif kind == "response.output_text.done":
             b.text(value, slot=f"m{index}")
+            self._given.setdefault(f"m{index}", []).append(value)
         else:
             summary = "summary" in kind
             k = obj.get("summary_index" if summary else "content_index", 0)
@@ -1395,6 +1401,7 @@ class Reader(PayloadReader):
                 st.slots[slot] = None
             st.empty.discard(slot)
             b.thinking(value, slot=slot)
+            self._given.setdefault(slot, []).append(value)
 
     def _done_again(self, kind: str, obj: Mapping[str, Any]) -> None:
         """A part's ``.done`` event after its deltas: its whole text (a call's arguments) again. The deltas' text is
@@ -1420,16 +1427,81 @@ class Reader(PayloadReader):
                     f"r{index}/{'s' if summary else 'c'}{obj.get('summary_index' if summary else 'content_index', 0)}"
                 )
             given = "".join(self._texts.pop(slot, ()))  # (the next part of a message's block starts anew)
+            self._given.setdefault(slot, []).append(given)  # (for its done item: _item_again)
         if whole == given:
             return
         place = f"output_index {index}" + "".join(
             f", {key} {obj[key]}" for key in ("content_index", "summary_index") if type(obj.get(key)) is int
         )
+        self._not_repeated(f"done/{kind}", kind, place, field, whole, given)
+
+    def _not_repeated(self, key: str, kind: str, place: str, field: str, whole: str, given: str) -> None:
+        """A whole text (``field`` of a ``kind`` event, at ``place``) other than the one its deltas gave: said, quoted,
+        once per ``key`` and reply (not-kept); the deltas' is kept."""
+        b = self.b
         b.not_kept(
-            f"done/{kind}",
+            key,
             f"a {kind} event that does not repeat its deltas ({place}: its {field}, {len(whole)} characters, where"
             f" they gave {len(given)}) is not kept: the deltas' text is the reply's; its {field}: {b.shown(whole, 120)}",
         )
+
+    def _given_text(self, slot: str) -> str:
+        """The whole text the events gave a block's slot (its parts' taken at their .done, then what came since),
+        forgotten here."""
+        return "".join(self._given.pop(slot, ())) + "".join(self._texts.pop(slot, ()))
+
+    def _item_again(self, event: str, index: int, st: _Item, item: Mapping[str, Any]) -> None:
+        """A streamed item's done item (``event``: ``response.output_item.done``, or the response's output when that
+        event did not come) repeats its whole content: its message's output_text and refusal texts (each joined),
+        its reasoning parts' texts, its call's arguments (a custom call's input). Not read again (its events gave
+        it, and went out); compared as :meth:`_done_again` compares a part's ``.done`` event with its deltas, and
+        a content other than theirs is said (not-kept), once per reply, event and item type: the deltas' is kept.
+        A field the done item does not have is not compared."""
+        kind = st.kind
+        key = f"done/{event}/{str(kind)[:60]}"
+        place = f"output_index {index}"
+        if kind == "message":
+            content = item.get("content")
+            if not isinstance(content, list):
+                return
+            for part_kind, field, slot in (
+                ("output_text", "text", f"m{index}"),
+                ("refusal", "refusal", f"m{index}/refusal"),
+            ):
+                whole = "".join(
+                    text
+                    for part in content
+                    if isinstance(part, dict)
+                    and part.get("type") == part_kind
+                    and isinstance(text := part.get(field), str)
+                )
+                given = self._given_text(slot)
+                if whole != given:
+                    self._not_repeated(key, event, place, field, whole, given)
+        elif kind == "reasoning":
+            for list_key, tag, index_key in (("summary", "s", "summary_index"), ("content", "c", "content_index")):
+                parts = item.get(list_key)
+                if not isinstance(parts, list):
+                    continue
+                prefix = f"r{index}/{tag}"
+                ks = {k for k, part in enumerate(parts) if isinstance(part, dict)}
+                ks.update(
+                    int(s[len(prefix) :]) for s in st.slots if s.startswith(prefix) and s[len(prefix) :].isdigit()
+                )
+                for k in sorted(ks):
+                    part = as_object(parts[k]) if k < len(parts) else {}
+                    text = part.get("text")
+                    whole = text if isinstance(text, str) else ""
+                    given = self._given_text(f"{prefix}{k}")
+                    if whole != given:
+                        self._not_repeated(key, event, f"{place}, {index_key} {k}", "text", whole, given)
+        elif kind in _CALL_ITEMS:
+            field = _CALL_INPUT[kind][0]
+            value = item.get(field)
+            if isinstance(value, str):
+                given = self.b.call_text(index) or ""
+                if value != given:
+                    self._not_repeated(key, event, place, field, value, given)
 
     def _part_added(self, kind: str, event: str, obj: dict[str, Any]) -> None:
         """A reasoning item's summary (or ``reasoning_text``) part, added: its block opens, empty, in its place, so
@@ -1484,8 +1556,8 @@ class Reader(PayloadReader):
         elif kind not in ("message", "reasoning"):
             self._other(kind)
 
-    def _item_done(self, index: int, item: dict[str, Any]) -> None:
-        """An output item, whole: what its events did not give, then its end."""
+    def _item_done(self, index: int, item: dict[str, Any], event: str = "response.output_item.done") -> None:
+        """An output item, whole (given by ``event``): what its events did not give, then its end."""
         b = self.b
         st = self._items.get(index)
         kind = item.get("type")
@@ -1494,6 +1566,8 @@ class Reader(PayloadReader):
         st.done = True
         if st.id is None and isinstance(item.get("id"), str):
             st.id = item["id"]
+        if st.streamed and st.kind == kind:
+            self._item_again(event, index, st, item)
         if kind == "message":
             slot = f"m{index}"
             for part in as_list(item.get("content")):

@@ -1055,3 +1055,165 @@ def test_a_done_text_that_differs_from_its_deltas_is_said_and_the_deltas_kept(
             f"a {done} event that does not repeat its deltas ({place}: its {field}, 10 characters, where they gave 10)"
             f' is not kept: the deltas\' text is the reply\'s; its {field}: "{{\\"a\\": \\"c\\"}}"'
         ]
+
+
+#: (kind of item, its delta event, the part's .done event and the field it repeats the text in, where the part is, the
+#: done item's content that holds the whole text (``{}``: the text itself), the place and field its note names)
+_ITEM_KINDS: list[tuple[str, str, str, str, dict[str, Any], Callable[[str], dict[str, Any]], str, str]] = [
+    (
+        "message",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "text",
+        {"content_index": 0},
+        lambda t: {"content": [{"type": "output_text", "text": t, "annotations": []}]},
+        "output_index 0",
+        "text",
+    ),
+    (
+        "message",
+        "response.refusal.delta",
+        "response.refusal.done",
+        "refusal",
+        {"content_index": 0},
+        lambda t: {"content": [{"type": "refusal", "refusal": t}]},
+        "output_index 0",
+        "refusal",
+    ),
+    (
+        "reasoning",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.done",
+        "text",
+        {"summary_index": 0},
+        lambda t: {"summary": [{"type": "summary_text", "text": t}]},
+        "output_index 0, summary_index 0",
+        "text",
+    ),
+    (
+        "reasoning",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.done",
+        "text",
+        {"content_index": 0},
+        lambda t: {"summary": [], "content": [{"type": "reasoning_text", "text": t}]},
+        "output_index 0, content_index 0",
+        "text",
+    ),
+    (
+        "function_call",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "arguments",
+        {},
+        lambda t: {"arguments": t},
+        "output_index 0",
+        "arguments",
+    ),
+    (
+        "custom_tool_call",
+        "response.custom_tool_call_input.delta",
+        "response.custom_tool_call_input.done",
+        "input",
+        {},
+        lambda t: {"input": t},
+        "output_index 0",
+        "input",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", _ITEM_KINDS, ids=[k[2].split(".")[1] for k in _ITEM_KINDS])
+@pytest.mark.parametrize("by", ["whole", "event by event"])
+@pytest.mark.parametrize("done_by", ["response.output_item.done", "response.completed"])
+@pytest.mark.parametrize("part_done", [True, False], ids=["part .done", "no part .done"])
+def test_a_done_item_that_differs_from_its_deltas_is_said_and_the_deltas_kept(
+    case: tuple[str, str, str, str, dict[str, Any], Callable[[str], dict[str, Any]], str, str],
+    by: str,
+    done_by: str,
+    part_done: bool,
+) -> None:
+    """A streamed item's done item (``response.output_item.done``, or the completed response's output when that event
+    did not come) repeats its whole content; it was not read again, and one that differs from what the deltas gave
+    (a proxy's rewrite) was dropped unsaid. Compared as a part's ``.done`` event is: the deltas' text is kept and the
+    other said, quoted, with the item's place (rule not-kept); the same content says nothing. With or without the
+    part's own ``.done`` event (repeating the deltas) before it, read whole and event by event."""
+    kind, delta, done, field, where, content, place, said_field = case
+    same = '{"a": "b"}'
+    for whole, said in ((same, False), ('{"a": "c"}', True)):
+        item: dict[str, Any] = {"type": kind, "id": "it_1"}
+        if kind in ("function_call", "custom_tool_call"):
+            item.update(call_id="call_1", name="f")
+        at = {"item_id": "it_1", "output_index": 0, **where}
+        pieces = ['{"a"', ": ", '"b"', "}"]
+        done_item = {**item, **content(whole)}
+        end = (
+            [{"type": "response.output_item.done", "output_index": 0, "item": done_item}, _done()]
+            if done_by == "response.output_item.done"
+            else [_done(output=[done_item])]
+        )
+        body = _sse(
+            _created(),
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+            *({"type": delta, **at, "delta": piece, "sequence_number": n} for n, piece in enumerate(pieces)),
+            *([{"type": done, **at, field: same}] if part_done else []),
+            *end,
+        )
+        if by == "whole":
+            events = list(P.parse_stream(body))
+        else:
+            parser = P.stream_parser()
+            events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
+            events += parser.close()
+        msg = reduce_ok(events)
+        texts = [
+            getattr(b, "text", None) or getattr(b, "thinking", None) or getattr(b, "content", None) for b in msg.content
+        ]
+        assert [t for t in texts if t is not None] == [same]  # (a refusal's message: a carrier of its id after it)
+        notes = [m for name, m in _said(events) if name == "agentmsg.not-kept"]
+        if not said:
+            assert notes == []
+            continue
+        assert notes == [
+            f"a {done_by} event that does not repeat its deltas ({place}: its {said_field}, 10 characters, where they"
+            f' gave 10) is not kept: the deltas\' text is the reply\'s; its {said_field}: "{{\\"a\\": \\"c\\"}}"'
+        ]
+
+
+def test_a_done_item_names_what_its_deltas_did_not_give() -> None:
+    """A done item's part no delta gave (a second summary part, a refusal where only text streamed) and a streamed
+    part its done item leaves out: each said with its place, the deltas' blocks kept as they came."""
+    reasoning = {"type": "reasoning", "id": "rs_1"}
+    at = {"item_id": "rs_1", "output_index": 0}
+    body = _sse(
+        _created(),
+        {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+        {"type": "response.reasoning_summary_text.delta", **at, "summary_index": 0, "delta": "one"},
+        {"type": "response.reasoning_summary_text.delta", **at, "summary_index": 1, "delta": "two"},
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**reasoning, "summary": [{"type": "summary_text", "text": "one"}]},
+        },
+        {"type": "response.output_item.added", "output_index": 1, "item": {"type": "message", "id": "m_1"}},
+        {"type": "response.output_text.delta", "item_id": "m_1", "output_index": 1, "content_index": 0, "delta": "hi"},
+        {
+            "type": "response.output_item.done",
+            "output_index": 1,
+            "item": {
+                "type": "message",
+                "id": "m_1",
+                "content": [{"type": "output_text", "text": "hi"}, {"type": "refusal", "refusal": "no"}],
+            },
+        },
+        _done(),
+    )
+    events = list(P.parse_stream(body))
+    msg = reduce_ok(events)
+    assert [getattr(b, "thinking", None) or getattr(b, "text", None) for b in msg.content] == ["one", "two", "hi"]
+    assert [m for name, m in _said(events) if name == "agentmsg.not-kept"] == [
+        "a response.output_item.done event that does not repeat its deltas (output_index 0, summary_index 1: its"
+        " text, 0 characters, where they gave 3) is not kept: the deltas' text is the reply's; its text: \"\"",
+        "a response.output_item.done event that does not repeat its deltas (output_index 1: its refusal, 2"
+        " characters, where they gave 0) is not kept: the deltas' text is the reply's; its refusal: \"no\"",
+    ]
