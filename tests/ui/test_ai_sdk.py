@@ -1401,3 +1401,72 @@ def test_a_tool_call_open_across_model_calls_is_said_where_its_part_is_cut(first
     step = next(i for i, e in enumerate(events) if e["id"] == "e4")
     _, enc, _ = round_trip([*events[:step], ev(10, "MODEL_CALL_END", replyId="m1"), *events[step:]])
     assert [n for n in enc.notes if n.rule == "order"] == []
+
+
+@pytest.mark.parametrize(("kind", "part"), [("TEXT_BLOCK", "text"), ("THINKING_BLOCK", "reasoning")])
+def test_an_end_naming_no_open_part_is_carried_as_it_is(kind: str, part: str) -> None:
+    """An END naming another block than its START's: the reducer says it and ignores it, the AI SDK's reader refuses
+    a ``*-end`` of a part it does not have. It was dropped unsaid, so the decoded stream's reducer said nothing; it is
+    carried whole (a note, rule order, at its index): the UI stream has no such chunk, the reducer of the decoded
+    events says what the reducer of the events said, and the message is the same."""
+
+    def event(n: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{n}", "createdAt": AT, "replyId": "r", **keys}
+
+    events = [
+        event(0, "AGENT_START"),
+        event(1, "MODEL_CALL_START"),
+        event(2, f"{kind}_START", blockId="a"),
+        event(3, f"{kind}_DELTA", blockId="a", delta="x"),
+        event(4, f"{kind}_END", blockId="b"),
+        event(5, "MODEL_CALL_END"),
+        event(6, "AGENT_END"),
+    ]
+    expected, r = reduce(events)
+    back, enc, _ = round_trip(events)
+    got, r2 = reduce(back)
+    assert got == expected
+    said = [(p.rule, p.message) for p in r.problems]
+    assert said == [("order", f"END for {kind.split('_')[0].lower()} block 'b' that is not open: ignored")]
+    assert [(p.rule, p.message) for p in r2.problems] == said
+    assert [(n.pointer, n.rule, n.message) for n in enc.notes if n.rule == "order"] == [
+        ("/4", "order", f'{kind}_END for a {part} part not open ("b"): carried as it is')
+    ]
+    enc = ai_sdk.AiSdkEncoder()
+    chunks = [c for e in events for c in enc.feed(e)] + enc.close()
+    assert reader_refusals(chunks) == []
+
+
+@pytest.mark.parametrize("missing", ["START", "DELTA"])
+def test_a_call_gone_on_without_its_reply_id_is_said(missing: str) -> None:
+    """A tool call's START, END, then a delta for it in the same reply: the reducer goes on with the call only when
+    both the START and the delta name the model call (a replyId each); without one it adds a new call. The decoder
+    gives every event the reply's replyId, so the decoded stream's reducer went on with the call: another message,
+    unsaid. Said now (rule order, at the delta's index)."""
+
+    def event(n: int, kind: str, reply: bool = True, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{n}", "createdAt": AT, **({"replyId": "r"} if reply else {}), **keys}
+
+    events = [
+        event(0, "AGENT_START"),
+        event(1, "TOOL_CALL_START", missing != "START", toolCallId="t", toolCallName="f"),
+        event(2, "TOOL_CALL_DELTA", toolCallId="t", delta='{"x":'),
+        event(3, "TOOL_CALL_END", toolCallId="t"),
+        event(4, "TOOL_CALL_DELTA", missing != "DELTA", toolCallId="t", delta="1}"),
+        event(5, "TOOL_CALL_END", toolCallId="t"),
+        event(6, "AGENT_END"),
+    ]
+    expected, _ = reduce(events)
+    assert [b["content"] for b in expected[0]["content"]] == ['{"x":', "1}"]  # two calls
+    back, enc, _ = round_trip(events)
+    assert [b["content"] for b in reduce(back)[0][0]["content"]] == ['{"x":1}']  # one: said
+    where = "its START" if missing == "START" else "it"
+    assert [(n.pointer, n.rule, n.message) for n in enc.notes if n.rule == "order"] == [
+        (
+            "/4",
+            "order",
+            f'TOOL_CALL_DELTA for tool call "t" after its END, with no replyId on {where}: the reducer adds a new'
+            " call; the UI stream goes on with the call, and so does its reader's reducer (the decoder gives its"
+            " events the reply's replyId)",
+        )
+    ]

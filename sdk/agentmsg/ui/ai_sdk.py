@@ -543,7 +543,14 @@ class AiSdkEncoder:
         name = ev.get("toolCallName")
         name = name if isinstance(name, str) else "__pending__"
         # (its argument deltas, "text", are joined once, when the call is finished)
-        call = {"name": name, "text": [], "held": [], "end": None, "reply": ev.get("replyId", self._reply)}
+        call = {
+            "name": name,
+            "text": [],
+            "held": [],
+            "end": None,
+            "reply": ev.get("replyId", self._reply),
+            "own": ev.get("replyId"),  # (the event's own: what the reducer's "same model call" compares)
+        }
         self._calls[call_id] = call
         self._known_calls[call_id] = name
         chunk = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
@@ -570,6 +577,16 @@ class AiSdkEncoder:
         if call is None or call["end"] is None:
             return call, []
         if ev.get("replyId", self._reply) == call["reply"]:
+            if call["own"] is None or ev.get("replyId") is None:
+                # the reducer goes on with an ended call in the same model call only when both events name it (a
+                # replyId each): here it adds a new call; the decoder gives every event the reply's replyId, so the
+                # decoded stream's reducer goes on with this one. Said, at this event
+                self._order(
+                    f"{ev['type']} for tool call {quoted(call_id, 60)} after its END, with no replyId on"
+                    f" {'its START' if call['own'] is None else 'it'}: the reducer adds a new call; the UI stream"
+                    " goes on with the call, and so does its reader's reducer (the decoder gives its events the"
+                    " reply's replyId)"
+                )
             # The END goes whole, at its place: the decoder gives the reducer the END, then the call going on, and
             # the reducer keeps of each END what it keeps (an object input, a known state, metadata), as it did here.
             # The UI's final chunk shows what the ENDs gave it (the last object input, the name).
@@ -968,7 +985,7 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
     def end(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         open_ids, _ = parts(self)
         block_id = self._require(ev, index, "blockId")
-        if block_id not in open_ids:  # the reducer ignores it (or ends there a block its model call's end closed)
+        if block_id not in open_ids:  # (or the reducer ends there a block its model call's end closed)
             if block_id in self._stepped:
                 self._stepped.discard(block_id)
                 lost = sorted(k for k in ev if k not in _ENVELOPE and k not in ("blockId", "replyId"))
@@ -977,7 +994,13 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
                         f"{ev['type']} {', '.join(lost)} for a block open since an earlier model call: its part"
                         " ended with that step, so they are not sent"
                     )
-            return []
+                return []
+            # an END naming no open part (another id than its START's, one ended already): the AI SDK's reader
+            # refuses a {part}-end of a part it does not have, and the reducer says it and ignores it (or ends a
+            # block of the other kind): carried as it came, so that the decoded stream's reducer does the same
+            self._order(f"{ev['type']} for a {part} part not open ({quoted(block_id, 60)}): carried as it is")
+            carried = {k: v for k, v in ev.items() if k != "id"}
+            return [{"type": CARRIER, "data": {"event": carried}, "transient": True}]
         open_ids.discard(block_id)
         return self._rest(ev, ("blockId",), [{"type": f"{part}-end", "id": block_id}])
 
