@@ -98,6 +98,8 @@ def test_vector_tolerant(name: str) -> None:
         assert matches(actual, expected), f"\n got      {json.dumps(actual)}\n expected {json.dumps(expected)}"
         assert agentmsg.is_valid(actual)
     assert [{"pointer": p.pointer, "rule": p.rule} for p in reducer.problems] == case["problems"]
+    if "problem_messages" in case:  # (said word for word alike in every runtime)
+        assert [p.message for p in reducer.problems] == case["problem_messages"]
 
 
 @pytest.mark.parametrize("name", CASES)

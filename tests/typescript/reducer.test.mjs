@@ -61,6 +61,8 @@ for (const file of files) {
     }
     // problems_javascript: where a JS number cannot hold a value (integers beyond 2^53), what this runtime reports.
     assert.deepEqual(r.problems.map((p) => ({ pointer: p.pointer, rule: p.rule })), c.problems_javascript ?? c.problems);
+    // problem_messages: what every runtime says word for word (Python's reducer too)
+    if (c.problem_messages !== undefined) assert.deepEqual(r.problems.map((p) => p.message), c.problem_messages);
   });
   for (const [how, check] of [["ajv", validate], ["compiled", validateEvent]]) {
     test(`strict (${how} event check): ${file}`, () => {

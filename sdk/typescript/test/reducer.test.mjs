@@ -2,6 +2,7 @@
 // content, odd ids, the base64 rule, snapshots, the wire form of whole blocks, the compiled validators.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import { Reducer, reduceEvents, isBase64Fragment, validateMessage, canonicalMessage, EVENT_TYPES, CUT_RULE } from "../dist/index.js";
 import { validateEvent } from "../dist/strict.js";
 import { dateTime } from "../dist/schema/compiled/index.js"; // the generated runtime the package carries
@@ -71,8 +72,19 @@ test("a cut reply is said (incomplete_stream, Reducer.cut) and one AgentScope in
   for (const e of [ev("MODEL_CALL_START", "0"), ev("TOOL_CALL_START", "1", { toolCallId: "c1", toolCallName: "search" }), ev("THINKING_BLOCK_START", "2", { blockId: "th" }), ev("TOOL_RESULT_START", "3", { toolCallId: "c0", toolCallName: "read" })]) r.feed(e);
   r.finish();
   assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule, p.message]), [
-    ["/0", "incomplete_stream", 'the stream ended inside reply m (open: a model call, tool call "c1" ("search"), thinking block "th", tool result "c0" ("read")): kept with what arrived, marked INTERRUPTED'],
+    ["/0", "incomplete_stream", "the stream ended inside reply m (open: a model call, tool call 'c1' ('search'), thinking block 'th', tool result 'c0' ('read')): kept with what arrived, marked INTERRUPTED"],
   ]);
+});
+
+test("the cut stream's problem names what was open word for word as Python's reducer (a shared vector)", () => {
+  // tests/conformance/reducer/cut-stream-names-what-is-open.json: Python's reducer says its problem_messages too
+  const file = new URL("../../../tests/conformance/reducer/cut-stream-names-what-is-open.json", import.meta.url);
+  const c = JSON.parse(fs.readFileSync(file, "utf8"));
+  const r = new Reducer();
+  for (const e of c.events) r.feed(e);
+  r.finish();
+  assert.deepEqual(r.problems.map((p) => ({ pointer: p.pointer, rule: p.rule })), c.problems);
+  assert.deepEqual(r.problems.map((p) => p.message), c.problem_messages);
 });
 
 test("malformed events are skipped with rule required/type; non-objects and inherited names are not events", () => {
@@ -255,7 +267,8 @@ test("a problem's message is bounded as Python's Problem bounds it: 400 code poi
   assert.equal(whole.message, "\u{1F600}".repeat(400));
   assert.equal(cut.rule, CUT_RULE);
   // (the open things named as the reducer names them, 10 of 12, then the end: past 400, cut as Python cuts)
-  const named = Array.from({ length: 10 }, (_, k) => `text block "block-${k}-${"z".repeat(60)}"`).join(", ");
+  // (each id quoted as Python's short_repr(id, 40) quotes it: its ends around "...")
+  const named = Array.from({ length: 10 }, (_, k) => `text block 'block-${k}-${"z".repeat(9)}...${"z".repeat(18)}'`).join(", ");
   const full = `the stream ended inside reply m (no AGENT_END; open: ${named}, 2 more): kept with what arrived, marked INTERRUPTED`;
   const left = (full.length - 360).toLocaleString("en-US");
   assert.equal(cut.message, `${full.slice(0, 280)}...(${left} characters left out)...${full.slice(-80)}`);
