@@ -273,6 +273,22 @@ def _restored(wire: dict[str, Any], copy: dict[str, Any]) -> dict[str, Any] | No
     return {**wire, **missing}
 
 
+def _without_usage_copy(metadata: Any, usage: ChatUsage) -> Any:
+    """``metadata`` without its ``_chat_usage`` when that is a copy of ``usage`` (as the constructors or a trip
+    through Java left it: each key it holds beyond Java's is in ``usage`` with its value, and the counts both hold,
+    ``inputTokens``, ``outputTokens``, ``cachedTokens`` and ``time``, agree); otherwise ``metadata`` as it is."""
+    copy = metadata.get(METADATA_CHAT_USAGE) if isinstance(metadata, Mapping) else None
+    if type(copy) is not dict:
+        return metadata
+    wire = unstructure_hooks[ChatUsage](usage)
+    for key, value in copy.items():
+        if (key not in JAVA_USAGE_KEYS or key in _USAGE_AGREEMENT) and key in wire and wire[key] != value:
+            return metadata
+        if key not in JAVA_USAGE_KEYS and key not in wire:
+            return metadata
+    return {k: v for k, v in metadata.items() if k != METADATA_CHAT_USAGE}
+
+
 def restore_usage(msg: _msg_mod.Msg) -> None:
     """Put back into ``msg.usage`` what a trip through AgentScope Java 2.0.0 dropped from it: the keys of its
     metadata copy ``_chat_usage`` that Java's ChatUsage lacks (Java writes only its own keys, and keeps metadata
@@ -698,13 +714,19 @@ class Msg(_msg_mod.Msg):
     def copy(self: M, **changes: Any) -> M:
         """A copy with some fields changed (``msg.copy(name="Bob")``), validated like a new message.
         The role-pinned class follows the (possibly changed) role. ``generate_reason=`` changes the generate
-        reason (metadata ``agentscope_generate_reason``), as the constructors take it. The timestamp is kept as it
-        is or given, null too (a constructor fills in now for None; a copy adds no time it was not given)."""
+        reason (metadata ``agentscope_generate_reason``), as the constructors take it. ``usage=`` replaces the usage
+        and, unless ``metadata=`` is given too, the old usage's metadata copy ``_chat_usage`` (the new usage gets its
+        own where it needs one). The timestamp is kept as it is or given, null too (a constructor fills in now for
+        None; a copy adds no time it was not given)."""
         values = {a.name: getattr(self, a.name) for a in attrs.fields(_msg_mod.Msg)}
         reason = changes.pop("generate_reason", None)
         unknown = set(changes) - set(values)
         if unknown:
             raise TypeError(f"unknown Msg fields: {', '.join(sorted(unknown))}")
+        if "usage" in changes and "metadata" not in changes and self.usage is not None:
+            # The old usage's metadata copy goes with it: left in place, it would put back into the new usage the
+            # counts that one leaves out (the constructor completes a usage from its copy: _with_usage_copy).
+            values["metadata"] = _without_usage_copy(values["metadata"], self.usage)
         values.update(changes)
         if reason is not None:  # (it replaces the metadata's: a copy changes what it is told to)
             values["metadata"] = _with_reason(as_mapping(values["metadata"], "/metadata", False, "msg"), reason, True)

@@ -125,6 +125,35 @@ def test_a_constructor_completes_the_usage_from_its_copy_too() -> None:
     assert Msg.from_json(rebuilt.to_json()) == rebuilt
 
 
+@pytest.mark.parametrize("smaller", [JAVA, {"inputTokens": 1200, "outputTokens": 300}, None])
+def test_a_copy_given_another_usage_holds_that_usage(smaller: dict[str, Any] | None) -> None:
+    """``copy(usage=...)`` gives the message the usage it is told: the metadata copy of the old usage is that usage's,
+    not a copy a trip through Java left, so it puts back none of the counts the new usage leaves out (it put back
+    reasoningTokens 120 and cacheCreationInputTokens 150), and goes with the old usage."""
+    for msg in (
+        AssistantMessage("x", usage=FULL, id="m"),
+        Msg.from_dict(_as_java_writes_it(AssistantMessage("x", usage=FULL, id="m"))),  # (restored from its copy)
+    ):
+        changed = msg.copy(usage=smaller)
+        assert changed.to_dict()["usage"] == smaller
+        assert "_chat_usage" not in changed.metadata
+        assert Msg.from_json(changed.to_json()) == changed
+        # a usage beyond Java gets its own copy, as a constructor gives it
+        beyond = msg.copy(usage={"inputTokens": 1, "reasoningTokens": 2})
+        assert beyond.metadata["_chat_usage"] == {"inputTokens": 1, "reasoningTokens": 2}
+
+
+def test_a_copy_keeps_a_metadata_copy_of_another_usage() -> None:
+    """A ``_chat_usage`` that is no copy of the message's usage (its counts differ) is the caller's data: a copy with
+    another usage keeps it, and so does a copy given the metadata too."""
+    other = {"inputTokens": 9, "outputTokens": 9, "reasoningTokens": 9}
+    msg = AssistantMessage("x", usage=JAVA, metadata={"_chat_usage": other})
+    assert msg.copy(usage={"inputTokens": 1}).metadata["_chat_usage"] == other
+    kept = AssistantMessage("x", usage=FULL).copy(usage=JAVA, metadata={"_chat_usage": FULL})
+    assert kept.metadata["_chat_usage"] == FULL  # (given with it: the constructor's rule, the usage completed)
+    assert kept.usage is not None and kept.usage.reasoning_tokens == 120
+
+
 @pytest.mark.parametrize(
     ("fields", "pointer", "rule"),
     [
