@@ -630,6 +630,8 @@ class _Walk(ChatWalk):
             self.out.extend(items)
             if msg.name and not self.multi:
                 ctx.names_dropped.append(i)
+        elif results and msg.name:  # results alone: sent as a tool message's, whose name is said in every mode
+            ctx.names_dropped.append(i)
         elif not results:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         for b, j in results:

@@ -1075,6 +1075,21 @@ def test_a_tool_message_name_is_said_everywhere(provider: str) -> None:
         assert "toolbot" not in str(r.body)
 
 
+@pytest.mark.parametrize("provider", NAMES)
+def test_the_name_of_an_assistant_message_of_results_alone_is_said(provider: str) -> None:
+    """An assistant message that holds tool results alone (AgentScope's shape) is sent as a tool message is: its name
+    is in no field and no text, said as a tool message's is (it was left out silently, by every provider)."""
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={})]),
+        AssistantMessage([ToolResultBlock(id="c1", name="f", output="ok")], name="toolbot"),
+    ]
+    for multi in (False, True):
+        r = formatted(provider, msgs, tools=F_TOOLS, multi_agent=multi)
+        assert said(r, "name-dropped") == ["/2/name"], (provider, multi)
+        assert "toolbot" not in str(r.body)
+
+
 @pytest.mark.parametrize("provider", ["openai", "deepseek", "dashscope-compatible", "dashscope"])
 def test_chat_providers_send_names(provider: str) -> None:
     r = formatted(provider, [UserMessage("hi", name="alice"), AssistantMessage("yo", name="Friday")])

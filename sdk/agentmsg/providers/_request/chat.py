@@ -379,7 +379,9 @@ class ChatWalk(Walk):
                 del entry["content"]  # (the refusal is the message: content "" would be an answer of no text)
         name = msg.name
         if name:
-            if name in self.names_as_is:
+            if results and not (texts or calls or reasoning or refusal is not None):
+                ctx.names_dropped.append(i)  # results alone: tool messages, of no name field (as tool_message says)
+            elif name in self.names_as_is:
                 entry["name"] = name
             else:
                 self._name(msg, i, entry)

@@ -338,6 +338,8 @@ class TurnWalk(Walk):
             if msg.name and not self.multi:
                 self.ctx.names_dropped.append(i)
         if results is not None:
+            if not put and msg.name:  # results alone: sent as a tool message's, whose name is said in every mode
+                self.ctx.names_dropped.append(i)
             for b, j in results:
                 put = self._result(b, i, j) or put
         if not put:
