@@ -628,7 +628,7 @@ class _Walk(ChatWalk):
         flush()
         if items:
             self.out.extend(items)
-            if msg.name and not self.multi:
+            if msg.name and (label or not self.multi):  # (another agent's name is in its first text: with none, none)
                 ctx.names_dropped.append(i)
         elif results and msg.name:  # results alone: sent as a tool message's, whose name is said in every mode
             ctx.names_dropped.append(i)

@@ -1090,6 +1090,28 @@ def test_the_name_of_an_assistant_message_of_results_alone_is_said(provider: str
         assert "toolbot" not in str(r.body)
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "openai-responses"])
+def test_another_agents_name_with_no_text_to_carry_it_is_said(provider: str) -> None:
+    """Multi-agent mode on a provider of no name field: another agent's name goes in its first text (``[Alice]: ``);
+    a message of that agent with no text (a tool call alone) sends the name nowhere: said name-dropped (it was left
+    out silently, the call sent as the current agent's turn). With text, nothing is said."""
+    call = ToolUseBlock(id="c1", name="f", input={})
+    cases: list[tuple[list[ContentBlock], list[str]]] = [
+        ([call], ["/1/name"]),
+        ([TextBlock(text="let me see"), call], []),
+    ]
+    for content, dropped in cases:
+        msgs = [
+            UserMessage("q"),
+            AssistantMessage(content, name="Alice"),
+            ToolResultMessage(ToolResultBlock(id="c1", name="f", output="ok")),
+            AssistantMessage("done", name="Bob"),
+        ]
+        r = formatted(provider, msgs, tools=F_TOOLS, multi_agent=True, agent_name="Bob")
+        assert said(r, "name-dropped") == dropped, (provider, content)
+        assert ("[Alice]: let me see" in str(r.body)) == (not dropped)
+
+
 @pytest.mark.parametrize("provider", ["openai", "deepseek", "dashscope-compatible", "dashscope"])
 def test_chat_providers_send_names(provider: str) -> None:
     r = formatted(provider, [UserMessage("hi", name="alice"), AssistantMessage("yo", name="Friday")])

@@ -335,7 +335,7 @@ class TurnWalk(Walk):
         put = bool(lead or rest)
         if put:
             self.emit(self.assistant_role, rest, i, lead)
-            if msg.name and not self.multi:
+            if msg.name and (label or not self.multi):  # (another agent's name is in its first text: with none, none)
                 self.ctx.names_dropped.append(i)
         if results is not None:
             if not put and msg.name:  # results alone: sent as a tool message's, whose name is said in every mode
