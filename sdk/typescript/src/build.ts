@@ -8,6 +8,7 @@ import { canonicalMessage } from "./canonical.js";
 import { hasLoneSurrogate, jsonType, pointerOf, readJson } from "./json.js";
 import { Block, ToolResult, assignOwn, isObject, setOwn } from "./state.js";
 import type { Json, Obj, Problem, Reply, State } from "./state.js";
+import { pythonRepr } from "./repr.js";
 import { schemaProblems } from "./validate.js";
 
 /** Entries of metadata agentmsg_reduce_errors kept. */
@@ -291,7 +292,7 @@ function salvage(data: Obj, failures: SchemaProblem[], origins: number[], origin
   const metadata: Obj = {};
   for (const [key, value] of Object.entries(data.metadata as Obj)) {
     const problems = alone("metadata", { [key]: value });
-    if (problems.length) drop(origin, "", problems, `metadata key ${JSON.stringify(key)} left out`);
+    if (problems.length) drop(origin, "", problems, `metadata key ${pythonRepr(key)} left out`);
     else setOwn(metadata, key, value);
   }
   const fixed: Obj = { ...data, content, metadata };

@@ -1,7 +1,8 @@
 // Does each reduced message cover its reply's AGENT_RESULT? (agentmsg/events/_check.py, Reducer.checkResults)
 import type { Json, Obj, Problem } from "./state.js";
 import { boundedProblem } from "./notes.js";
-import { isObject, pyStr, short } from "./state.js";
+import { pyRepr } from "./repr.js";
+import { isObject, pyStr } from "./state.js";
 
 /** Python's `==` on JSON values (a boolean equals the number it stands for: True == 1). */
 function same(a: Json, b: Json): boolean {
@@ -27,7 +28,7 @@ export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
     if (!result) return;
     const role = Object.hasOwn(result, "role") ? result.role : null;
     if (role !== null && role !== "ASSISTANT") {
-      problems.push({ pointer: `/${index}/role`, rule: "agent-result", message: `AGENT_RESULT's role ${short(role)} differs from the reduced message's "ASSISTANT" (events carry assistant replies only)` });
+      problems.push({ pointer: `/${index}/role`, rule: "agent-result", message: `AGENT_RESULT's role ${pyRepr(role, 40)} differs from the reduced message's 'ASSISTANT' (events carry assistant replies only)` });
     }
     const content = result.content;
     if (!Array.isArray(content)) return;
@@ -37,7 +38,7 @@ export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
       const mine = ours.filter((b) => b.type === kind).map((b) => b[kind]).join("");
       for (const b of content) {
         if (isObject(b) && b.type === kind && !mine.includes(pyStr(Object.hasOwn(b, kind) ? b[kind] : null))) {
-          problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's ${kind} ${short(b[kind])} is not in the stream's` });
+          problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's ${kind} ${pyRepr(Object.hasOwn(b, kind) ? b[kind] : null, 80)} is not in the stream's` });
         }
       }
     }
@@ -49,10 +50,10 @@ export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
       const mineCalls = typeof id === "string" ? calls.get(id) : undefined;
       const get = (k: string): Json => (Object.hasOwn(b, k) ? b[k] : null);
       if (mineCalls === undefined) {
-        problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's tool call ${short(id)} is not in the stream` });
+        problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's tool call ${pyRepr(id, 80)} is not in the stream` });
       } else if (!mineCalls.some(([name, input]) => same(name, get("name")) && same(input, get("input")))) {
         const [name, input] = mineCalls[mineCalls.length - 1]!;
-        problems.push({ pointer, rule: "agent-result", message: `tool call ${short(id)}: the stream gives ${short(name)} ${short(input)}, AGENT_RESULT ${short(get("name"))} ${short(get("input"))}` });
+        problems.push({ pointer, rule: "agent-result", message: `tool call ${pyRepr(id)}: the stream gives ${pyRepr(name)} ${pyRepr(input, 80)}, AGENT_RESULT ${pyRepr(get("name"))} ${pyRepr(get("input"), 80)}` });
       }
     }
   });

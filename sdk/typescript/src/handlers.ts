@@ -13,6 +13,7 @@ import type { Json, Obj, State } from "./state.js";
 import { pointerOf } from "./json.js";
 import { LEGACY_EVENT_TYPES, event as legacyEvent, readsAsTimestamp } from "./legacy.js";
 import type { Note } from "./legacy.js";
+import { pyRepr, pythonType, shownValue } from "./repr.js";
 import { schemaProblems } from "./validate.js";
 
 type Handler = (st: State, e: Obj, i: number) => void;
@@ -82,8 +83,9 @@ export function apply(st: State, e: Obj, i: number): void {
       handler(st, e, i);
     } catch (x) {
       if (x instanceof ReducerError || !(x instanceof Error)) throw x; // bad input never escapes as a bare exception
-      const rule = x instanceof Malformed ? x.rule : "type";
-      st.problem(i, "", rule, `malformed ${kind} event (${x.message}): event skipped`);
+      // (worded as Python's reducer words its KeyError and other exceptions)
+      if (x instanceof Malformed && x.rule === "required") st.problem(i, "", "required", `${kind} event without ${x.message}: event skipped`);
+      else st.problem(i, "", "type", `malformed ${kind} event (${x instanceof Malformed ? x.error : "TypeError"}: ${x.message}): event skipped`);
       if (opened) st.reply = null; // a skipped event opens no reply (an empty message was added for it)
     }
   } catch (x) {
@@ -113,7 +115,7 @@ function schemaCheck(st: State, e: Obj, i: number): boolean {
 function makeRoom(st: State, reply: Reply, i: number): void {
   if (reply.openCount() < st.maxOpen) return;
   const [table, id] = reply.oldestOpen();
-  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${short(id)} opened first is closed as it is`);
+  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${pyRepr(id, 80)} opened first is closed as it is`);
   if (table === "block") reply.closeBlock(id);
   else if (table === "call") {
     reply.closeCall(id);
@@ -171,7 +173,7 @@ function ending(st: State, e: Obj, i: number, key: string): string | null {
   const meta = e.metadata;
   const value = isObject(meta) && Object.hasOwn(meta, key) ? meta[key] : null;
   if (value === null || typeof value === "string") return value;
-  st.problem(i, `/metadata/${key}`, "type", `${key} ${short(value)} is not a string: not taken`);
+  st.problem(i, `/metadata/${key}`, "type", `${key} ${pyRepr(value, 80)} is not a string: not taken`);
   return null;
 }
 
@@ -186,13 +188,13 @@ function modelEnd(st: State, e: Obj, i: number): void {
   const model = ending(st, e, i, "model");
   const meta = e.metadata;
   const refusal = isObject(meta) && Object.hasOwn(meta, "refusal") ? meta.refusal : null;
-  if (refusal !== null && refusal !== true) st.problem(i, "/metadata/refusal", "type", `refusal ${short(refusal)} is not true: not taken`);
+  if (refusal !== null && refusal !== true) st.problem(i, "/metadata/refusal", "type", `refusal ${pyRepr(refusal, 80)} is not true: not taken`);
   // the reply's JSON (a provider parser reads it): the message's _structured_output
   const structured = isObject(meta) && Object.hasOwn(meta, "structuredOutput") ? meta.structuredOutput : null;
-  if (structured !== null && !isObject(structured)) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${short(structured)} is no object: not taken`);
+  if (structured !== null && !isObject(structured)) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${pyRepr(structured, 80)} is no object: not taken`);
   // The provider's citation and grounding data of the whole reply (message metadata agentmsg_grounding): the last wins.
   const grounding = isObject(meta) && Object.hasOwn(meta, "grounding") ? meta.grounding : null;
-  if (grounding !== null && !isObject(grounding)) st.problem(i, "/metadata/grounding", "type", `grounding ${short(grounding)} is not an object: not taken`);
+  if (grounding !== null && !isObject(grounding)) st.problem(i, "/metadata/grounding", "type", `grounding ${pyRepr(grounding, 80)} is not an object: not taken`);
   const usage = get(e, "usage");
   const changed = truthy(usage) && isObject(usage) ? usageSums(st, reply, usage, i) : null;
   if (reply.modelOpen > 0) reply.modelOpen--;
@@ -228,12 +230,12 @@ function usageSums(st: State, reply: Reply, usage: Obj, i: number): Obj {
       // A double beyond 2^64 or below -2^63 is no 64-bit integer rounded (2^64 itself may be 2^64-1): JSON text
       // of an integer beyond 64 bits, which Python's reader reads as a float.
       if (typeof v !== "number" || !Number.isInteger(v) || v > 2 ** 64 || v < -(2 ** 63)) {
-        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${short(v)} is not a 64-bit integer: value ignored`);
+        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${pyRepr(v, 40)} is not a 64-bit integer: value ignored`);
         continue;
       }
       if (v < 0) {
         // Counts are never negative (schema: minimum 0): not summed, so the sum stays a valid count.
-        st.problem(i, `/usage/${k}`, "minimum", `usage ${k} ${short(v)} is negative: value ignored`);
+        st.problem(i, `/usage/${k}`, "minimum", `usage ${k} ${pyRepr(v, 40)} is negative: value ignored`);
         continue;
       }
       const exactSum = exact(have) + exact(v);
@@ -252,11 +254,11 @@ function usageSums(st: State, reply: Reply, usage: Obj, i: number): Obj {
     } else {
       if (typeof v !== "number") {
         // (a boolean is no number: true was summed as 1; a string made the whole event skipped, the other counts lost)
-        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${short(v)} is not a number: value ignored`);
+        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${pyRepr(v, 40)} is not a number: value ignored`);
         continue;
       }
       if (Number(v) < 0) {
-        st.problem(i, `/usage/${k}`, "minimum", `usage ${k} ${short(v)} is negative: value ignored`);
+        st.problem(i, `/usage/${k}`, "minimum", `usage ${k} ${pyRepr(v, 40)} is negative: value ignored`);
         continue;
       }
       sum = have + Number(v);
@@ -272,7 +274,7 @@ function usageSums(st: State, reply: Reply, usage: Obj, i: number): Obj {
     // A key the usage schema declares no count (a newer producer's): kept as given and written back. It
     // cannot be summed, so a later model call's value replaces the earlier one, said.
     if (had(k)) {
-      st.problem(i, pointerOf(["usage", k]), "usage-not-summed", `usage ${short(k)} is no count the usage schema declares, so it is not summed: this model call's value replaces the earlier one (${short(held(k))})`);
+      st.problem(i, pointerOf(["usage", k]), "usage-not-summed", `usage ${pyRepr(k, 80)} is no count the usage schema declares, so it is not summed: this model call's value replaces the earlier one (${shownValue(held(k))})`);
     }
     setOwn(total, k, v);
   }
@@ -298,7 +300,7 @@ function blockStart(kind: string): Handler {
     const raw = req(e, "blockId");
     const id = keyOf(raw);
     if (reply.byBlock.has(id)) {
-      st.problem(i, "/blockId", "order", `${kind} block ${short(raw)} started twice: the second START is ignored`);
+      st.problem(i, "/blockId", "order", `${kind} block ${pyRepr(raw)} started twice: the second START is ignored`);
       return;
     }
     makeRoom(st, reply, i);
@@ -329,11 +331,11 @@ function openBlock(st: State, e: Obj, i: number, kind: string): Block {
   const b = reply.byBlock.get(id);
   if (b !== undefined && (b.kind === kind || (kind === "data" && b.kind === "whole"))) return b;
   if (b === undefined) {
-    st.problem(i, "/blockId", "order", `${kind} delta for block ${short(raw)} that was never started: the block is started here`);
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${pyRepr(raw, 80)} that was never started: the block is started here`);
   } else {
     // The id belongs to an open block of another kind: that block keeps what it has and is closed, the
     // delta starts a block of its own kind under the id (never mixed into the other block).
-    st.problem(i, "/blockId", "order", `${kind} delta for block ${short(raw)}, an open ${b.kind} block: that block is closed, a ${kind} block started`);
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${pyRepr(raw, 80)}, an open ${b.kind} block: that block is closed, a ${kind} block started`);
     reply.closeBlock(id);
   }
   blockStart(kind)(st, { blockId: raw }, i);
@@ -364,7 +366,7 @@ function thinkingDelta(st: State, e: Obj, i: number): void {
     const value = get(e, k);
     if (value === null) continue;
     if (typeof value !== "string") {
-      st.problem(i, `/${k}`, "type", `${k} ${short(value)} is not a string: ignored`);
+      st.problem(i, `/${k}`, "type", `${k} ${pyRepr(value, 80)} is not a string: ignored`);
       continue;
     }
     if (k === "signature") b.signature = (b.signature ?? "") + value;
@@ -421,7 +423,7 @@ function blockEnd(kind: string): Handler {
     const reply = st.reply; // (between replies nothing is open: ignored, no implicit reply opened for it)
     const b = reply === null ? undefined : reply.byBlock.get(id);
     if (reply === null || b === undefined) {
-      st.problem(i, "/blockId", "order", `END for ${kind} block ${short(raw)} that is not open: ignored`);
+      st.problem(i, "/blockId", "order", `END for ${kind} block ${pyRepr(raw)} that is not open: ignored`);
       return;
     }
     if (Object.hasOwn(e, "metadata")) b.meta = e.metadata;
@@ -451,7 +453,7 @@ function toolCallStart(st: State, e: Obj, i: number): void {
       return;
     }
     if (existing.open) {
-      st.problem(i, "/toolCallId", "order", `tool call ${short(raw)} started twice: the second START is ignored`);
+      st.problem(i, "/toolCallId", "order", `tool call ${pyRepr(raw)} started twice: the second START is ignored`);
       return;
     }
     if (sameModelCall(existing, e)) {
@@ -463,7 +465,7 @@ function toolCallStart(st: State, e: Obj, i: number): void {
       return;
     }
     if (existing.extra.replyId === null || get(e, "replyId") === null) {
-      st.problem(i, "/toolCallId", "order", `tool call ${short(raw)} started again after its END: a new call block is added`);
+      st.problem(i, "/toolCallId", "order", `tool call ${pyRepr(raw)} started again after its END: a new call block is added`);
     }
     // else: a later model call reusing a provider's call id: a new call.
   }
@@ -486,12 +488,12 @@ function call(st: State, e: Obj, i: number): Block | null {
   let b = reply.byCall.get(id);
   if (b !== undefined && !b.open) {
     if (e.type === "TOOL_CALL_END") {
-      st.problem(i, "/toolCallId", "order", `END for tool call ${short(raw)} that is not open: ignored`);
+      st.problem(i, "/toolCallId", "order", `END for tool call ${pyRepr(raw)} that is not open: ignored`);
       return null;
     }
     if (sameModelCall(b, e)) {
       // Java: a fragment of a call it ended when another call's chunk arrived (see above).
-      if (!placeholder(name)) st.problem(i, "/toolCallId", "order", `delta for tool call ${short(raw)} after its END: the call goes on`);
+      if (!placeholder(name)) st.problem(i, "/toolCallId", "order", `delta for tool call ${pyRepr(raw)} after its END: the call goes on`);
       makeRoom(st, reply, i);
       reply.openCall(id, b, false);
       b.extra.implicit = true;
@@ -501,7 +503,7 @@ function call(st: State, e: Obj, i: number): Block | null {
   }
   if (b === undefined || !b.open) {
     if (!(placeholder(name) && e.type === "TOOL_CALL_DELTA")) {
-      st.problem(i, "/toolCallId", "order", `${e.type} for tool call ${short(raw)} that is not open: the call is started here`);
+      st.problem(i, "/toolCallId", "order", `${e.type} for tool call ${pyRepr(raw)} that is not open: the call is started here`);
     }
     toolCallStart(st, { toolCallId: raw, toolCallName: name, replyId: get(e, "replyId") }, i);
     b = reply.byCall.get(id)!;
@@ -533,7 +535,7 @@ function toolCallEnd(st: State, e: Obj, i: number): void {
 
 /** `value in frozenset(...)` in Python: an object or array is not hashable (rule `type`). */
 function member(value: Json, values: readonly unknown[]): boolean {
-  if (typeof value === "object" && value !== null) throw new Malformed("type", "unhashable value");
+  if (typeof value === "object" && value !== null) throw new Malformed("type", `unhashable type: '${pythonType(value)}'`);
   return values.includes(value);
 }
 
@@ -544,7 +546,7 @@ function toolResultStart(st: State, e: Obj, i: number): void {
   const raw = req(e, "toolCallId");
   const id = keyOf(raw);
   if (reply.byResult.has(id)) {
-    st.problem(i, "/toolCallId", "order", `tool result ${short(raw)} started twice: the second START is ignored`);
+    st.problem(i, "/toolCallId", "order", `tool result ${pyRepr(raw)} started twice: the second START is ignored`);
     return;
   }
   makeRoom(st, reply, i);
@@ -558,7 +560,7 @@ function result(st: State, e: Obj, i: number): ToolResult {
   const id = keyOf(raw);
   let t = reply.byResult.get(id);
   if (t === undefined) {
-    st.problem(i, "/toolCallId", "order", `${e.type} for tool result ${short(raw)} that was never started: the result is started here`);
+    st.problem(i, "/toolCallId", "order", `${e.type} for tool result ${pyRepr(raw)} that was never started: the result is started here`);
     toolResultStart(st, { toolCallId: raw, toolCallName: get(e, "toolCallName") }, i);
     t = reply.byResult.get(id)!;
   }
@@ -592,11 +594,21 @@ function toolResultEnd(st: State, e: Obj, i: number): void {
   st.current().closeResult(keyOf(t.id));
 }
 
-/** Python's `dict(value)`: a copy of an object, or of an array of [key, value] pairs. */
+/** Python's `dict(value)`: a copy of an object, or of a sequence of pairs (an array of [key, value] arrays, a string
+ * of two characters a pair); what Python refuses is refused in its words. */
 function asDict(value: Json): Obj {
   if (isObject(value)) return { ...value };
-  if (Array.isArray(value) && value.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === "string")) return Object.fromEntries(value);
-  throw new Malformed("type", "metadata is not an object");
+  if (typeof value !== "string" && !Array.isArray(value)) throw new Malformed("type", `'${pythonType(value)}' object is not iterable`);
+  const out: Obj = {};
+  const elements: Json[] = typeof value === "string" ? [...value] : value;
+  elements.forEach((p, n) => {
+    const pair: Json[] | null = typeof p === "string" ? [...p] : Array.isArray(p) ? p : isObject(p) ? Object.keys(p) : null;
+    if (pair === null) throw new Malformed("type", `cannot convert dictionary update sequence element #${n} to a sequence`);
+    if (pair.length !== 2) throw new Malformed("type", `dictionary update sequence element #${n} has length ${pair.length}; 2 is required`, "ValueError");
+    if (typeof pair[0] !== "string") throw new Malformed("type", "metadata is not an object"); // (a key JSON cannot write)
+    setOwn(out, pair[0], pair[1]);
+  });
+  return out;
 }
 
 // ---- everything else ------------------------------------------------------------------------------------
@@ -624,7 +636,7 @@ const items = (v: Json): Json[] => {
   if (Array.isArray(v)) return v;
   if (isObject(v)) return Object.keys(v);
   if (typeof v === "string") return [...v];
-  throw new Malformed("type", `${typeof v} is not iterable`);
+  throw new Malformed("type", `'${pythonType(v)}' object is not iterable`);
 };
 
 function hitl(reason: string | null, state: string | null, metaKey: string | null): Handler {

@@ -18,6 +18,7 @@ import { checkResults } from "./check.js";
 import { apply } from "./handlers.js";
 import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
 import type { Note } from "./legacy.js";
+import { shortRepr, pythonType } from "./repr.js";
 import { ReducerError, State, isObject, short } from "./state.js";
 import type { Key, Obj, Problem, Reply } from "./state.js";
 
@@ -84,7 +85,7 @@ export class Reducer {
     const st = this.#st;
     const index = st.count++;
     if (!isObject(event)) {
-      st.problem(index, "", "type", `not an event object: ${Array.isArray(event) ? "an array" : typeof event}`);
+      st.problem(index, "", "type", `not an event object: ${pythonType(event)}`);
       return;
     }
     const e = event as Obj;
@@ -183,48 +184,8 @@ export class Reducer {
   }
 }
 
-/** A string as Python's `repr` writes it: single quotes (double when it holds a `'` and no `"`), a backslash, the
- * quote, `\n`, `\r`, `\t` and every character Python does not print (`str.isprintable`: categories C and Z but the
- * space) escaped as `\xNN`, `\uNNNN` or `\UNNNNNNNN`. */
-function pythonRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const c of s) {
-    const code = c.codePointAt(0)!;
-    if (c === "\\" || c === quote) out += `\\${c}`;
-    else if (c === "\n") out += "\\n";
-    else if (c === "\r") out += "\\r";
-    else if (c === "\t") out += "\\t";
-    else if (c !== " " && /^[\p{C}\p{Z}]$/u.test(c)) {
-      out +=
-        code < 0x100
-          ? `\\x${code.toString(16).padStart(2, "0")}`
-          : code < 0x10000
-            ? `\\u${code.toString(16).padStart(4, "0")}`
-            : `\\U${code.toString(16).padStart(8, "0")}`;
-    } else out += c;
-  }
-  return out + quote;
-}
-
-/** Python's `short_repr(text, limit)` (agentmsg.errors) of a string: reprlib's cut repr (its first and last
- * characters around `...` when the repr of its first `limit` is longer), then cut at `limit` code points. What the
- * cut-stream problem quotes the open things by (40), word for word as Python's reducer. */
-function shortRepr(text: string, limit: number): string {
-  const points = Array.from(text);
-  let said = pythonRepr(points.slice(0, limit).join(""));
-  if (Array.from(said).length > limit) {
-    const i = Math.max(0, Math.floor((limit - 3) / 2));
-    const j = Math.max(0, limit - 3 - i);
-    const whole = Array.from(pythonRepr(points.slice(0, i).join("") + points.slice(points.length - j).join("")));
-    said = whole.slice(0, i).join("") + "..." + whole.slice(whole.length - j).join("");
-  }
-  const cut = Array.from(said);
-  return cut.length <= limit ? said : `${cut.slice(0, limit - 3).join("")}...`;
-}
-
 /** A key or name as Python's `short_repr(key, 40)` quotes it (a null is Python's `None`, a number its digits). */
-const quote40 = (key: Key): string => (typeof key === "string" ? shortRepr(key, 40) : key === null ? "None" : String(key));
+const quote40 = (key: Key): string => shortRepr(key, 40);
 
 /** The rule of the problem `Reducer.finish` records for a reply the stream cut short (Python's `CUT_RULE`). */
 export const CUT_RULE = "incomplete_stream";

@@ -3,6 +3,7 @@
 // through Reply's methods, which keep the tables in step.
 
 import { bounded, boundedProblem } from "./notes.js";
+import { pythonRepr, pythonType, shortRepr } from "./repr.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
@@ -15,17 +16,8 @@ export const isObject = (v: unknown): v is Obj => typeof v === "object" && v !==
 /** Python's `str(x)` of a JSON value (the Python reducer looks ids up and compares texts by it). */
 export const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "string" ? v : JSON.stringify(v));
 
-/** A value for a problem message, at most 80 characters. */
-export function short(v: unknown): string {
-  let s: string;
-  try {
-    s = JSON.stringify(v) ?? String(v);
-  } catch {
-    // nested past the stack (JSON.parse reads what JSON.stringify cannot write back: 5,000 levels): its outline
-    s = Array.isArray(v) ? "[...]" : typeof v === "object" && v !== null ? "{...}" : String(v);
-  }
-  return s.length <= 80 ? s : `${s.slice(0, 77)}...`;
-}
+/** A value for a problem message as Python's reducer quotes it (`short_repr`: its repr, at most 80 characters). */
+export const short = (v: unknown): string => shortRepr(v, 80);
 
 /** `o[k] = v` for a key that comes from the input: an own property even for "__proto__". */
 export function setOwn(o: Obj, k: string, v: Json): void {
@@ -40,16 +32,22 @@ export function assignOwn(target: Obj, source: Obj): Obj {
   return target;
 }
 
-/** A malformed event: reported (rule `required` or `type`) and skipped, as Python's KeyError/TypeError. */
+/** A malformed event: reported (rule `required` or `type`) and skipped, as Python's KeyError/TypeError (`error`:
+ * the name of the Python exception, which the problem says as Python's reducer does). */
 export class Malformed extends Error {
-  constructor(public rule: "required" | "type", message: string) {
+  constructor(
+    public rule: "required" | "type",
+    message: string,
+    public error = "TypeError",
+  ) {
     super(message);
   }
 }
 
-/** The value of a key the handler needs (a missing one is rule `required`). */
+/** The value of a key the handler needs (a missing one is rule `required`; the message is the key's repr, as
+ * Python's KeyError says it). */
 export function req(e: Obj, key: string): Json {
-  if (!Object.hasOwn(e, key)) throw new Malformed("required", `no ${JSON.stringify(key)}`);
+  if (!Object.hasOwn(e, key)) throw new Malformed("required", pythonRepr(key), "KeyError");
   return e[key];
 }
 
@@ -59,7 +57,7 @@ export function keyOf(v: Json): Key {
   if (typeof v === "string") return v;
   if (typeof v === "number") return v === 0 ? 0 : v; // -0 is 0
   if (typeof v === "boolean") return v ? 1 : 0;
-  throw new Malformed("type", `unhashable id: ${Array.isArray(v) ? "an array" : "an object"}`);
+  throw new Malformed("type", `unhashable type: '${pythonType(v)}'`);
 }
 
 export class Block {
