@@ -1117,7 +1117,7 @@ class Reader(PayloadReader):
             kind = "error"
         if kind == "response.output_text.delta":
             st = self._at(obj, event)
-            if st is not None:
+            if st is not None and (not st.done or self._late(kind, obj, keep=True)):
                 st.streamed = True
                 delta = self.b.string(obj.get("delta"), "a text delta") or ""
                 slot = f"m{obj['output_index']}"
@@ -1126,12 +1126,12 @@ class Reader(PayloadReader):
                 self.b.text(delta, slot=slot)
                 if delta:
                     self._texts.setdefault(slot, []).append(delta)
-                    if type(self) is Reader:  # (a subclass may read payloads its own way)
+                    if type(self) is Reader and not st.done:  # (a subclass may read payloads its own way)
                         self._route(event, obj, delta, slot)
             return
         if kind == "response.function_call_arguments.delta":
             st = self._at(obj, event)
-            if st is not None and st.kind == "function_call":
+            if st is not None and st.kind == "function_call" and (not st.done or self._late(kind, obj)):
                 st.streamed = True
                 delta = obj.get("delta") or ""
                 self.b.tool_call(obj["output_index"], arguments=delta)
@@ -1140,14 +1140,15 @@ class Reader(PayloadReader):
             return
         if kind == "response.custom_tool_call_input.delta":
             st = self._at(obj, event)
-            if st is not None and st.kind == "custom_tool_call":  # (a custom tool's free-text input, as arguments)
+            # (a custom tool's free-text input, as arguments)
+            if st is not None and st.kind == "custom_tool_call" and (not st.done or self._late(kind, obj)):
                 st.streamed = True
                 delta = self.b.string(obj.get("delta"), "a custom tool call's input delta") or ""
                 self.b.tool_call(obj["output_index"], arguments=delta, custom=True)
             return
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             st = self._at(obj, event)
-            if st is not None:
+            if st is not None and (not st.done or self._late(kind, obj, keep=True)):
                 k = obj.get("summary_index" if kind.endswith("summary_text.delta") else "content_index", 0)
                 slot = f"r{obj['output_index']}/{'s' if 'summary' in kind else 'c'}{k}"
                 st.streamed = True
@@ -1160,7 +1161,7 @@ class Reader(PayloadReader):
                 self.b.thinking(delta, slot=slot)
                 if delta:
                     self._texts.setdefault(slot, []).append(delta)
-                    if type(self) is Reader:
+                    if type(self) is Reader and not st.done:
                         self._route(event, obj, delta, slot, "thinking")
             return
         if kind in _QUIET:
@@ -1192,7 +1193,7 @@ class Reader(PayloadReader):
                 self.b.problem("shape", "a response.output_item.done without its output_index and item: skipped")
         elif kind == "response.refusal.delta":
             st = self._at(obj, event)
-            if st is not None:
+            if st is not None and (not st.done or self._late(kind, obj, keep=True)):
                 st.streamed = True
                 delta = obj.get("delta") or ""
                 slot = f"m{obj['output_index']}/refusal"
@@ -1250,6 +1251,18 @@ class Reader(PayloadReader):
             )
         else:
             self.foreign += 1
+
+    def _late(self, kind: str, obj: Mapping[str, Any], keep: bool = False) -> bool:
+        """A delta of an item whose ``response.output_item.done`` came already (a replaying or reordering proxy): said,
+        once per item and event type; a text, refusal or reasoning fragment is kept (``keep``: True), in a block of
+        its own after the item's (nothing received is lost, nothing joined to a block that ended), a call's
+        arguments are skipped (its call is whole: they have no call to go to). As Anthropic's deltas after their
+        ``content_block_stop``."""
+        what = "kept in a block of its own" if keep else "skipped (and any more like it)"
+        self.b.problem(
+            "order", f"{kind[9:60]} for output_index {obj['output_index']} after its response.output_item.done: {what}"
+        )
+        return keep
 
     def end(self) -> None:
         self._flush()

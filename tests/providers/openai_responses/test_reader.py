@@ -1217,3 +1217,69 @@ def test_a_done_item_names_what_its_deltas_did_not_give() -> None:
         "a response.output_item.done event that does not repeat its deltas (output_index 1: its refusal, 2"
         " characters, where they gave 0) is not kept: the deltas' text is the reply's; its refusal: \"no\"",
     ]
+
+
+@pytest.mark.parametrize("by", ["whole", "event by event"])
+def test_deltas_after_their_items_done_event_are_said(by: str) -> None:
+    """A delta of an item whose ``response.output_item.done`` came already (a replaying or reordering proxy: the done
+    item moved before its deltas) was read unsaid: a text or reasoning fragment opened a block after the item's, the
+    message holding the text twice, and a call's arguments made a second call, nameless, of a minted id. Each is said
+    (rule order, once per item and event type), as Anthropic's deltas after their content_block_stop are: the text
+    kept in a block of its own, the call's arguments skipped (its call is whole). The text deltas are routed (read in
+    C) but the first: read whole and event by event, the same."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]}
+    message = {"type": "message", "id": "m_1", "content": [{"type": "output_text", "text": "hi"}]}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}
+
+    def delta(kind: str, index: int, item_id: str, text: str, **at: int) -> dict[str, Any]:
+        return {"type": f"response.{kind}.delta", "output_index": index, "item_id": item_id, **at, "delta": text}
+
+    body = _sse(
+        _created(),
+        {"type": "response.output_item.added", "output_index": 0, "item": {**reasoning, "summary": []}},
+        delta("reasoning_summary_text", 0, "rs_1", "think", summary_index=0),
+        {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+        delta("reasoning_summary_text", 0, "rs_1", " again", summary_index=0),
+        delta("reasoning_summary_text", 0, "rs_1", "!", summary_index=0),
+        {"type": "response.output_item.added", "output_index": 1, "item": {**message, "content": []}},
+        delta("output_text", 1, "m_1", "hi", content_index=0),
+        {"type": "response.output_item.done", "output_index": 1, "item": message},
+        *(delta("output_text", 1, "m_1", piece, content_index=0) for piece in (" there", ",", " you")),
+        {"type": "response.output_item.added", "output_index": 2, "item": {**call, "arguments": ""}},
+        delta("function_call_arguments", 2, "fc_1", "{}"),
+        {"type": "response.output_item.done", "output_index": 2, "item": call},
+        delta("function_call_arguments", 2, "fc_1", '{"x": 1}'),
+        delta("function_call_arguments", 2, "fc_1", "2"),
+        _done(),
+    )
+    if by == "whole":
+        events = list(P.parse_stream(body))
+    else:
+        parser = P.stream_parser()
+        events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
+        events += parser.close()
+    msg = reduce_ok(events)
+    assert [(b.type, getattr(b, "thinking", None) or getattr(b, "text", None)) for b in msg.content] == [
+        ("thinking", "think"),
+        ("thinking", " again!"),
+        ("text", "hi"),
+        ("text", " there, you"),
+        ("tool_use", None),
+    ]
+    assert [(c.id, c.name, c.content) for c in msg.blocks("tool_use")] == [("call_1", "f", "{}")]
+    assert [(e["value"]["rule"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"] == [
+        (
+            "order",
+            "reasoning_summary_text.delta for output_index 0 after its response.output_item.done: kept in a block of"
+            " its own",
+        ),
+        (
+            "order",
+            "output_text.delta for output_index 1 after its response.output_item.done: kept in a block of its own",
+        ),
+        (
+            "order",
+            "function_call_arguments.delta for output_index 2 after its response.output_item.done: skipped (and any"
+            " more like it)",
+        ),
+    ]
