@@ -960,6 +960,8 @@ class Reader(PayloadReader):
         elif kind == "content_block_start":
             block = obj["content_block"]
             slot = self._slot(obj.get("index"))
+            if self._kinds.get(slot, _ENDED) is not _ENDED or slot in self._skipped:
+                self._restarted(slot, block.get("type"))
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
                 self._inputs[slot] = b.json_text(start_input if start_input is not None else {})
@@ -975,17 +977,7 @@ class Reader(PayloadReader):
             self._kinds[slot] = kind
             _block(b, obj.get("index"), block, whole=False)
         elif kind == "content_block_stop":
-            slot = self._slot(obj.get("index"))
-            if slot in self._skipped:
-                return
-            if slot in self._kinds:
-                self._kinds[slot] = _ENDED
-            if slot in self._server:
-                self._end_server(slot)
-            elif b.open_call(slot):
-                b.end_tool_call(slot, default_arguments=self._inputs.pop(slot, None))
-            else:
-                self._end_text(slot)
+            self._stop(self._slot(obj.get("index")))
         elif kind == "message_start":
             self._message_start(obj.get("message") or {})
         elif kind == "message_delta":
@@ -1016,6 +1008,35 @@ class Reader(PayloadReader):
             self.end_at_error()
         elif kind != "ping":
             self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
+
+    def _stop(self, slot: str) -> None:
+        """The block in ``slot`` stops (its content_block_stop)."""
+        b = self.b
+        if slot in self._skipped:
+            return
+        if slot in self._kinds:
+            self._kinds[slot] = _ENDED
+        if slot in self._server:
+            self._end_server(slot)
+        elif b.open_call(slot):
+            b.end_tool_call(slot, default_arguments=self._inputs.pop(slot, None))
+        else:
+            self._end_text(slot)
+
+    def _restarted(self, slot: str, kind: Any) -> None:
+        """A content_block_start for a block index whose block has not stopped (a replaying proxy, a stream joined
+        to another): said, and that block ends here as its content_block_stop would end it, so that the new block's
+        content is its own (neither joined to the old one's text nor lost with a block not kept before it)."""
+        if slot in self._skipped:
+            self._skipped.discard(slot)
+        else:
+            self.b.problem(
+                "order",
+                f"a content_block_start ({str(kind)[:40]!r}) for block {slot[1:]}, whose"
+                f" {str(self._kinds.get(slot))[:40]!r} block has not stopped: that block ends there, the new one"
+                " is kept after it",
+            )
+            self._stop(slot)
 
     def _message_start(self, m: Mapping[str, Any]) -> None:
         b = self.b

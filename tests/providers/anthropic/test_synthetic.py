@@ -420,3 +420,47 @@ def test_anthropic_reader_subclass_reads_every_text_delta_through_chunk() -> Non
     plain = StreamParser(anthropic.Reader, spec)
     plain.feed(b"".join(frames[:3]))  # up to the first text delta
     assert (plain.reader.route is not None) is (reader._between is not None)  # the plain reader routes the next (in C)
+
+
+def test_a_content_block_start_for_a_block_that_has_not_stopped_is_said() -> None:
+    """A second content_block_start for a block index whose block has not stopped (a replaying proxy, two streams
+    joined) had its content joined to the open block's, unsaid: text "A", then a new block's "X" and its delta "Y",
+    read as one text "AXY"; a tool call started over an open text block took the text's place. It is said (rule order)
+    and the open block ends there, as its content_block_stop would end it: each block keeps its own content."""
+
+    def delta(index: int, d: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": index, "delta": d}
+
+    start = {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}}
+    events = [
+        start,
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        delta(0, {"type": "text_delta", "text": "A"}),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "X"}},
+        delta(0, {"type": "text_delta", "text": "Y"}),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "f"}},
+        delta(0, {"type": "input_json_delta", "partial_json": '{"a": 1}'}),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ]
+    body = b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+    parsed = list(module("anthropic").parse_stream(body))
+    msg = reduce_checked(parsed)
+    assert [(b.type, getattr(b, "text", None) or getattr(b, "content", None)) for b in msg.content] == [
+        ("text", "A"),
+        ("text", "XY"),
+        ("tool_use", '{"a": 1}'),
+    ]
+    assert [(e["value"]["rule"], e["value"]["message"]) for e in parsed if e["type"] == "CUSTOM"] == [
+        (
+            "order",
+            "a content_block_start ('text') for block 0, whose 'text' block has not stopped: that block ends there,"
+            " the new one is kept after it",
+        ),
+        (
+            "order",
+            "a content_block_start ('tool_use') for block 0, whose 'text' block has not stopped: that block ends"
+            " there, the new one is kept after it",
+        ),
+    ]
