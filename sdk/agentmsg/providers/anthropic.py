@@ -1008,6 +1008,10 @@ class Reader(PayloadReader):
             self.end_at_error()
         elif kind != "ping":
             self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
+            if self._started and type(obj.get("type")) is not str:
+                # (a type no text, or none and no SSE event name to read it by: no newer API's event, a broken one)
+                given = f"a JSON {json_type(obj['type'])}" if "type" in obj else "missing"
+                b.problem("type", f"a payload of no event type (its type {given}): skipped")
 
     def _stop(self, slot: str) -> None:
         """The block in ``slot`` stops (its content_block_stop)."""

@@ -464,3 +464,38 @@ def test_a_content_block_start_for_a_block_that_has_not_stopped_is_said() -> Non
             " there, the new one is kept after it",
         ),
     ]
+
+
+def test_a_payload_of_no_event_type_after_message_start_is_said() -> None:
+    """A payload whose type is missing (and no SSE event line names it) or no string (a number, a null) was skipped
+    unsaid once message_start had come: its text (" lost" here) gone with no note. Unknown event types (a string: a
+    newer API's) are still skipped quietly, as the SDK skips them; these are said (rule type), once per kind; a payload
+    without its type that an SSE event line names is read by that name."""
+
+    def data(payload: dict[str, Any], event: str | None = None) -> bytes:
+        return (f"event: {event}\n".encode() if event else b"") + b"data: " + orjson.dumps(payload) + b"\n\n"
+
+    delta = {"index": 0, "delta": {"type": "text_delta", "text": " lost"}}
+    start = {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}}
+    body = b"".join(
+        [
+            data(start),
+            data({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            data({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}}),
+            data(delta),
+            data({"type": 5, **delta}),
+            data({"type": None, **delta}),
+            data({"type": "content_block_delta_v2", **delta}),
+            data({**delta, "delta": {"type": "text_delta", "text": " kept"}}, "content_block_delta"),
+            data({"type": "content_block_stop", "index": 0}),
+            data({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+            data({"type": "message_stop"}),
+        ]
+    )
+    parsed = list(module("anthropic").parse_stream(body))
+    assert reduce_checked(parsed).text_content == "Hello kept"
+    assert [(e["value"]["rule"], e["value"]["message"]) for e in parsed if e["type"] == "CUSTOM"] == [
+        ("type", "a payload of no event type (its type missing): skipped"),
+        ("type", "a payload of no event type (its type a JSON number): skipped"),
+        ("type", "a payload of no event type (its type a JSON null): skipped"),
+    ]
