@@ -430,7 +430,7 @@ def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Map
             if isinstance(ch, dict):
                 i = ch.get("index", position)
                 if type(i) is not int:
-                    i = position
+                    i = b.index(i, position, "a choice's index")
                 if ch.get("logprobs"):
                     b.not_kept(
                         f"logprobs/{i}",

@@ -968,7 +968,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         cand = _camel_keys(b, cand, "a candidate")
     i = cand.get("index", 0)
     if type(i) is not int:
-        i = 0
+        i = b.index(i, 0, "a candidate's index")
     content = cand.get("content")
     parts = content.get("parts") if isinstance(content, dict) else None
     # Parts keep their order: a text part after a call, a thought or a signature starts a block of its own,

@@ -1065,7 +1065,7 @@ class Reader(PayloadReader):
         for choice in as_list(obj.get("choices")):
             if not isinstance(choice, dict):
                 continue
-            i = choice.get("index", 0) if type(choice.get("index")) is int else 0  # (not a boolean: choice/True)
+            i = b.index(choice.get("index"), 0, "a choice's index")  # (not a boolean: choice/True)
             m = as_object(choice.get("message"))
             b.choice(i)
             if "message" not in choice and "messages" in choice:
@@ -1118,7 +1118,7 @@ class Reader(PayloadReader):
         for ch in choices:
             i = ch.get("index", 0)
             if type(i) is not int:
-                i = 0
+                i = b.index(i, 0, "a choice's index")
             delta = ch.get("delta")
             if type(delta) is not dict:
                 if delta is not None:

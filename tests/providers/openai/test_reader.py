@@ -729,16 +729,19 @@ def test_azure_legacy_on_your_data_messages_are_read() -> None:
 
 def test_openai_response_choice_index_of_a_boolean_is_no_choice_number(tmp_path: Any, capsys: Any) -> None:
     # index true was read as the int it subclasses: its events came as source "choice/True", and
-    # `agentmsg parse --choice all` raised ValueError (a traceback) sorting the choices
+    # `agentmsg parse --choice all` raised ValueError (a traceback) sorting the choices. It is choice 0, said (a
+    # problem of the input: parse exits 1, the message printed)
     from agentmsg.cli import main
 
     body = {"id": "x", "choices": [{"index": True, "finish_reason": "stop", "message": {"content": "a"}}]}
     events = openai.response_events(body)
     assert {e.get("source") for e in events} == {None}
+    assert custom(events) == [("agentmsg.problem", "type")]
     path = tmp_path / "r.json"
     path.write_bytes(orjson.dumps(body))
-    assert main(["parse", "--provider", "openai", "--choice", "all", str(path)]) == 0
-    assert '"text":"a"' in capsys.readouterr().out
+    assert main(["parse", "--provider", "openai", "--choice", "all", str(path)]) == 1
+    out = capsys.readouterr()
+    assert '"text":"a"' in out.out and "a choice's index is not an integer (a JSON boolean): read as 0" in out.err
 
 
 def test_a_bad_field_a_provider_repeats_on_every_chunk_is_said_once() -> None:

@@ -484,6 +484,54 @@ def test_a_tool_call_whose_id_is_no_text_keeps_its_name_and_input() -> None:
         assert said(events) == ["type"]
 
 
+def _indexed(provider: str, index: Any, text: str, finish: str | None = None) -> dict[str, Any]:
+    """A payload of ``provider`` (a stream's chunk; ``finish``: the last one) whose one choice (Gemini: candidate) has
+    the ``index`` given (``...``: none) and the text given."""
+    at = {} if index is ... else {"index": index}
+    if provider == "openai":
+        return {"id": "c1", "model": "m", "choices": [{**at, "delta": {"content": text}, "finish_reason": finish}]}
+    if provider == "gemini":
+        cand = {**at, "content": {"role": "model", "parts": [{"text": text}]}}
+        return {"candidates": [{**cand, "finishReason": finish} if finish else cand], "responseId": "r1"}
+    choice = {**at, "message": {"role": "assistant", "content": text}, "finish_reason": finish or "null"}
+    return {"output": {"choices": [choice]}, "request_id": "q1"}
+
+
+def _written(*payloads: Any) -> bytes:
+    """SSE of the payloads, written by the standard library (an integer beyond 64 bits too)."""
+    return b"".join(b"data: " + json.dumps(p).encode() + b"\n\n" for p in payloads)
+
+
+@pytest.mark.parametrize("index", [True, "1", 1.5, [0]], ids=["true", "string", "fraction", "list"])
+@pytest.mark.parametrize("provider", ["openai", "gemini", "dashscope"])
+def test_a_choice_index_that_is_no_integer_is_said_and_read_as_the_first(provider: str, index: Any) -> None:
+    """A choice's (Gemini: a candidate's) index that is no integer (true, "1", 1.5, a list) was read as choice 0
+    unsaid (DashScope: as its place in the list), its text joined to the first choice's: a rewrite no note told. It
+    is still read so (the text kept, in its place) and said (rule type), once per reply, streamed and whole; an index
+    left out, or null, is the first choice and says nothing."""
+    mod = get(provider)
+    stop = "STOP" if provider == "gemini" else "stop"
+    first, last = _indexed(provider, 0, "A"), _indexed(provider, 0, "", stop)
+    what = "a candidate's index" if provider == "gemini" else "a choice's index"
+    kind = {bool: "boolean", str: "string", list: "array"}.get(type(index), "number")
+    message = [("type", f"{what} is not an integer (a JSON {kind}): read as 0")]
+    events = list(
+        mod.parse_stream(_written(first, _indexed(provider, index, "B"), _indexed(provider, index, "C"), last))
+    )
+    assert [(e["value"]["rule"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"] == message
+    assert reduce_ok([e for e in events if e["type"] != "CUSTOM"]).text_content == "ABC"
+    whole = _indexed(provider, index, "B", stop)
+    if provider == "openai":
+        whole["choices"][0]["message"] = whole["choices"][0].pop("delta")
+    events = mod.response_events(json.dumps(whole))
+    assert [(e["value"]["rule"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"] == message
+    assert mod.parse_response(json.dumps(whole)).text_content == "B"
+    for absent in (None, ...):
+        events = list(mod.parse_stream(_written(first, _indexed(provider, absent, "B"), last)))
+        assert [e for e in events if e["type"] == "CUSTOM"] == []
+        assert reduce_ok(events).text_content == "AB"
+
+
 NO_FINISH: dict[str, dict[str, Any]] = {
     "openai": {
         "id": "gen-1",

@@ -1310,6 +1310,16 @@ class StreamBuilder:
         self.problem("type", f"{what} is not a string (a JSON {json_type(value)}): left out")
         return None
 
+    def index(self, value: Any, default: int, what: str) -> int:
+        """A choice's (a candidate's) index: ``value`` when it is an integer (a boolean is none), ``default`` when it
+        is absent (None); any other JSON value is said (problem ``type``) and read as ``default``, the rest of the
+        payload kept."""
+        if type(value) is int:
+            return value
+        if value is not None:
+            self.problem("type", f"{what} is not an integer (a JSON {json_type(value)}): read as {default}")
+        return default
+
     def _not_text(self, what: str, *values: Any) -> None:
         bad = next((v for v in values if v and type(v) is not str), None)
         self.problem("type", f"{what} is not a string (a JSON {json_type(bad)}): skipped")
