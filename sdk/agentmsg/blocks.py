@@ -20,6 +20,7 @@ Every block and source has ``unknown_keys``: keys of its JSON object the schema 
 
 from __future__ import annotations
 
+import functools
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -286,7 +287,7 @@ def _block_from_dict(
     try:
         block = table[data["type"]](data)
     except IntegerBeyond as exc:
-        raise beyond_error(data, exc, "content-block") from None
+        raise beyond_error(data, exc, "content-block", functools.partial(table[data["type"]], data)) from None
     if found:
         legacy.tell(found, notes, "content-block", stacklevel + 1)
     return block  # type: ignore[no-any-return]

@@ -232,7 +232,8 @@ def _usage(value: Any, given: bool = False) -> ChatUsage | None:
             validate(value, "chat-usage")
             return cast(ChatUsage, _decoding().structure_usage(value))
         except IntegerBeyond as exc:
-            raise beyond_error(value, exc, "chat-usage").under("/usage", "msg") from None
+            again = functools.partial(_decoding().structure_usage, value)
+            raise beyond_error(value, exc, "chat-usage", again).under("/usage", "msg") from None
         except ValidationError as exc:
             raise exc.under("/usage", "msg") from None
     raise ValidationError.single(
@@ -299,10 +300,11 @@ def restore_usage(msg: _msg_mod.Msg) -> None:
         return
     restored = _restored(unstructure_hooks[ChatUsage](usage), copy)
     if restored is not None:
+        structure = functools.partial(_decoding().structure_usage, restored)
         try:
-            msg.usage = cast(ChatUsage, _decoding().structure_usage(restored))
+            msg.usage = cast(ChatUsage, structure())
         except IntegerBeyond as exc:  # a count of the copy (which the schema does not bound): said where it is
-            raise beyond_error({"metadata": msg.metadata}, exc, "msg") from None
+            raise beyond_error({"metadata": msg.metadata}, exc, "msg", structure) from None
 
 
 _REASONS = ", ".join(repr(g.value) for g in GenerateReason)
@@ -534,8 +536,8 @@ class Msg(_msg_mod.Msg):
                 # (checked above, unless a legacy key's arguments text was read into a new value)
                 unknown = has_unknown_keys(data, "msg", strict, checked=not found)
                 msg = (decoding.structure_open if unknown else decoding.structure)(data)
-        except IntegerBeyond as exc:
-            raise beyond_error(data, exc, "msg") from None
+        except IntegerBeyond as exc:  # (structured again with unknown keys kept: the same fields, in the same order)
+            raise beyond_error(data, exc, "msg", functools.partial(decoding.structure_open, data)) from None
         if not isinstance(msg, cls):
             raise ValidationError.single(
                 "/role", "const", f"{cls.__name__} cannot hold a {data['role']} message", "msg"

@@ -175,3 +175,39 @@ def test_of_two_problems_in_parsed_json_the_first_is_said_keys_included() -> Non
     with pytest.raises(ValidationError) as caught:
         block_from_dict({"type": "tool_use", "id": "a", "name": "f", "input": {"a": [_BIG], 1: "x"}})
     assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/input/a/0", "integer-range")]
+
+
+@pytest.mark.parametrize(
+    ("usage", "first", "restored"),
+    [
+        ({"reasoningTokens": 1e300, "totalTokens": 2e300}, "reasoningTokens", "reasoningTokens"),
+        ({"reasoningTokens": 1e300, "cacheCreationInputTokens": 2e300}, "reasoningTokens", "reasoningTokens"),
+        ({"time": 0.5, "totalTokens": 1e300}, "totalTokens", None),
+        ({"totalTokens": 1e300, "cacheCreationInputTokens": 2e300}, "totalTokens", "cacheCreationInputTokens"),
+    ],
+)
+def test_of_two_whole_floats_beyond_64_bits_the_first_in_the_text_is_said(
+    usage: dict[str, Any], first: str, restored: str | None
+) -> None:
+    """The usage's hook structures its counts in the class's field order and stopped at the first bad one there:
+    with ``reasoningTokens`` before ``totalTokens`` in the text the error named ``totalTokens``. The first bad value
+    in document order is said, as every reader says it (test_of_two_values_that_cannot_be_written_the_first_is_said),
+    its own number quoted. In the usage's metadata copy, the first the readers put back into the usage (``restored``:
+    ``totalTokens`` is Java's own, never taken from the copy)."""
+    value = _msg(usage)
+    text = json.dumps(value)
+    copied = {**value, "usage": {"time": 0.5}, "metadata": {"_chat_usage": {"time": 0.5, **usage}}}
+    reads: list[tuple[Any, str, str]] = [
+        (lambda: Msg.from_dict(value), f"/usage/{first}", first),
+        (lambda: Msg.from_json(text), f"/usage/{first}", first),
+        (lambda: Msg.from_json(text.encode()), f"/usage/{first}", first),
+        (lambda: decode_messages(f"[{text}]"), f"/0/usage/{first}", first),
+    ]
+    if restored is not None:
+        reads.append((lambda: Msg.from_json(json.dumps(copied)), f"/metadata/_chat_usage/{restored}", restored))
+    for read, at, key in reads:
+        with pytest.raises(ValidationError) as info:
+            read()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == (at, "integer-range"), problem
+        assert problem.message.startswith(f"integer {usage[key]!r:.40} "), problem

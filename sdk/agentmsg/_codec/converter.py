@@ -208,29 +208,55 @@ class IntegerBeyond(ValueError):
         self.value = value
 
 
+#: where :func:`whole` puts the numbers beyond 64 bits it meets while :func:`beyond_error` structures a value again
+#: (None: it raises :class:`IntegerBeyond` at the first, as every reader's hook does)
+_beyond_seen: threading.local = threading.local()
+
+
 def whole(value: Any) -> int:
     """An integer field's number written with a fraction or an exponent (``1.0``, ``-0.0``, ``7e2``), which JSON
     Schema counts as an integer (its validation has passed, so it has no fractional part): the int it is, so that
     it is written back (as ``1``, ``0``, ``700``) and typed as the field says; AgentScope Java reads it so too."""
     if INT_MIN <= value <= INT_MAX:
         return int(value)
-    raise IntegerBeyond(value)
+    seen: list[Any] | None = getattr(_beyond_seen, "found", None)
+    if seen is None:
+        raise IntegerBeyond(value)
+    seen.append(value)  # (beyond_error's second structuring: every such number, then it goes on)
+    return 0
 
 
-def beyond_error(data: Any, exc: IntegerBeyond, kind: str) -> ValidationError:
-    """The refusal of what :class:`IntegerBeyond` found in ``data`` (the value the hook was given), at its pointer."""
+def beyond_error(
+    data: Any, exc: IntegerBeyond, kind: str, again: Callable[[], object] | None = None
+) -> ValidationError:
+    """The refusal of what :class:`IntegerBeyond` found in ``data`` (the value the hook was given), at its pointer.
+    The hooks structure fields in the class's order, so the number they stopped at may not be the first in ``data``:
+    ``again`` structures ``data`` once more (as the hook did) with :func:`whole` noting every such number and going
+    on, and the first of them in document order is said, as every reader says the first bad value."""
+    bad = {id(exc.value)}
+    if again is not None:
+        found: list[Any] = []
+        _beyond_seen.found = found
+        try:
+            again()
+        except Exception:  # (what stops it later is none of this refusal's business: the first one is said)
+            pass
+        finally:
+            _beyond_seen.found = None
+        bad.update(id(v) for v in found)
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
     path: tuple[str | int, ...] = ()
-    while stack:  # the float object itself: the hook read it from ``data``
+    value: Any = exc.value
+    while stack:  # the float objects themselves (the hook read them from ``data``), in document order
         node, at = stack.pop()
-        if node is exc.value:
-            path = at
+        if id(node) in bad:
+            path, value = at, node
             break
         if type(node) is dict:
-            stack.extend((v, (*at, k)) for k, v in node.items())
+            stack.extend((node[k], (*at, k)) for k in reversed(node))
         elif type(node) is list:
-            stack.extend((v, (*at, i)) for i, v in enumerate(node))
-    message = f"integer {exc.value!r:.40} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in"
+            stack.extend((node[i], (*at, i)) for i in range(len(node) - 1, -1, -1))
+    message = f"integer {value!r:.40} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in"
     return ValidationError([Problem(pointer_of(path), "integer-range", message)], kind)
 
 
