@@ -402,10 +402,22 @@ SURROGATE_TEXTS = [
 ]
 
 
-@pytest.mark.parametrize("text", SURROGATE_TEXTS)
-def test_lone_surrogates_in_json_text_are_rejected(text: str) -> None:
-    assert _problems(lambda: Msg.from_json(text)) == [("", "lone-surrogate")]
-    assert _problems(lambda: Msg.from_json(text.encode())) == [("", "lone-surrogate")]
+#: the pointer of the string holding the surrogate in each of SURROGATE_TEXTS (a key: its object's, as from a dict)
+SURROGATE_POINTERS = ["/content/0/text", "/content/0/text", "/metadata"]
+
+
+@pytest.mark.parametrize(("text", "at"), list(zip(SURROGATE_TEXTS, SURROGATE_POINTERS, strict=True)))
+def test_lone_surrogates_in_json_text_are_rejected(text: str, at: str) -> None:
+    """A lone surrogate escape is refused at the pointer of the string that holds it (it was said at ``""``, the
+    whole text), as the same value given as a dict says it."""
+    assert _problems(lambda: Msg.from_json(text)) == [(at, "lone-surrogate")]
+    assert _problems(lambda: Msg.from_json(text.encode())) == [(at, "lone-surrogate")]
+    assert _problems(lambda: agentmsg.decode_messages(f"[{text}]")) == [(f"/0{at}", "lone-surrogate")]
+    block = json.dumps({"type": "tool_use", "id": "c", "name": "f", "input": {"a": [1, {"k": "\ud800"}]}})
+    assert _problems(lambda: agentmsg.block_from_json(block)) == [("/input/a/1/k", "lone-surrogate")]
+    raw = text.encode().decode("unicode-escape")  # the surrogate itself in a str, and encoded as UTF-8 in bytes
+    assert _problems(lambda: Msg.from_json(raw)) == [(at, "lone-surrogate")]
+    assert _problems(lambda: Msg.from_json(raw.encode("utf-8", "surrogatepass"))) == [(at, "lone-surrogate")]
     parsed_by_python = json.loads(text)  # Python's json keeps them: a dict with a lone surrogate
     assert [rule for _, rule in _problems(lambda: Msg.from_dict(parsed_by_python))] == ["lone-surrogate"]
 
@@ -441,7 +453,7 @@ def test_json_bytes_that_are_not_utf8_say_so_with_the_byte() -> None:
         p = info.value.problems[0]
         assert (p.rule, p.message) == ("utf-8", f"not valid JSON: invalid UTF-8 at byte {at} ({why})")
     encoded = '{"id":"m","role":"USER","content":[{"type":"text","text":"\ud800"}]}'.encode("utf-8", "surrogatepass")
-    assert _problems(lambda: Msg.from_json(encoded)) == [("", "lone-surrogate")]
+    assert _problems(lambda: Msg.from_json(encoded)) == [("/content/0/text", "lone-surrogate")]
     with pytest.raises(ValidationError, match="the text holds a lone UTF-16 surrogate"):
         Msg.from_json('{"id":"m","role":"USER","content":[{"type":"text","text":"\ud800"}]}')
 
@@ -502,7 +514,7 @@ def test_lone_surrogates_from_constructors_and_python_strings_are_rejected() -> 
         ("/output/1/text", "lone-surrogate")
     ]
     raw = '{"id":"m","role":"USER","content":[{"type":"text","text":"\ud800"}]}'  # a Python str holding one
-    assert _problems(lambda: Msg.from_json(raw)) == [("", "lone-surrogate")]
+    assert _problems(lambda: Msg.from_json(raw)) == [("/content/0/text", "lone-surrogate")]
     assert UserMessage("\U0001f600").to_json_bytes().count("😀".encode()) == 1
     # In a Python str a UTF-16 pair is two lone surrogates (not the character): rejected, it has no UTF-8.
     assert _problems(lambda: UserMessage("\ud83d\ude00")) == [("/content/0/text", "lone-surrogate")]

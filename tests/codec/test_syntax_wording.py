@@ -3,6 +3,7 @@ same Problem as orjson reading the whole text, at a cost in proportion to where 
 
 from __future__ import annotations
 
+import json
 import random
 import tracemalloc
 from collections.abc import Iterator
@@ -18,11 +19,13 @@ from tests._support.budget import rounds
 
 
 def _whole_text_problem(data: JsonInput, exc: Exception) -> Problem:
-    """The oracle: ``_syntax_problem`` as it was, orjson reading the whole text."""
+    """The oracle: ``_syntax_problem`` as it was, orjson reading the whole text (a lone surrogate at its string's
+    pointer: :func:`_surrogate_at`)."""
     if not isinstance(data, str):
         undecodable = not_utf8(bytes(data))
         if undecodable is not None:
-            return Problem("", undecodable[0], f"not valid JSON: {undecodable[1]}")
+            at = _surrogate_at(data) if undecodable[0] == "lone-surrogate" else ""
+            return Problem(at, undecodable[0], f"not valid JSON: {undecodable[1]}")
     try:
         orjson.loads(data)
     except orjson.JSONDecodeError as other:
@@ -30,16 +33,43 @@ def _whole_text_problem(data: JsonInput, exc: Exception) -> Problem:
             syntax = syntax_error(data)
             if syntax is not None:
                 return Problem("", "json", f"not valid JSON: {syntax}")
-            return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
+            return Problem(
+                _surrogate_at(data), "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate"
+            )
         rule, words = unreadable(other, data)
         if rule == "lone-surrogate":
-            words = f"a lone UTF-16 surrogate escape ({words})"
+            return Problem(_surrogate_at(data), rule, f"not valid JSON: a lone UTF-16 surrogate escape ({words})")
         return Problem("", rule, f"not valid JSON: {words}")
     except Exception:
         pass
     if isinstance(exc, UnicodeError):
         return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
     return Problem("", "json", f"not valid JSON: {exc}")
+
+
+def _surrogate_at(data: JsonInput) -> str:
+    """The pointer of the first string (a key: its object) holding a lone surrogate, read by json (recursively: the
+    texts here are shallow)."""
+
+    def walk(node: object, at: str) -> str | None:
+        if isinstance(node, str):
+            return at if jsontext.has_lone_surrogate(node) else None
+        items = (
+            list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
+        )
+        for key, child in items:
+            if isinstance(key, str) and jsontext.has_lone_surrogate(key):
+                return at
+            found = walk(child, f"{at}/{str(key).replace('~', '~0').replace('/', '~1')}")
+            if found is not None:
+                return found
+        return None
+
+    try:
+        value = json.loads(data if isinstance(data, str) else bytes(data).decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):  # (no UTF-8 nor JSON otherwise: no pointer)
+        return ""
+    return walk(value, "") or ""
 
 
 def _problems(data: JsonInput) -> tuple[Problem, ...] | None:

@@ -532,21 +532,60 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     if not isinstance(data, str):
         undecodable = not_utf8(bytes(data))
         if undecodable is not None:
-            return Problem("", undecodable[0], f"not valid JSON: {undecodable[1]}")
+            rule, words = undecodable
+            at = _surrogate_pointer(bytes(data)) if rule == "lone-surrogate" else ""
+            return Problem(at, rule, f"not valid JSON: {words}")
     other = _orjson_refusal(data, exc)
     if other is not None:
         if "surrogates not allowed" in str(other):  # a str holding one (bytes that are not UTF-8 were told above)
-            syntax = syntax_error(data)
+            syntax, value = _read_loosely(data)
             if syntax is not None:  # a syntax error too: that is said
                 return Problem("", "json", f"not valid JSON: {syntax}")
-            return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
+            words = "not valid JSON: the text holds a lone UTF-16 surrogate"
+            return Problem(_surrogate_path_of(value), "lone-surrogate", words)
+        if "surrogate in string" in str(other):
+            syntax, value = _read_loosely(data)  # (unreadable's reading, the value kept for its pointer)
+            if syntax is None:
+                words = f"not valid JSON: a lone UTF-16 surrogate escape ({other})"
+                return Problem(_surrogate_path_of(value), "lone-surrogate", words)
+            return Problem("", "json", f"not valid JSON: {syntax}")
         rule, words = unreadable(other, data)
-        if rule == "lone-surrogate":
-            words = f"a lone UTF-16 surrogate escape ({words})"
         return Problem("", rule, f"not valid JSON: {words}")
     if isinstance(exc, UnicodeError):
         return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
     return Problem("", "json", f"not valid JSON: {exc}")
+
+
+def _surrogate_pointer(raw: bytes) -> str:
+    """The pointer of the string that holds a UTF-16 surrogate encoded as UTF-8 in JSON text ``raw``
+    (:func:`_surrogate_path_of`), read with the surrogates decoded; ``""`` when it is not JSON otherwise."""
+    try:
+        text = raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:  # (other bytes that are no UTF-8 besides)
+        return ""
+    syntax, value = _read_loosely(text)
+    return _surrogate_path_of(value) if syntax is None else ""
+
+
+def _surrogate_path_of(value: Any) -> str:
+    """The JSON pointer of the first string in ``value`` (document order) holding a lone UTF-16 surrogate, as
+    :func:`check_json_value` names it (an object key: its object's pointer); ``""`` when there is none (``value``
+    is :data:`_UNREAD`: JSON text that could not be read as json reads it, nested too deep)."""
+    # (what is left to walk, the next one last; a key holding one is an entry of its own, at its object's path)
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if type(node) is str:
+            if has_lone_surrogate(node):
+                return pointer_of(path)
+        elif type(node) is dict:
+            for key in reversed(node):  # (a key where it is, before its value)
+                stack.append((node[key], (*path, key)))
+                if has_lone_surrogate(key):
+                    stack.append((key, path))
+        elif type(node) is list:
+            stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
+    return ""
 
 
 #: the shortest prefix :func:`_orjson_refusal` has orjson read (it then doubles); how far (in characters) before the
@@ -655,14 +694,23 @@ def syntax_error(data: JsonInput) -> str | None:
     read as JSON.parse reads it (lone surrogates allowed; no NaN nor Infinity); None when it is JSON otherwise.
     None: its rule is ``lone-surrogate``; else ``json``, whichever of the two orjson met first, as
     @agentmsg/client says it. Called only on text that is already refused: one more linear read of it."""
+    return _read_loosely(data)[0]
+
+
+#: what :func:`_read_loosely` gives for a value it did not read
+_UNREAD: Final = object()
+
+
+def _read_loosely(data: JsonInput) -> tuple[str | None, Any]:
+    """:func:`syntax_error`'s reading of ``data``: json's words for its syntax error (None when there is none) and
+    the value read (:data:`_UNREAD` when none was: a syntax error, or nesting deeper than json reads)."""
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     try:
-        json.loads(text, parse_constant=_no_constant)
+        return None, json.loads(text, parse_constant=_no_constant)
     except RecursionError:  # (nested deeper than json reads: no syntax error was met)
-        return None
+        return None, _UNREAD
     except ValueError as exc:
-        return str(exc)
-    return None
+        return str(exc), _UNREAD
 
 
 def _no_constant(name: str) -> Any:
