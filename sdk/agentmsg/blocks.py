@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import attrs
@@ -36,13 +36,14 @@ from agentmsg._codec.converter import (
     beyond_error,
     dict_of,
     dumps_json,
+    guard_field,
     prepare_json,
 )
 from agentmsg._codec.jsontext import JsonInput, json_value_copy, loads
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
-from agentmsg.errors import Problem, ValidationError, WrongTypeError, wrong_type
+from agentmsg.errors import Problem, ValidationError, WrongTypeError, short_repr, wrong_type
 from agentmsg_models import content_block as _gen
 from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
@@ -160,12 +161,28 @@ _SHARES = (
 
 
 def _sdk_class(generated: type) -> type:
-    """The SDK class of a generated block: a slotted attrs subclass, same fields, checked construction."""
+    """The SDK class of a generated block: a slotted attrs subclass, same fields, checked construction, its ``type``
+    held to its tag (:func:`_tag_check`)."""
     namespace = {"__doc__": f"{generated.__doc__}{_SHARES}", "__module__": __name__, "__qualname__": generated.__name__}
     bases: tuple[type, ...] = (_Checked, generated)
     if generated is _gen.ToolResultBlock:
         bases = (_ToolResultFactories, *bases)
-    return attrs.define(kw_only=True, slots=True, weakref_slot=False)(type(generated.__name__, bases, namespace))
+    cls = attrs.define(kw_only=True, slots=True, weakref_slot=False)(type(generated.__name__, bases, namespace))
+    guard_field(cls, "type", _tag_check(_tag_of(cls)))
+    return cls
+
+
+def _tag_check(tag: str) -> Callable[[Any, Any], None]:
+    """What a block's ``type`` may be set to (:func:`~agentmsg._codec.converter.guard_field`): its class's tag, else
+    refused as its constructor refuses it (``const`` at ``/type``). Set after construction to another block's tag, a
+    block was written as that block and read back as its class (a TextBlock as an ImageBlock), unchecked: only a
+    message's constructor checks its blocks again."""
+
+    def check(block: Any, value: Any) -> None:
+        if value != tag:
+            raise _tag_error(block, tag, value, "/type")
+
+    return check
 
 
 def _generated_blocks() -> tuple[type[Any], ...]:
@@ -407,12 +424,17 @@ def _own_tag(obj: Any, pointer: str) -> None:
     if tag is None:
         tag = _TAG_OF[cls] = _tag_of(cls)
     if obj.type != tag:
-        raise ValidationError.single(
-            pointer,
-            "const",
-            f"a {type(obj).__name__}'s type is {tag!r}, got {obj.type!r} (build the class of that type instead)",
-            "content-block",
-        )
+        raise _tag_error(obj, tag, obj.type, pointer)
+
+
+def _tag_error(obj: Any, tag: str, value: Any, pointer: str) -> ValidationError:
+    """The refusal of ``value`` as the ``type`` of ``obj``, a block or a source whose tag is ``tag``."""
+    return ValidationError.single(
+        pointer,
+        "const",
+        f"a {type(obj).__name__}'s type is {tag!r}, got {short_repr(value, 60)} (build the class of that type instead)",
+        "content-block",
+    )
 
 
 #: each block and source class's tag, as :func:`_own_tag` reads it (``_tag_of`` reads the class's attrs fields)
@@ -420,7 +442,7 @@ _TAG_OF: dict[type, str] = {}
 
 
 def _normalise(block: Any) -> None:
-    _own_tag(block, "/type")
+    # (its type was checked as it was set: _tag_check)
     block.unknown_keys = normalise_unknown_keys(block.unknown_keys, type(block), "content-block")
     if isinstance(block, _gen.ToolResultBlock):
         block.output = as_blocks(block.output, "/output")

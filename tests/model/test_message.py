@@ -528,6 +528,42 @@ def test_a_constructor_given_another_type_tag_refuses_it_at_its_pointer(build: A
     assert wrong in info.value.problems[0].message
 
 
+@pytest.mark.parametrize("cls", list(agentmsg.blocks.BLOCK_CLASSES.values()), ids=list(agentmsg.blocks.BLOCK_CLASSES))
+def test_a_blocks_type_set_after_construction_to_another_tag_is_refused(cls: Any) -> None:
+    """``b = TextBlock(text="x"); b.type = "image"`` was taken: the block was written as ``{"type":"image",...}`` and
+    read back as another class (or refused), and only a message's constructor would have looked at it again. Now
+    the assignment is refused as the constructor refuses that tag (``const`` at ``/type``), the block unchanged; its
+    own tag may be set again. Read and written as before (the C writer reads the tag's slot as it did)."""
+    block: Any = agentmsg.Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [_SAMPLE_BLOCKS[cls.__name__]]})
+    block = block.content[0]
+    assert type(block) is cls
+    before = agentmsg.block_to_json(block)
+    tag = block.type
+    for other in [*(t for t in agentmsg.blocks.BLOCK_CLASSES if t != tag), 5, None]:
+        with pytest.raises(ValidationError) as info:
+            block.type = other
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/type", "const")]
+        assert repr(other) in info.value.problems[0].message
+        assert block.type == tag and agentmsg.block_to_json(block) == before
+    block.type = tag
+    assert agentmsg.block_to_json(block) == before
+    assert type(agentmsg.block_from_json(before)) is cls
+    assert agentmsg.block_to_dict(attrs.evolve(block)) == agentmsg.block_to_dict(block)
+
+
+_SAMPLE_BLOCKS: dict[str, dict[str, Any]] = {
+    "TextBlock": {"type": "text", "text": "x"},
+    "ThinkingBlock": {"type": "thinking", "thinking": "t"},
+    "HintBlock": {"type": "hint", "hint": "h"},
+    "ToolUseBlock": {"type": "tool_use", "id": "c", "name": "f", "input": {"a": 1}},
+    "ToolResultBlock": {"type": "tool_result", "id": "c", "output": [{"type": "text", "text": "ok"}]},
+    "ImageBlock": {"type": "image", "source": {"type": "url", "url": "https://e.com/a.png"}},
+    "AudioBlock": {"type": "audio", "source": {"type": "url", "url": "https://e.com/a.mp3"}},
+    "VideoBlock": {"type": "video", "source": {"type": "url", "url": "https://e.com/a.mp4"}},
+    "DataBlock": {"type": "data", "source": {"type": "url", "url": "https://e.com/a.bin"}},
+}
+
+
 @pytest.mark.parametrize("unordered", [{"a", "b", "c"}, frozenset({"a", "b"})], ids=["set", "frozenset"])
 def test_blocks_given_as_a_set_are_refused(unordered: Any) -> None:
     """``UserMessage({"a", "b", "c"})`` was built with its text blocks in the set's order, which is its strings'

@@ -260,6 +260,29 @@ def beyond_error(
     return ValidationError([Problem(pointer_of(path), "integer-range", message)], kind)
 
 
+def guard_field(cls: type, name: str, check: Callable[[Any, Any], None]) -> None:
+    """Hold field ``name`` of ``cls`` (a slotted subclass of a generated class) to ``check``, which raises for a value
+    the field may not be set to: a property over the field's slot, whose reads are the slot's own C getter. The slot
+    is also the class's attribute ``_<name>_slot`` (:func:`slot_name`), through which the structure hooks set it and
+    the C writer reads it, at a slot's cost: their values are the schema's already."""
+    slot = getattr(cls, name)
+    put = slot.__set__
+
+    def set_checked(obj: Any, value: Any) -> None:
+        check(obj, value)
+        put(obj, value)
+
+    setattr(cls, f"_{name}_slot", slot)
+    setattr(cls, name, property(slot.__get__, set_checked, doc=slot.__doc__))
+
+
+def slot_name(cls: type, name: str) -> str:
+    """The attribute that reads and sets field ``name``'s slot as it is: ``name``, or the slot :func:`guard_field`
+    keeps under another name."""
+    alias = f"_{name}_slot"
+    return alias if type(getattr(cls, alias, None)) is types.MemberDescriptorType else name
+
+
 def _tag_of(cls: type) -> str:
     field = attrs.fields_dict(cls)["type"]
     return str(field.default)
@@ -398,7 +421,7 @@ def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
                 lines.append(f"    v = {get}")
                 lines.append(f"    o.{a.name} = v if v is None else {expr}")
         elif get_origin(tp) is Literal:  # the union's tag: the schema fixes it with const
-            lines.append(f"    o.{a.name} = {a.default!r}")
+            lines.append(f"    o.{slot_name(target, a.name)} = {a.default!r}")
         else:
             default = gen.name(a.default, "default")
             lines.append(f"    v = {get}")
@@ -575,10 +598,11 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True, copy: bool
     body = ["def unstructure(o):"]
     fields = _json_fields(cls)
     # each field read once: into a local when it is checked first
-    read = {a.name: (f"_v{i}" if check else f"o.{a.name}") for i, (a, *_rest) in enumerate(fields)}
+    # (a guarded field through its slot: guard_field)
+    read = {a.name: (f"_v{i}" if check else f"o.{slot_name(cls, a.name)}") for i, (a, *_rest) in enumerate(fields)}
     if check:
         for a, _wire, tp, is_opt, _omit in fields:
-            body.append(f"    {read[a.name]} = o.{a.name}")
+            body.append(f"    {read[a.name]} = o.{slot_name(cls, a.name)}")
             body.extend(_check_lines(gen, a, tp, is_opt, read[a.name], "    ", copy and not shallow))
         if _has_unknown_keys_field(cls):
             name = next(a.name for a in attrs.fields(cls) if _is_unknown_keys(a))
@@ -690,7 +714,7 @@ def _native_plan(cls: type) -> object:
     """The C writer's plan of ``cls``: the same keys, order and omit policy as its JSON hook."""
     assert _speedups is not None
     fields = [
-        (a.name, wire, omit, expect_of(a, tp, opt) | (EX_FREE if _has_any(tp) else 0), _enum_of(tp))
+        (slot_name(cls, a.name), wire, omit, expect_of(a, tp, opt) | (EX_FREE if _has_any(tp) else 0), _enum_of(tp))
         for a, wire, tp, opt, omit in _json_fields(cls)
     ]
     unknown = next((a.name for a in attrs.fields(cls) if _is_unknown_keys(a)), None)

@@ -31,7 +31,7 @@ import attrs
 import msgspec
 import orjson
 
-from agentmsg._codec.converter import _hints, _strip_optional, _wire_fields
+from agentmsg._codec.converter import _hints, _strip_optional, _wire_fields, slot_name
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import _absolute, _by_id, _union_tags, _validator, closed_document, schema_uri
 
@@ -442,8 +442,8 @@ def _converter(
     else:
         lines.append("    o = _new(_target)")
     for n, (wire, a) in enumerate(models.items()):
-        if wire not in fields:  # the union tag
-            lines.append(f"    o.{a.name} = {info['tag']!r}")
+        if wire not in fields:  # the union tag (set through its slot: the class may guard the field)
+            lines.append(f"    o.{slot_name(ns['_target'], a.name)} = {info['tag']!r}")
             continue
         f = fields[wire]
         tp, _ = _strip_optional(hints[a.name])
