@@ -3,6 +3,7 @@ headers and how the API key is sent."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import attrs
@@ -358,6 +359,9 @@ NAN, INF = float("nan"), float("inf")
         ("timeout", 0, "/timeout", "exclusiveMinimum"),
         ("timeout", NAN, "/timeout", "type"),
         ("timeout", INF, "/timeout", "maximum"),  # (the socket's bare OverflowError)
+        ("timeout", 10**10, "/timeout", "maximum"),  # (past threading.TIMEOUT_MAX: the sync socket's OverflowError)
+        ("timeout", httpx.Timeout(5.0, connect=1e300), "/timeout/connect", "maximum"),
+        ("timeout", httpx.Timeout(5.0, pool=1e10), "/timeout/pool", "maximum"),  # (the sync pool's Event.wait)
         ("timeout", httpx.Timeout(5.0, read=-1.0), "/timeout/read", "exclusiveMinimum"),
         ("timeout", httpx.Timeout(5.0, pool=NAN), "/timeout/pool", "type"),
     ],
@@ -396,7 +400,8 @@ def test_a_bad_numeric_setting_says_what_it_is_and_what_it_got() -> None:
 
 def test_the_edges_of_each_numeric_setting_are_taken() -> None:
     """0 retries, 0 backoff (retry at once), 0 or inf max_retry_after (inf: no cap), a timeout in seconds (made an
-    httpx.Timeout) or None (the http_client's own), an httpx.Timeout with None parts (no limit): all taken."""
+    httpx.Timeout) or None (the http_client's own), an httpx.Timeout with None parts (no limit), a timeout of
+    threading.TIMEOUT_MAX seconds: all taken."""
     from agentmsg.clients import Client
 
     c = Client("openai", api_key="k", max_retries=0, backoff=0, max_retry_after=INF, timeout=2)
@@ -405,6 +410,8 @@ def test_the_edges_of_each_numeric_setting_are_taken() -> None:
     assert (c.max_retry_after, c.timeout, c._timeout) == (0.0, None, httpx.USE_CLIENT_DEFAULT)
     c.timeout = httpx.Timeout(None, connect=3.0)
     assert c.timeout == httpx.Timeout(None, connect=3.0)
+    c.timeout = threading.TIMEOUT_MAX  # (the longest a sync socket or pool can wait)
+    assert c.timeout == httpx.Timeout(threading.TIMEOUT_MAX)
     assert c._retry_policy().max_retry_after == 0.0
 
 

@@ -30,8 +30,16 @@ from agentmsg.clients._errors import (
     not_http,
     redirected,
 )
-from agentmsg.clients._retry import RetryPolicy
-from agentmsg.errors import ValidationError, pointer_of, require_count, require_seconds, unknown_choice, wrong_type
+from agentmsg.clients._retry import LONGEST_WAIT, RetryPolicy
+from agentmsg.errors import (
+    ValidationError,
+    pointer_of,
+    require_count,
+    require_seconds,
+    short_repr,
+    unknown_choice,
+    wrong_type,
+)
 from agentmsg.providers import FormatOptions, FormattedRequest, Spec
 from agentmsg.providers._request.download import MAX_PORT
 from agentmsg.providers._response.think import THINK_TAG_MODES
@@ -205,20 +213,34 @@ def retry_after_setting(name: str, value: object) -> float:
 
 def timeout_setting(name: str, value: object) -> httpx.Timeout | None:
     """``timeout``: None (the http_client's own), finite seconds above 0, or an ``httpx.Timeout`` whose each
-    timeout (connect, read, write, pool) is None (no limit, httpx's meaning) or finite seconds above 0. (A socket
+    timeout (connect, read, write, pool) is None (no limit, httpx's meaning) or finite seconds above 0; each at
+    most :data:`~agentmsg.clients._retry.LONGEST_WAIT` (``threading.TIMEOUT_MAX``: about 292 years). (A socket
     refused a negative or nan one, and inf, with a bare ValueError or OverflowError at the call; 0 made every
-    read fail at once.)"""
+    read fail at once; the sync client's socket and pool waits refused one past that longest wait, 1e10 say, with
+    a bare OverflowError at the call.)"""
     if value is None:
         return None
     if isinstance(value, httpx.Timeout):
         for part in ("connect", "read", "write", "pool"):
             each = getattr(value, part)
             if each is not None:
-                said = f"{name}.{part} is None or finite seconds above 0"
-                require_seconds(each, f"{name}/{part}", said, infinite=False, kind=SETTINGS)
+                _timeout_seconds(each, f"{name}/{part}", f"{name}.{part} is None or finite seconds above 0")
         return value
-    said = f"{name} is None, finite seconds above 0 or an httpx.Timeout"
-    return httpx.Timeout(require_seconds(value, name, said, infinite=False, kind=SETTINGS))
+    return httpx.Timeout(_timeout_seconds(value, name, f"{name} is None, finite seconds above 0 or an httpx.Timeout"))
+
+
+#: The longest timeout, said (``threading.TIMEOUT_MAX``'s whole seconds: about 292 years; 49 days on Windows)
+_LONGEST: Final = f"{int(LONGEST_WAIT)} (threading.TIMEOUT_MAX)"
+
+
+def _timeout_seconds(value: object, name: str, said: str) -> float:
+    """A timeout's seconds: finite, above 0 (:func:`~agentmsg.errors.require_seconds`) and at most
+    :data:`~agentmsg.clients._retry.LONGEST_WAIT` (rule ``maximum``), at ``/<name>``."""
+    seconds = require_seconds(value, name, said, infinite=False, kind=SETTINGS)
+    if seconds > LONGEST_WAIT:
+        said = f"{said}, at most {_LONGEST}, not {short_repr(value)}"
+        raise ValidationError.single(f"/{name}", "maximum", said, SETTINGS)
+    return seconds
 
 
 def text_setting(name: str, value: object) -> str | None:

@@ -479,7 +479,7 @@ class Client(BaseClient):
     ``max_retry_after`` seconds; each numeric setting is checked whenever set, a bad one refused with a
     :class:`~agentmsg.ValidationError` naming it: ``max_retries`` a whole number, 0 or more; ``backoff`` finite
     seconds, 0 or more; ``max_retry_after`` seconds, 0 or more, ``inf`` for no cap; ``timeout`` None or finite
-    seconds above 0, an ``httpx.Timeout``'s each None or so), ``name`` (the replies' agent name), ``headers``
+    seconds above 0 and at most ``threading.TIMEOUT_MAX``, an ``httpx.Timeout``'s each None or so), ``name`` (the replies' agent name), ``headers``
     (each replaces the client's header of that name), ``think_tags`` (``True`` or ``"open"``: ``<think>`` text in
     the replies read as reasoning, docs/streams.md), ``http_client`` (your own ``httpx.Client``, e.g. with a mock
     transport; yours to close. Closing it while a stream is read does not cut a read already waiting for the
