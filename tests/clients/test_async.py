@@ -1385,6 +1385,66 @@ def test_close_cuts_a_read_on_the_callers_http_client(server: ReplayServer) -> N
     http.close()
 
 
+@pytest.mark.parametrize("wait", [float("inf"), None, pytest.param(10**400, id="10**400"), 1e300])
+def test_close_with_no_end_to_its_wait_stops_a_read_from_another_thread(server: ReplayServer, wait: Any) -> None:
+    """``close(wait=inf)`` from another thread while the loop waits in a read (Python's own waits take inf and None
+    for ever) raised a bare OverflowError from the wait for the loop, after the read was cut; an int past a float's
+    range raised OverflowError as the deadline was counted, and 1e300 OverflowError from the wait. Now each waits
+    as long as the loop takes to end (for ever, at most: the wait is cut at ``threading.TIMEOUT_MAX``): the read is
+    cut, the loop ends without error, the message INTERRUPTED with what arrived. (No read timeout: the read ends
+    only when it is cut.)"""
+    http = httpx.Client(timeout=None)
+    stream, reader, outcome = _blocked_in_a_read(server, http)
+    stream.close(wait=wait)
+    reader.join(30)
+    assert not reader.is_alive() and outcome == ["ended"]
+    assert stream.done and stream.message is not None and stream.message.generate_reason == "INTERRUPTED"
+    assert stream.message.text_content
+    http.close()
+
+
+@pytest.mark.parametrize(
+    ("wait", "rule"),
+    [
+        (float("nan"), "type"),
+        (-1, "minimum"),
+        (-0.5, "minimum"),
+        pytest.param(-(10**400), "minimum", id="-10**400-minimum"),
+        (True, "type"),
+        ("1", "type"),
+    ],
+)
+def test_close_refuses_a_wait_that_is_no_seconds_leaving_the_stream_as_it_is(
+    server: ReplayServer, wait: Any, rule: str
+) -> None:
+    """``close(wait=...)`` with nan or a negative wait took it for 0 (the stream left running if the read could not
+    be cut at once); True for 1 s; a text raised a bare TypeError from inside. Now each is refused with a
+    ValidationError at ``/wait`` naming the rule, before anything is done: the stream goes on, and a ``close()``
+    after ends it as usual."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    for started in (False, True):
+        stream = c.stream(CONVO)
+        events = iter(stream)
+        if started:
+            assert any(e["type"] == "TEXT_BLOCK_DELTA" for e in events)
+        with pytest.raises(agentmsg.ValidationError) as info:
+            stream.close(wait=wait)
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("/wait", rule)
+        assert "wait is seconds, 0 or more (inf or None: for ever)" in str(info.value)
+        assert not stream.done
+        if started:
+            assert any(e["type"] == "TEXT_BLOCK_DELTA" for e in events)  # (the stream went on)
+        stream.close(wait=0)
+        assert stream.done and list(stream) == []
+        if started:
+            assert stream.message is not None and stream.message.generate_reason == "INTERRUPTED"
+    assert len(server.requests) == 1  # (the stream closed before it started sent nothing)
+    http.close()
+
+
 def test_aclose_cuts_a_read_on_the_callers_http_client(server: ReplayServer) -> None:
     """``AsyncClient.aclose()`` from another task while its stream waits for the body, on an ``http_client`` the
     caller gave: only the client's own pool was closed, so the read went on waiting for the server (here a

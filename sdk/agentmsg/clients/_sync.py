@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import socket
 import threading
 import time
@@ -33,6 +34,7 @@ from agentmsg.clients._errors import (
 from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks, past_limit, raw_chunks, with_request
 from agentmsg.clients._whole import read_whole
 from agentmsg.context import ProviderCount
+from agentmsg.errors import require_seconds
 from agentmsg.providers import FormatOptions, FormattedRequest
 
 if TYPE_CHECKING:
@@ -43,6 +45,9 @@ __all__ = ["CLOSE_WAIT", "Client", "ReplyStream"]
 #: Seconds :meth:`ReplyStream.close` called from another thread waits, at most, for the reading thread to end
 #: the stream.
 CLOSE_WAIT = 10.0
+
+#: What :meth:`ReplyStream.close`'s ``wait`` is (the rule of the error refusing another)
+_WAIT_SAID = "wait is seconds, 0 or more (inf or None: for ever)"
 
 
 class _Stop(Exception):
@@ -112,7 +117,7 @@ class ReplyStream(StreamState):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self, wait: float = CLOSE_WAIT) -> None:
+    def close(self, wait: float | None = CLOSE_WAIT) -> None:
         """Cancel (or finish) the call; the message is final afterwards. Called from another thread than the
         one iterating the stream (a GUI's stop button, a watchdog; a generator cannot be closed while it runs:
         that raised ValueError 'generator already executing' and the stream went on), it stops the loop where
@@ -126,12 +131,18 @@ class ReplyStream(StreamState):
         ``close()`` from several threads at once: one closes the stream, the others wait for its outcome, each its
         own ``wait`` at most (the first's wait is not added to theirs: a watchdog's ``close(wait=1)`` beside a
         GUI's ``close()`` returns within its second); one that is left time once the first gave up (the read not
-        cut within the first's ``wait``) closes the stream in its turn."""
+        cut within the first's ``wait``) closes the stream in its turn.
+
+        ``wait``: seconds, 0 or more; ``inf`` or None waits for ever (as Python's own waits). Anything else (nan,
+        below 0, a bool, no number) is refused with a :class:`~agentmsg.ValidationError` at ``/wait``, the stream
+        left as it is. (``inf`` raised OverflowError from the wait while the loop was mid-read, the stream not
+        closed; nan and a negative wait were taken as 0.)"""
+        seconds = math.inf if wait is None else require_seconds(wait, "wait", _WAIT_SAID, infinite=True, zero=True)
         if self._gen is None:
             self._gen = _nothing()  # never started: nothing was sent
             self._done = True
             return
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + seconds
         while True:
             mine = False
             running: threading.Event | None = None
@@ -152,9 +163,8 @@ class ReplyStream(StreamState):
                     if running is not None:
                         running.set()
             # another close() runs: its outcome waited for, until this one's deadline at most
-            left = min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
             holder = self._turn.get(_TURN)
-            if (holder is not None and holder is not _LOOP) or running is None or not running.wait(left):
+            if (holder is not None and holder is not _LOOP) or running is None or not running.wait(_left(deadline)):
                 return  # (an earlier close() ended the stream, or this one's wait is over)
 
     def _close_by(self, deadline: float) -> None:
@@ -182,7 +192,7 @@ class ReplyStream(StreamState):
                 if holder is token:
                     self._close_here()
                     return
-                if holder is not _LOOP or not given.wait(max(0.0, deadline - time.monotonic())):
+                if holder is not _LOOP or not given.wait(_left(deadline)):
                     return
 
     def _close_here(self) -> None:
@@ -439,6 +449,14 @@ def _tracer(stream: ReplyStream) -> Any:
             live._trace(event, info)
 
     return trace
+
+
+def _left(deadline: float) -> float | None:
+    """The seconds a wait until ``deadline`` (``time.monotonic()``) waits: None (for ever) for an infinite one,
+    else those left, 0 or more, at most ``threading.TIMEOUT_MAX`` (a longer wait raised OverflowError)."""
+    if deadline == math.inf:
+        return None
+    return min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
 
 
 def _nothing() -> Generator[dict[str, Any], None, None]:
