@@ -28,8 +28,8 @@ import pytest
 
 import agentmsg
 from agentmsg import UserMessage
-from agentmsg.clients import AsyncClient, AsyncReplyStream, Client, ProviderError, ReplyStream
-from agentmsg.clients._stream import raw_chunks
+from agentmsg.clients import AsyncClient, AsyncReplyStream, Client, ProviderError, ReplyStream, _async
+from agentmsg.clients._stream import araw_chunks, raw_chunks
 from agentmsg.providers import FormattedRequest
 from agentmsg.testing import ReplayServer, Reply, malformed
 from tests._support.raw_server import RawServer, chunk
@@ -1764,6 +1764,58 @@ def test_a_keyboard_interrupt_as_the_async_loop_takes_its_response_gives_the_con
         assert len(server.requests) == 2 and not c._bodies
         if where != "whole":
             assert stream.done and stream.message is None and [e async for e in stream] == []
+        await http.aclose()
+
+    asyncio.run(main())
+
+
+#: Where a Ctrl-C is handled once the async stream's body reader has its reading task, before the stream holds it
+_AS_THE_BODY_READER_IS_MADE: dict[str, Callable[[Any, str, Any], None]] = {
+    "the reading task is made": _interrupted_at(
+        "return", asyncio.BaseEventLoop.create_task.__code__, after=AsyncClient._send.__code__
+    ),
+    "the body reader is handed to the loop": _interrupted_at(
+        "return", _async._Body.__init__.__code__, after=AsyncClient._send.__code__
+    ),
+}
+
+
+@pytest.mark.parametrize("where", list(_AS_THE_BODY_READER_IS_MADE))
+def test_a_keyboard_interrupt_as_the_async_body_reader_is_made_leaves_no_task_reading(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A KeyboardInterrupt handled once the body's reader had started its reading task and before the stream held
+    the reader (as the task was made, or as the reader was handed back) left that task unseen: the stream closed
+    the response, and the task, run meanwhile, read the same response beside that close (what the module's design
+    never does: a reading task is cancelled before its response is closed). Now a reading task its stream never
+    took reads nothing: the KeyboardInterrupt goes on, nothing reads the body, the connection is given back."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, stall_after=len(CUT), stall=60))
+    read: list[httpx.Response] = []
+    chunks = araw_chunks
+
+    def reading(response: httpx.Response, encoded: bool) -> Any:
+        read.append(response)
+        return chunks(response, encoded)
+
+    monkeypatch.setattr(_async, "araw_chunks", reading)
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        stream = c.stream(CONVO)
+        sys.setprofile(_AS_THE_BODY_READER_IS_MADE[where])
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                await stream.__aiter__().__anext__()
+        finally:
+            sys.setprofile(None)
+        for _ in range(10):  # (any task made and left runs its first steps)
+            await asyncio.sleep(0)
+        assert read == [] and not c._bodies
+        assert stream.done and stream.message is None and [e async for e in stream] == []
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"  # (the connection given back)
+        assert len(server.requests) == 2 and len(read) == 1
         await http.aclose()
 
     asyncio.run(main())

@@ -61,15 +61,21 @@ class _Body:
     count a chunk), and clears once it has taken every one, then waits (:meth:`waiter`) for more; ``ended`` once
     the body is read whole or its read failed (``error``). The reading task holds at most :data:`READ_AHEAD` bytes
     and a chunk in ``chunks``, taken or not (it then waits for the caller to clear them). The task holds no
-    reference to the stream, which is collected as usual when left unfinished."""
+    reference to the stream, which is collected as usual when left unfinished.
 
-    __slots__ = ("__weakref__", "_loop", "_room", "_waiter", "chunks", "ended", "error", "net", "task")
+    The stream takes it (``owned``) as its first step once it holds it, before any await: the task, which runs only
+    once the stream awaits, reads nothing of a body its stream never took (a Ctrl-C handled as the task was made,
+    or as the body was handed to the stream, left the task running unseen, reading the response while the stream
+    closed it: the task is cancelled before it closes the response, never beside it, as the module says)."""
+
+    __slots__ = ("__weakref__", "_loop", "_room", "_waiter", "chunks", "ended", "error", "net", "owned", "task")
 
     def __init__(self, response: httpx.Response, encoded: bool) -> None:
         self.net: Any = response.extensions.get("network_stream")  # what the client's aclose() closes under a read
         self.chunks: list[bytes] = []
         self.ended = False
         self.error: Exception | None = None
+        self.owned = False  # the stream holds it (set by the stream: see the class docstring)
         self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for a chunk
         self._room: asyncio.Future[None] | None = None  # the reading task, waiting for the caller to clear the chunks
         self._loop = asyncio.get_running_loop()
@@ -78,6 +84,8 @@ class _Body:
         self.task.add_done_callback(_READING.discard)
 
     async def _read(self, response: httpx.Response, encoded: bool) -> None:
+        if not self.owned:  # (no stream took it: the one that made it closes the response)
+            return
         try:
             try:
                 chunks, held = self.chunks, 0  # held: bytes in chunks, at most (counted anew at READ_AHEAD)
@@ -292,6 +300,7 @@ class AsyncReplyStream(StreamState):
                 raise
             try:
                 try:
+                    body.owned = True  # (before any call or await: see _Body)
                     self._client._bodies.add(body)
                     chunks = body.chunks
                     while not over:
