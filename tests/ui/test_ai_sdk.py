@@ -1232,13 +1232,15 @@ def _stepped(kind: str, second: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("second", ["START", "END"])
-def test_a_block_open_across_model_calls_is_said_where_its_part_is_cut(second: str) -> None:
+def test_a_block_open_across_model_calls_round_trips_whole_and_its_new_part_is_said(second: str) -> None:
     """A UI step ends its parts, so the encoder ends a block left open at its model call's end; the reducer holds it
     open. A START for it in the next model call (a second START: the reducer ignores it, rule order, and its deltas
     go on in the same block) started a new part in silence: the round trip gave "one " and "two" where the events
-    reduce to "one two", and no note said so (a DELTA for it was said, rule order). A thinking block's END there,
-    whose metadata the reducer sets on the block, was left out in silence too. Both are said now (rule order, at
-    the event), and a block of that id in the next reply is a new one, said nothing."""
+    reduce to "one two". The new part is said (rule order, at the event), and now the round trip keeps the one
+    block: the step's end and the new part's start are for the UI only (carriers say so), the START goes whole for
+    the decoder's reducer to ignore. A thinking block's END there, whose metadata the reducer sets on the block, was
+    left out (said, rule order): it now goes whole, its metadata kept, nothing to say. A block of that id in the
+    next reply is a new one, said nothing."""
     from tests._support.events import ev
 
     if second == "START":
@@ -1251,16 +1253,59 @@ def test_a_block_open_across_model_calls_is_said_where_its_part_is_cut(second: s
     expected, _ = reduce(events)
     back, enc, _ = round_trip(events)
     got, _ = reduce(back)
+    assert got == expected
     if second == "START":
         assert [b["text"] for b in expected[0]["content"]] == ["one two"]
-        assert [b["text"] for b in got[0]["content"]] == ["one ", "two"]
     else:
         assert expected[0]["content"][0]["metadata"] == {"signature": "c2ln"}
-        assert not got[0]["content"][0]["metadata"]  # (the part ended with its step: the END's metadata has no place)
-    assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == [("/6", "order")]
+    said = [("/6", "order")] if second == "START" else []  # (the UI's new part)
+    assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == said
+    chunks = ai_sdk.encode(events)
+    assert reader_refusals(chunks) == []
     again = [*events, *({**e, "id": f"{e['id']}-2", "replyId": e["replyId"] + "-2"} for e in events[:4])]
     _, enc, _ = round_trip([*again, ev(11, "AGENT_END", replyId="r-2")])
-    assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == [("/6", "order")]
+    assert [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"] == said
+
+
+@pytest.mark.parametrize("kind", ["TEXT", "THINKING"])
+@pytest.mark.parametrize("calls", [1, 2])
+def test_a_block_left_open_at_a_step_of_an_implicit_reply_stays_cut_in_the_round_trip(kind: str, calls: int) -> None:
+    """An implicit reply (no AGENT_START or AGENT_END) whose text or thinking block is never ended, over one model
+    call or two (its deltas going on in the second): the reducer ends the stream with the reply INTERRUPTED and
+    says incomplete_stream. The encoder ends the block's UI part at each step (a UI step ends its parts), and the
+    decoder read that end as the block's END: the decoded reply was complete, neither INTERRUPTED nor said. Now
+    the step's end (and the next step's new part) is for the UI only: the round trip keeps the reply cut, the same
+    problem said; the UI still gets each part started and ended."""
+    from tests._support.events import ev
+
+    events = [
+        ev(0, "MODEL_CALL_START", replyId="m"),
+        ev(1, f"{kind}_BLOCK_START", replyId="m", blockId="b"),
+        ev(2, f"{kind}_BLOCK_DELTA", replyId="m", blockId="b", delta="one "),
+        ev(3, "MODEL_CALL_END", replyId="m"),
+    ]
+    if calls == 2:
+        events += [
+            ev(4, "MODEL_CALL_START", replyId="m"),
+            ev(5, f"{kind}_BLOCK_DELTA", replyId="m", blockId="b", delta="two"),
+            ev(6, "MODEL_CALL_END", replyId="m"),
+        ]
+    expected, r = reduce(events)
+    assert expected[0]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+    assert [p.rule for p in r.problems] == ["incomplete_stream"]
+    back, enc, dec = round_trip(events)
+    got, r_back = reduce(back)
+    assert got == expected and dec.notes == []
+    assert [(p.rule, p.message) for p in r_back.problems] == [(p.rule, p.message) for p in r.problems]
+    assert [n.rule for n in enc.notes if n.rule == "order"] == []
+    chunks = ai_sdk.encode(events)
+    part = "text" if kind == "TEXT" else "reasoning"
+    assert [c["type"] for c in chunks if c["type"].startswith(part)] == [
+        f"{part}-start",
+        f"{part}-delta",
+        f"{part}-end",
+    ] * calls
+    assert reader_refusals(chunks) == []
 
 
 def test_a_model_call_end_without_its_start_opens_no_model_call_in_the_round_trip() -> None:

@@ -336,11 +336,13 @@ class AiSdkEncoder:
 
     def _close_open_parts(self, stepped: bool = False) -> list[dict[str, Any]]:
         """The ends of the open text and reasoning parts; ``stepped``: at the end of a model call (a step), which
-        does not end them for the reducer (:attr:`_stepped`)."""
+        does not end them for the reducer (:attr:`_stepped`): those ends are for the UI only (the decoder made a
+        block END of them, and a reply cut with such a block open, INTERRUPTED for the reducer, came back whole)."""
         out: list[dict[str, Any]] = [{"type": "text-end", "id": i} for i in self._text]
         out += [{"type": "reasoning-end", "id": i} for i in self._reasoning]
         if stepped:
             self._stepped.update(self._text, self._reasoning)
+            out = self._ui_only(out)
         self._text.clear()
         self._reasoning.clear()
         return out
@@ -953,7 +955,8 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         out = self._open_start(ev)
         if block_id in open_ids:  # the reducer ignores a second START
             return out
-        if block_id in self._stepped:  # (a part its model call's end closed, still open for the reducer)
+        stepped = block_id in self._stepped
+        if stepped:  # (a part its model call's end closed, still open for the reducer)
             self._stepped.discard(block_id)
             self._order(
                 f"{ev['type']} for a block open since an earlier model call (the reducer ignores this START and goes"
@@ -964,6 +967,8 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
             other.discard(block_id)
             out.append({"type": f"{other_part}-end", "id": block_id})
         open_ids.add(block_id)
+        if stepped:  # the START whole, for the decoder's reducer to ignore as this one does; the new part the UI's
+            return [*out, *self._whole(ev), *self._ui_only([{"type": f"{part}-start", "id": block_id}])]
         return self._rest(ev, ("blockId",), [*out, {"type": f"{part}-start", "id": block_id}])
 
     def delta(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
@@ -971,8 +976,11 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         block_id = self._require(ev, index, "blockId")
         text = self._require(ev, index, "delta")
         out = self._open_start(ev)
-        if block_id not in open_ids:
-            self._stepped.discard(block_id)
+        if block_id in self._stepped:  # (a part its model call's end closed, still open for the reducer): the UI's
+            self._stepped.discard(block_id)  # new part (the reducer's block goes on)
+            open_ids.add(block_id)
+            out += self._ui_only([{"type": f"{part}-start", "id": block_id}])
+        elif block_id not in open_ids:
             self._order(f"{ev['type']} for a block not open: it is started here (the reducer starts it there)")
             if block_id in other:
                 other.discard(block_id)
@@ -986,15 +994,9 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         open_ids, _ = parts(self)
         block_id = self._require(ev, index, "blockId")
         if block_id not in open_ids:  # (or the reducer ends there a block its model call's end closed)
-            if block_id in self._stepped:
+            if block_id in self._stepped:  # (its part ended with its step: the END goes whole, keys and all)
                 self._stepped.discard(block_id)
-                lost = sorted(k for k in ev if k not in _ENVELOPE and k not in ("blockId", "replyId"))
-                if lost:  # (the reducer sets them on the block: its part ended with its step, they have no place)
-                    self._order(
-                        f"{ev['type']} {', '.join(lost)} for a block open since an earlier model call: its part"
-                        " ended with that step, so they are not sent"
-                    )
-                return []
+                return self._whole(ev)
             # an END naming no open part (another id than its START's, one ended already): the AI SDK's reader
             # refuses a {part}-end of a part it does not have, and the reducer says it and ignores it (or ends a
             # block of the other kind): carried as it came, so that the decoded stream's reducer does the same
