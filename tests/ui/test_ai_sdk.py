@@ -1308,6 +1308,33 @@ def test_a_block_left_open_at_a_step_of_an_implicit_reply_stays_cut_in_the_round
     assert reader_refusals(chunks) == []
 
 
+def test_a_start_naming_the_message_again_is_said_where_the_ai_sdk_reader_goes_on_with_it() -> None:
+    """Two ``start`` chunks naming one message: the AI SDK's reader (``readUIMessageStream``) goes on with that
+    UIMessage (it starts a new one only for another id), with or without a ``finish`` between; the decoder gives
+    a second reply of that id, which the reducer makes a second message of. That was said nowhere; now it is
+    (rule duplicate, at the second start), once per id; a start naming another message is said nothing."""
+
+    def reply(message_id: str, text: str) -> list[dict[str, Any]]:
+        return [
+            {"type": "start", "messageId": message_id},
+            {"type": "text-start", "id": text},
+            {"type": "text-delta", "id": text, "delta": text},
+            {"type": "text-end", "id": text},
+            {"type": "finish"},
+        ]
+
+    chunks = [*reply("m", "a"), *reply("m", "b")[:-1], *reply("m", "c"), *reply("n", "d"), *reply("m", "e")]
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    events = [e for c in chunks for e in dec.feed(c)]
+    assert [(n.pointer, n.rule) for n in dec.notes] == [("/5", "duplicate")]
+    assert dec.notes[0].message == (
+        'start names message "m" again: the AI SDK\'s reader goes on with that message (one UIMessage); decoded'
+        " as another reply of that id (two messages)"
+    )
+    messages, _ = reduce(events)
+    assert [m["id"] for m in messages] == ["m", "m", "m", "n", "m"]
+
+
 def test_a_model_call_end_without_its_start_opens_no_model_call_in_the_round_trip() -> None:
     """A MODEL_CALL_END with no MODEL_CALL_START before it (the reducer takes it, saying nothing) is written as a
     step, start-step and finish-step, as the UI needs one to end; the decoder read the start-step as a MODEL_CALL_START

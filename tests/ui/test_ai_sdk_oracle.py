@@ -201,3 +201,35 @@ def test_a_call_gone_on_after_its_end_as_the_ai_package_reads_it() -> None:
     assert [got["errors"] for got in results] == [[]] * 4
     assert shown == [parts_of_message(reduced(events)[0][0]) for events in streams]
     assert [parts[0][4] for parts in shown] == [{"a": 1}, {"z": 9}, {"z": 9}, {"z": 9}]
+
+
+def test_a_reply_of_the_same_id_again_is_one_message_to_the_ai_package_and_said_by_the_decoder() -> None:
+    """Two replies of one replyId, one after the other: the reducer makes two messages of that id, and the encoder
+    writes a ``start`` naming it for each; the ai package's reader goes on with the one UIMessage (both texts in
+    it). agentmsg's decoder of those chunks gives the two replies back and says where the reader merged them
+    (rule duplicate, at the second ``start``)."""
+    at = "2026-01-01T00:00:00Z"
+
+    def reply(n: int, text: str) -> list[dict[str, Any]]:
+        def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+            return {"type": kind, "id": f"e{n}{i}", "createdAt": at, "replyId": "r", **keys}
+
+        return [
+            ev(0, "AGENT_START"),
+            ev(1, "TEXT_BLOCK_START", blockId=f"b{n}"),
+            ev(2, "TEXT_BLOCK_DELTA", blockId=f"b{n}", delta=text),
+            ev(3, "TEXT_BLOCK_END", blockId=f"b{n}"),
+            ev(4, "AGENT_END"),
+        ]
+
+    events = [*reply(1, "one"), *reply(2, "two")]
+    messages, _ = reduced(events)
+    assert [m["id"] for m in messages] == ["r", "r"]
+    (got,) = read_with_ai([events])
+    assert got["errors"] == [] and got["message"]["id"] == "r"
+    assert parts_of_ui(got["message"]) == [["text", "one"], ["text", "two"]]
+    dec = ai_sdk.AiSdkDecoder(strict=True)
+    back = [e for c in got["chunks"] for e in dec.feed(c)]
+    starts = [i for i, c in enumerate(got["chunks"]) if c["type"] == "start"]
+    assert [(n.pointer, n.rule) for n in dec.notes] == [(f"/{starts[1]}", "duplicate")]
+    assert [m["id"] for m in reduced(back)[0]] == ["r", "r"]

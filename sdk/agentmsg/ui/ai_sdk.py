@@ -1171,6 +1171,7 @@ class AiSdkDecoder:
         self._open_results: set[str] = set()  # tool results whose START was carried
         self._skip = False  # the next chunk is for the UI only (no event stands behind it)
         self._opener: str | None = None  # the id the next event takes (it opens an implicit reply)
+        self._ui_message: str | None = None  # the messageId of the last ``start`` (the AI SDK reader's message)
 
     def _note(self, key: str, message: str, rule: str = NOT_KEPT_RULE) -> None:
         if key not in self._noted:
@@ -1277,6 +1278,8 @@ class AiSdkDecoder:
                 return []
             if kind == CARRIER:
                 return self._carrier(chunk, index)
+            if kind == "start":
+                self._same_message(chunk)
             if self._skip:  # for the UI only: the start or finish of an implicit reply, a held call's chunks
                 self._skip = False
                 if kind == "finish":
@@ -1356,6 +1359,23 @@ class AiSdkDecoder:
         return [self._event("CUSTOM", name=kind[5:], value=chunk["data"])]
 
     # -- reply and steps ---------------------------------------------------------------------------------------
+    def _same_message(self, chunk: Mapping[str, Any]) -> None:
+        """A ``start`` naming the message the one before it named: the AI SDK's reader goes on with that UIMessage
+        (it starts a new one only for another id), where the decoder starts another reply, of the same id (two
+        messages): said (rule ``duplicate``, at the chunk), once per id."""
+        message_id = chunk.get("messageId")
+        if not isinstance(message_id, str):
+            return
+        if message_id == self._ui_message:
+            said = quoted(message_id)
+            self._note(
+                f"start:{said}",
+                f"start names message {said} again: the AI SDK's reader goes on with that message (one UIMessage);"
+                " decoded as another reply of that id (two messages)",
+                "duplicate",
+            )
+        self._ui_message = message_id
+
     def _start(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         rest = self._rest.get("AGENT_START", {})
         self._reply = chunk.get("messageId") if isinstance(chunk.get("messageId"), str) else rest.get("replyId")

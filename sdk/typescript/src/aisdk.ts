@@ -202,6 +202,7 @@ export class AiSdkDecoder {
   #openResults = new Set<string>();
   #skip = false;
   #opener: string | null = null; // the id the next event takes (it opens an implicit reply)
+  #uiMessage: string | null = null; // the messageId of the last `start` (the AI SDK reader's message)
 
   constructor(options: AiSdkDecoderOptions = {}) {
     this.strict = options.strict ?? false;
@@ -222,6 +223,7 @@ export class AiSdkDecoder {
         for (const p of e.problems) keepNote(this.notes, p);
         return [];
       }
+      if (kind === "start") this.#sameMessage(chunk);
       if (this.#skip) {
         // for the UI only: the start or finish of an implicit reply, a held call's chunks
         this.#skip = false;
@@ -428,6 +430,23 @@ export class AiSdkDecoder {
   #data(chunk: Obj, kind: string): Obj[] {
     if (has(chunk, "id")) this.#note("data-id", "a data chunk's id (a later one with the same id replaces it): CUSTOM events are not replaced");
     return [this.#event("CUSTOM", {}, { name: kind.slice(5), value: chunk.data })];
+  }
+
+  /** A `start` naming the message the one before it named: the AI SDK's reader goes on with that UIMessage (it
+   * starts a new one only for another id), where the decoder starts another reply, of the same id (two messages):
+   * said (rule `duplicate`, at the chunk), once per id. */
+  #sameMessage(chunk: Obj): void {
+    const messageId = chunk.messageId;
+    if (typeof messageId !== "string") return;
+    if (messageId === this.#uiMessage) {
+      const said = quoted(messageId);
+      this.#note(
+        `start:${said}`,
+        `start names message ${said} again: the AI SDK's reader goes on with that message (one UIMessage); decoded as another reply of that id (two messages)`,
+        "duplicate",
+      );
+    }
+    this.#uiMessage = messageId;
   }
 
   #start(chunk: Obj): Obj[] {

@@ -111,3 +111,28 @@ test("a denied tool output has no text: an errorText on it is said, quoted, as P
     ["/3", "ui-not-kept", `errorText 0 of tool call "b": ${why}`],
   ]);
 });
+
+test("a start naming the message again is said where the AI SDK's reader goes on with it, as Python's notes say", () => {
+  const reply = (messageId, text) => [
+    { type: "start", messageId },
+    { type: "text-start", id: text },
+    { type: "text-delta", id: text, delta: text },
+    { type: "text-end", id: text },
+    { type: "finish" },
+  ];
+  const chunks = [...reply("m", "a"), ...reply("m", "b").slice(0, -1), ...reply("m", "c"), ...reply("n", "d"), ...reply("m", "e")];
+  const decoder = new AiSdkDecoder({ strict: true, clock });
+  const events = chunks.flatMap((chunk) => decoder.feed(chunk));
+  assert.deepEqual(decoder.notes, [
+    {
+      pointer: "/5",
+      rule: "duplicate",
+      message:
+        'start names message "m" again: the AI SDK\'s reader goes on with that message (one UIMessage); decoded as another reply of that id (two messages)',
+    },
+  ]);
+  assert.deepEqual(
+    events.filter((e) => e.type === "AGENT_START").map((e) => e.replyId),
+    ["m", "m", "m", "n", "m"],
+  );
+});
