@@ -1074,6 +1074,14 @@ def _odd_conversations() -> dict[str, list[Msg]]:
     answers.content.append(result("c1"))  # (after construction too)
     own = _msg("ASSISTANT", TextBlock(text="y"), call("c2"))
     own.content.append(result("c2"))
+    # (a reply of several model calls, as the reducer makes it: sent as a message for each call, after the results)
+    calls = _msg("ASSISTANT", TextBlock(text="checking"), call("c5"), name="Me")
+    calls.content += [result("c5"), HintBlock(hint="h"), ThinkingBlock(thinking="then"), TextBlock(text="next")]
+    calls.content += [call("c6"), call("c7"), result("c6"), TextBlock(text="It is r.")]  # (c7: an orphan)
+    theirs = _msg("ASSISTANT", TextBlock(text="look"), call("c8"), name="Alice")
+    theirs.content += [result("c8"), TextBlock(text="seen")]
+    first = _msg("ASSISTANT", TextBlock(text="ok"), name="Me")
+    first.content.insert(0, result("c9"))
     url = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
     film = VideoBlock(source=URLSource(url="https://example.com/film.mp4"))
     return {
@@ -1243,6 +1251,14 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("TOOL", ToolResultBlock(id="c2", name="f", output=[film, url])),
             _msg("TOOL", ToolResultBlock(id="c3", name="f", output=[_NAMED_MEDIA[3]])),  # (no medium sent after it)
             _msg("ASSISTANT", TextBlock(text="ok")),
+        ],
+        "model calls in one message": [
+            _msg("USER", TextBlock(text="q")),
+            calls,
+            _msg("USER", TextBlock(text="more")),
+            theirs,
+            _msg("ASSISTANT", call("c9"), name="Me"),
+            first,
         ],
         "speakers": [
             _msg("SYSTEM", TextBlock(text="You are Me."), name="Me"),

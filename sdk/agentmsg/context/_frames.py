@@ -163,11 +163,12 @@ class Frames:
             self.dropped = []
         n = 0
         if self.multi:
-            if self.history and is_history_message(msg, self.agent):
+            whole = self.msgs[i]  # (the message of a piece: count.py frames one of several model calls by piece)
+            if self.history and is_history_message(whole, self.agent):
                 return self._fold(blocks)
             self.folding = self.folded = False
-            self.other = other = role is _ASSISTANT and not is_current_agent(msg, self.agent)
-            self.prefixed = role is _USER or (other and not has_tool_use(msg) and not has_result(msg))
+            self.other = other = role is _ASSISTANT and not is_current_agent(whole, self.agent)
+            self.prefixed = role is _USER or (other and not has_tool_use(whole) and not has_result(whole))
         if calls and orphans_calls(msg):
             if (
                 role is _ASSISTANT and not self.apart and (self.until > i or (self._alone(msg) and self._answered(i)))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import math
 import re
 from collections.abc import Callable, Container, Mapping, Sequence
@@ -59,6 +60,7 @@ from agentmsg.providers._request.context import (
     tool_turns,
 )
 from agentmsg.providers._request.tools import ToolDef, check_tools, normalize_tools
+from agentmsg.providers._request.walk import pieces
 from agentmsg.providers.spec import TokenProfile
 
 if TYPE_CHECKING:
@@ -609,6 +611,17 @@ class _Fold:
         self.prompt = ""  # (only the first run that sends a line has it)
 
 
+def _pieces(msg: Msg, cuts: list[tuple[int, int]]) -> list[Msg]:
+    """The pieces of an assistant message of several model calls (:func:`~agentmsg.providers._request.walk.pieces`),
+    each a copy of it holding its blocks, counted as the walks send them: a message each."""
+    out = []
+    for start, stop in cuts:
+        piece = copy.copy(msg)
+        piece.content = msg.content[start:stop]
+        out.append(piece)
+    return out
+
+
 def provider_of(provider: Any, model: Any = None) -> Provider:
     """The Provider of ``provider`` (a registry name or a Provider: UnknownNameError, a KeyError too, for an
     unknown name), with ``model`` checked: a bad argument of the context functions is refused naming it (a
@@ -718,60 +731,65 @@ def _count(
     fold = _Fold(t, opts.history_prompt) if history else None
     repair = newline = -1  # the tokens of a repair result and of a joining newline (-1: not counted yet)
     of, append, every = frames.of, counts.append, mode == "all"  # (read once: the loop runs per message)
-    for i, msg in enumerate(messages):
-        role = msg.role
-        framed = of(i, msg)  # (the messages, turns or items the request opens for it: 0 when merged)
-        extra = 0  # what the request sends for it beyond its blocks, or leaves out of them
-        if frames.repaired:  # (the error results the repair option sent before it)
-            repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
-            share = frames.repaired * repair + t.error_flags(frames.repaired)
-            extra += share
-            if repairs is not None:  # (with the frames they open, counted in framed)
-                repairs[i] = share + frames.repairs_framed * per_message
-        if frames.newline:
-            newline = newline if newline >= 0 else t.words("\n")
-            extra += newline
-        if frames.dropped:  # (results the repair option left out, as the blocks count them, and their error)
-            unsure = t.unsure
-            for b in frames.dropped:
-                extra -= _blocks(t, (b,), False) + (per_message if items and role is _ASSISTANT else 0)
-            counted_again = t.unsure - unsure  # (their error, added again by the blocks just counted)
-            t.unsure = unsure - counted_again  # (and taken back, as their tokens are)
-        label = ""
-        if multi:
-            if fold is not None:
-                if frames.folded:  # (another speaker's turn, folded into the history turn)
-                    append(framed * per_message + extra + fold.add(i, msg.content, speaker_label(msg)))
-                    continue
-                fold.close(counts)
-            if frames.prefixed or frames.other:
-                label = f"[{speaker_label(msg)}]: "
-                role = _USER if frames.prefixed else role
-        if items and role is _ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
-            append(_items(t, msg.content, families, label, multi, demote) + (framed - 1) * per_message + extra)
-            continue
-        thinking = every or (recent and (i > current or i in called))
-        user = role is _USER
-        # (its texts sent as one: the chat family's assistant and system messages, the Responses API's system ones)
-        joined = (result_text and (not user or text_only) and role is not _TOOL) or (items and role is _SYSTEM)
-        n = (
-            framed * per_message
-            + extra
-            + _blocks(
-                t,
-                msg.content if role is _USER or role is _ASSISTANT else sent_by(role, msg.content),
-                thinking and not (user or label),
-                role is _ASSISTANT,
-                joined,
-                user,
-                label=label,
-                families=families,
-                demote=None if user or label else demote,
+    for i, whole in enumerate(messages):
+        # (a message of several model calls is sent as pieces, each framed as a message of its own: split_at)
+        cuts = pieces(whole.content) if whole.role is _ASSISTANT and len(whole.content) > 1 else None
+        for msg in (whole,) if cuts is None else _pieces(whole, cuts):
+            role = msg.role
+            framed = of(i, msg)  # (the messages, turns or items the request opens for it: 0 when merged)
+            extra = 0  # what the request sends for it beyond its blocks, or leaves out of them
+            if frames.repaired:  # (the error results the repair option sent before it)
+                repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
+                share = frames.repaired * repair + t.error_flags(frames.repaired)
+                extra += share
+                if repairs is not None:  # (with the frames they open, counted in framed)
+                    repairs[i] += share + frames.repairs_framed * per_message
+            if frames.newline:
+                newline = newline if newline >= 0 else t.words("\n")
+                extra += newline
+            if frames.dropped:  # (results the repair option left out, as the blocks count them, and their error)
+                unsure = t.unsure
+                for b in frames.dropped:
+                    extra -= _blocks(t, (b,), False) + (per_message if items and role is _ASSISTANT else 0)
+                counted_again = t.unsure - unsure  # (their error, added again by the blocks just counted)
+                t.unsure = unsure - counted_again  # (and taken back, as their tokens are)
+            label = ""
+            if multi:
+                if fold is not None:
+                    if frames.folded:  # (another speaker's turn, folded into the history turn)
+                        append(framed * per_message + extra + fold.add(i, msg.content, speaker_label(msg)))
+                        continue
+                    fold.close(counts)
+                if frames.prefixed or frames.other:
+                    label = f"[{speaker_label(msg)}]: "
+                    role = _USER if frames.prefixed else role
+            if items and role is _ASSISTANT and frames.own:  # (each item framed; no speaker name is sent)
+                append(_items(t, msg.content, families, label, multi, demote) + (framed - 1) * per_message + extra)
+                continue
+            thinking = every or (recent and (i > current or i in called))
+            user = role is _USER
+            # (its texts sent as one: the chat family's assistant and system messages, the Responses API's system ones)
+            joined = (result_text and (not user or text_only) and role is not _TOOL) or (items and role is _SYSTEM)
+            n = (
+                framed * per_message
+                + extra
+                + _blocks(
+                    t,
+                    msg.content if role is _USER or role is _ASSISTANT else sent_by(role, msg.content),
+                    thinking and not (user or label),
+                    role is _ASSISTANT,
+                    joined,
+                    user,
+                    label=label,
+                    families=families,
+                    demote=None if user or label else demote,
+                )
             )
-        )
-        if per_name and msg.name and frames.own:  # (a speaker name goes on a message of its own)
-            n += per_name
-        append(n)
+            if per_name and msg.name and frames.own:  # (a speaker name goes on a message of its own)
+                n += per_name
+            append(n)
+        if cuts is not None:  # (the pieces' counts: the message's)
+            counts[i:] = [sum(counts[i:])]
     if fold is not None:
         fold.close(counts)
     framed = frames.end()  # (the repair results of the calls open at the end, and the hints after them)

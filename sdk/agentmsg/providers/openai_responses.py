@@ -40,6 +40,7 @@ from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, native_chosen
+from agentmsg.providers._request.walk import split_at
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
@@ -522,7 +523,7 @@ class _Walk(ChatWalk):
             self.ctx.names_dropped.append(i)
         return True
 
-    def assistant_message(self, msg: Msg, i: int) -> bool:
+    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
         ctx = self.ctx
         quick = self.quick
         looked = quick.text and quick.call and quick.thinking is not None
@@ -544,7 +545,9 @@ class _Walk(ChatWalk):
                     self.refusals_in[id(items[-1])] = ("\n".join(texts[:-1]), refusal.pop())
                 texts.clear()
 
-        for j, b in enumerate(_blocks(msg)):
+        content = _blocks(msg)
+        stop = 0  # where the next piece starts (0: none; Walk.assistant_message)
+        for j, b in enumerate(content[start:] if start else content, start):
             t = type(b)
             if b.unknown_keys:
                 looked = False
@@ -583,7 +586,8 @@ class _Walk(ChatWalk):
                 if label:
                     texts.append(label + b.text)
                     label = ""
-                    F.prefix_name(ctx, msg, i)
+                    if not start:  # (said once a message: each piece's first text is labelled)
+                        F.prefix_name(ctx, msg, i)
                 else:
                     texts.append(b.text)
                 if j == refusal_j:
@@ -613,6 +617,11 @@ class _Walk(ChatWalk):
             elif t is ToolResultBlock:
                 results.append((b, j))
                 looked = False
+                stop = split_at(content, j)
+                if stop:  # (more of the reply after the results: the next piece, its items after their outputs)
+                    for k in range(j + 1, stop):  # (the hints right after the results)
+                        self._hint(content[k], i, k)
+                    break
             elif t is HintBlock:
                 self._hint(b, i, j)
                 looked = False
@@ -626,16 +635,20 @@ class _Walk(ChatWalk):
                 )
                 texts.append(tag)
         flush()
+        if stop and label and not start:  # (no text of this piece holds the label: a later one's does)
+            F.prefix_name(ctx, msg, i)
         if items:
             self.out.extend(items)
             if msg.name and (label or not self.multi):  # (another agent's name is in its first text: with none, none)
                 ctx.names_dropped.append(i)
         elif results and msg.name:  # results alone: sent as a tool message's, whose name is said in every mode
             ctx.names_dropped.append(i)
-        elif not results:
+        elif not results and not earlier:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         for b, j in results:
             self._result(b, i, j)
+        if stop:
+            return self.next_piece(msg, i, stop, earlier or bool(items or results)) and looked
         return looked
 
     def between(self, msg: Msg, i: int) -> bool:

@@ -600,6 +600,142 @@ def test_assistant_text_after_a_call_stays_in_place_when_no_result_follows(provi
     assert texts.index("result:call_a") < texts.index("text:One moment.")
 
 
+def _model_calls(name: str | None = None) -> list[agentmsg.Msg]:
+    """A question and the reply of two model calls the reducer makes one assistant message of: text, a call, its
+    result, then the answer and a hint (blocks 0 to 4)."""
+    call = ToolUseBlock(id="c1", name="get_weather", input={"city": "Oslo"})
+    result = ToolResultBlock(id="c1", name="get_weather", output="sunny", state="success")
+    reply: list[ContentBlock] = [
+        TextBlock(text="checking"),
+        call,
+        result,
+        TextBlock(text="It is sunny."),
+        HintBlock(hint="be brief"),
+    ]
+    return [UserMessage("weather?"), AssistantMessage(reply, name=name)]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_reply_of_several_model_calls_goes_on_after_the_results(provider: str) -> None:
+    """An assistant message of several model calls (``[text, call c1, result c1, text]``, as the reducer builds a
+    multi-step reply) goes as the provider takes it: the calls' turn, the results, then the rest of the reply in an
+    assistant turn of its own, its blocks said at their own pointers (the hint: ``/1/content/4``). The answer went
+    before the result: joined to the first text in the calls' message (OpenAI, DashScope: ``"checking\nIt is
+    sunny."``), after the call in the turn the result follows (Anthropic, Gemini), an item before the
+    ``function_call_output`` (Responses): the model read its answer as written before the tool answered."""
+    r = formatted(provider, _model_calls("bot"), tools=TOOLS)
+    flow = _flow(provider, r.body)[1:]
+    if provider in ("anthropic", "gemini"):
+        model = flow[0][0]
+        assert flow == [
+            (model, ["text:checking", "call:c1"]),
+            ("user", ["result:c1"]),
+            (model, ["text:It is sunny."]),
+            ("user", ["text:be brief"]),
+        ]
+    elif provider == "openai-responses":
+        assert flow[:4] == [
+            ("assistant", ["text:checking"]),
+            ("assistant", ["call:c1"]),
+            ("tool", ["result:c1"]),
+            ("assistant", ["text:It is sunny."]),
+        ]
+    else:
+        assert flow[:3] == [
+            ("assistant", ["text:checking", "call:c1"]),
+            ("tool", ["result:c1"]),
+            ("assistant", ["text:It is sunny."]),
+        ]
+        assert [m.get("name") for m in r.body.get("messages", r.body.get("input", {}).get("messages"))[1:4:2]] == [
+            "bot",
+            "bot",
+        ]  # (the speaker's name on each message of it)
+    said = places(r)
+    assert ("/1/content/4", "hint-placed") in said
+    assert {rule for _, rule in said} <= {"hint-placed", "name-dropped"}, said  # (nothing else: no orphan, no merge)
+    # (each piece as the message of its own it now is: the same body)
+    call, result, answer, hint = _model_calls("bot")[1].content[1:]
+    apart = [
+        _model_calls("bot")[0],
+        AssistantMessage([TextBlock(text="checking"), call], name="bot"),
+        ToolResultMessage(result),
+        AssistantMessage([answer, hint], name="bot"),
+    ]
+    assert formatted(provider, apart, tools=TOOLS).body == r.body
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_reply_of_several_model_calls_keeps_the_tool_rules(provider: str) -> None:
+    """A call the results do not answer is an orphan before the rest of the reply, its error result (option repair)
+    there, after the results, where the provider takes it; a result answering no call is said, and with repair left
+    out; a message starting with a result sends it before its text. Every body passes the provider's oracle."""
+    c1, c2 = (ToolUseBlock(id=c, name="get_weather", input={"city": "Oslo"}) for c in ("c1", "c2"))
+    r1 = ToolResultBlock(id="c1", name="get_weather", output="sunny", state="success")
+    msgs = [UserMessage("weather?"), AssistantMessage([c1, c2, r1, TextBlock(text="It is sunny.")])]
+    r = formatted(provider, msgs, tools=TOOLS, options={"repair": True})
+    assert ("/1/content/1", "tool-use-orphan") in places(r)
+    held = [h for _, held in _flow(provider, r.body) for h in held]
+    assert held.index("result:c1") < held.index("text:It is sunny.")
+    assert held.index("result:c2") < held.index("text:It is sunny.")  # (the error result, before the answer)
+    orphan = ToolResultBlock(id="c9", name="get_weather", output="rain", state="success")
+    msgs = [UserMessage("weather?"), AssistantMessage([orphan, TextBlock(text="So it rains.")])]
+    r = formatted(provider, msgs, tools=TOOLS)
+    assert ("/1/content/0", "tool-result-orphan") in places(r)
+    held = [h for _, held in _flow(provider, r.body) for h in held]
+    assert held.index("result:c9") < held.index("text:So it rains.")
+    r = formatted(provider, msgs, tools=TOOLS, options={"repair": True})
+    assert ("/1/content/0", "tool-result-dropped") in places(r)
+    assert "empty-message-dropped" not in {rule for _, rule in rules(r)}
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_another_agents_reply_of_several_model_calls_is_labelled_in_each_turn(provider: str) -> None:
+    """In the multi-agent prefix layout another agent's reply of several model calls is an assistant turn for each
+    call: each one's first text carries its ``[Name]: `` label (a turn of no label would read as the current agent's
+    own), the name said once."""
+    msgs = [
+        UserMessage("weather?", name="mod"),
+        *_model_calls("Alice")[1:],
+        AssistantMessage("thanks", name="Bob"),
+    ]
+    r = formatted(provider, msgs, tools=TOOLS, multi_agent=True, agent_name="Bob")
+    texts = _texts(r.body)
+    assert "[Alice]: checking" in texts and "[Alice]: It is sunny." in texts, texts
+    assert texts.index("[Alice]: checking") < texts.index("[Alice]: It is sunny.")
+
+
+def test_anthropic_signed_thinking_stays_with_the_calls_of_its_model_call() -> None:
+    """Anthropic: each model call's signed thinking starts the assistant turn of its calls (interleaved thinking, as
+    the API gave it); a cache marker on a block of a later piece lands on that block's part. The second call's
+    thinking was moved to the start of the one merged turn (said ``thinking-moved``), ahead of the first call's
+    result, and its answer with it."""
+    t1 = ThinkingBlock(thinking="plan", metadata={"signature": "c2lnMQ==", "provider": "anthropic"})
+    t2 = ThinkingBlock(thinking="again", metadata={"signature": "c2lnMg==", "provider": "anthropic"})
+    c1, c2 = (ToolUseBlock(id=c, name="get_weather", input={"city": "Oslo"}) for c in ("c1", "c2"))
+    r1, r2 = (ToolResultBlock(id=c, name="get_weather", output="sunny", state="success") for c in ("c1", "c2"))
+    reply: list[ContentBlock] = [t1, TextBlock(text="checking"), c1, r1, t2, c2, r2, TextBlock(text="It is sunny.")]
+    msgs = [
+        UserMessage("weather?"),
+        AssistantMessage(reply, metadata={"_cache_control": {"blocks": [5, 7]}}),
+    ]
+    r = formatted("anthropic", msgs, tools=TOOLS, strict=True)
+    turns = [
+        (t["role"], [p.get("thinking") or p.get("text") or p.get("id") or p["tool_use_id"] for p in t["content"]])
+        for t in r.body["messages"][1:]
+    ]
+    assert turns == [
+        ("assistant", ["plan", "checking", "c1"]),
+        ("user", ["c1"]),
+        ("assistant", ["again", "c2"]),
+        ("user", ["c2"]),
+        ("assistant", ["It is sunny."]),
+    ]
+    assert r.body["messages"][3]["content"][0]["signature"] == "c2lnMg=="
+    marked = [p for t in r.body["messages"] for p in t["content"] if "cache_control" in p]
+    assert [p.get("id") or p.get("text") for p in marked] == ["c2", "It is sunny."]
+    assert r.diagnostics == ()
+
+
 @pytest.mark.parametrize("layout", ["prefix", "history"])
 @pytest.mark.parametrize("provider", NAMES)
 def test_multi_agent_text_between_a_call_and_its_result(provider: str, layout: str) -> None:

@@ -19,7 +19,7 @@ from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, Too
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.context import CITATIONS, PROVIDER_BLOCK, Context
-from agentmsg.providers._request.walk import Walk
+from agentmsg.providers._request.walk import Walk, split_at
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 _dumps = orjson.dumps
@@ -255,7 +255,7 @@ class ChatWalk(Walk):
                 return None
         return parts or None
 
-    def assistant_message(self, msg: Msg, i: int) -> bool:
+    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
         ctx = self.ctx
         quick = self.quick
         # looked at as the blocks are sent (Quick): texts and calls have nothing but unknown keys to say
@@ -270,7 +270,8 @@ class ChatWalk(Walk):
         id_max = ctx.id_max  # the chat family limits the length of tool-call ids only
         tool_names = ctx.tool_name_cache
         open_calls = ctx.open_calls
-        blocks: list[Any] = msg.content
+        blocks: list[Any] = msg.content if not start else msg.content[start:]  # (a piece: Walk.assistant_message)
+        stop = 0  # where the next piece starts (0: none)
         # (refusal_at reads the mark: a message of no metadata holds no refusal)
         refusal_j = refusal_at(msg) if self.refusals and not other and msg.metadata else -1
         refusal: str | None = None
@@ -282,7 +283,7 @@ class ChatWalk(Walk):
             and not other
             and not (self.reasoning_current_turn_only and i < self.last_user and i not in self.tool_turns)
         )
-        j = -1  # the block's index (counted: cheaper than an enumerate per message)
+        j = start - 1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
             t = type(b)
@@ -352,6 +353,12 @@ class ChatWalk(Walk):
             elif t is ToolResultBlock:
                 results.append((b, j))
                 looked = False
+                stop = split_at(msg.content, j)
+                if stop:  # (more of the reply after the results: the next piece, its own message after them)
+                    hints: list[Any] = msg.content
+                    for k in range(j + 1, stop):  # (the hints right after the results)
+                        self._hint(hints[k], i, k)
+                    break
             elif t is HintBlock:
                 self._hint(b, i, j)
                 looked = False
@@ -364,9 +371,11 @@ class ChatWalk(Walk):
                     f"{b.type} in an assistant turn sent as a text placeholder",
                 )
                 texts.append(label)
-        if other and texts:
-            texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
-            F.prefix_name(ctx, msg, i)
+        if other:
+            if (texts or stop) and not start:  # (each piece's first text is labelled; said once a message)
+                F.prefix_name(ctx, msg, i)
+            if texts:
+                texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
         if texts:
             text = texts[0] if len(texts) == 1 else "\n".join(texts)
             content = text if self.plain else [{"text": text}]
@@ -380,7 +389,9 @@ class ChatWalk(Walk):
         name = msg.name
         if name:
             if results and not (texts or calls or reasoning or refusal is not None):
-                ctx.names_dropped.append(i)  # results alone: tool messages, of no name field (as tool_message says)
+                # results alone: tool messages, of no name field (as tool_message says); unless a piece after them has it
+                if not stop:
+                    ctx.names_dropped.append(i)
             elif name in self.names_as_is:
                 entry["name"] = name
             else:
@@ -392,12 +403,15 @@ class ChatWalk(Walk):
         if texts or calls or reasoning or refusal is not None:
             self.out.append(entry)
         elif not results:
-            if drop:
-                ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
-            else:
+            if not drop:
                 self.out.append(entry)
+            elif not earlier:  # (a piece left out: said of the message when none of it is sent)
+                ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         for b, j in results:
             self._result(b, i, j)
+        if stop:
+            earlier = earlier or bool(texts or calls or reasoning or results) or refusal is not None or not drop
+            return self.next_piece(msg, i, stop, earlier) and looked
         return looked
 
     def text_only(self, msg: Msg) -> bool:

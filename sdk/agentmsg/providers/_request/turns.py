@@ -18,7 +18,7 @@ from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.common import MINTED_ID
 from agentmsg.providers._request.context import Context
-from agentmsg.providers._request.walk import Walk
+from agentmsg.providers._request.walk import Walk, split_at
 
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
 USER = "user"
@@ -237,7 +237,7 @@ class TurnWalk(Walk):
                 self.ctx.names_dropped.append(i)
         return self.looked_user(msg.content)
 
-    def assistant_message(self, msg: Msg, i: int) -> bool:
+    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
         ctx = self.ctx
         quick = self.quick
         # looked at as the blocks are sent (Quick): texts and calls have nothing but unknown keys to say
@@ -254,12 +254,14 @@ class TurnWalk(Walk):
         typed = self.typed_text
         id_bad = ctx.id_bad  # turn providers limit the characters of tool-call ids only
         tool_names = ctx.tool_name_cache
-        blocks: list[Any] = msg.content
-        marked = self.marked(i, blocks) if self.marks else None
-        j = -1  # the block's index (counted: cheaper than an enumerate per message)
+        content: list[Any] = msg.content
+        blocks = content[start:] if start else content  # (a piece: Walk.assistant_message)
+        stop = 0  # where the next piece starts (0: none)
+        marked = self.marked(i, content) if self.marks else None
+        j = start - 1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
-            if marked and j - 1 in marked:
+            if marked and j - 1 in marked and j > start:
                 self.cut(i, j - 1, rest)
             t = type(b)
             # (each kind reads its unknown keys in its own branch: ChatWalk.assistant_message says why)
@@ -269,7 +271,8 @@ class TurnWalk(Walk):
                 if label:
                     text = label + b.text
                     label = ""
-                    F.prefix_name(ctx, msg, i)
+                    if not start:  # (said once a message: each piece's first text is labelled)
+                        F.prefix_name(ctx, msg, i)
                 else:
                     text = b.text
                 if not text or text.isspace():
@@ -322,6 +325,11 @@ class TurnWalk(Walk):
                     results = []
                 results.append((b, j))
                 looked = False
+                stop = split_at(content, j)
+                if stop:  # (more of the reply after the results: the next piece, its own turn after them)
+                    for k in range(j + 1, stop):  # (the hints right after the results)
+                        self._hint(content[k], i, k)
+                    break
             elif t is HintBlock:
                 self._hint(b, i, j)
                 looked = False
@@ -331,7 +339,14 @@ class TurnWalk(Walk):
                 if part is not None:
                     rest.append(part)
         if marked:
-            self._cut_rest(i, j, marked, rest)
+            if stop:  # (the blocks up to the next piece; its blocks are its own)
+                for k in sorted(marked):
+                    if j <= k < stop:
+                        self.cut(i, k, rest)
+            else:
+                self._cut_rest(i, j, marked, rest)
+        if stop and label and not start:  # (no text of this piece holds the label: a later one's does)
+            F.prefix_name(ctx, msg, i)
         put = bool(lead or rest)
         if put:
             self.emit(self.assistant_role, rest, i, lead)
@@ -342,7 +357,9 @@ class TurnWalk(Walk):
                 self.ctx.names_dropped.append(i)
             for b, j in results:
                 put = self._result(b, i, j) or put
-        if not put:
+        if stop:
+            return self.next_piece(msg, i, stop, put or earlier) and looked
+        if not put and not earlier:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         return looked
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock
+from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.cache import block_indexes as cache_blocks
@@ -151,8 +151,24 @@ class Walk:
         """Defer or send a hint block (each walk places hints its provider's way)."""
         raise NotImplementedError
 
-    def assistant_message(self, msg: Msg, i: int) -> bool:
+    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
+        """Send an ASSISTANT message of the current agent (or another agent's that calls tools or holds results). A
+        message of several model calls (tool results followed by more of the reply: :func:`split_at`) is sent as
+        pieces, each from ``start`` (its first block's index: the pointers stay the message's), the next one after the
+        results of the one before (:meth:`next_piece`); ``earlier``: a piece before this one sent something."""
         raise NotImplementedError
+
+    def next_piece(self, msg: Msg, i: int, start: int, earlier: bool) -> bool:
+        """Send the piece of assistant message ``i`` that starts at block ``start``, after the results that end the
+        piece before, as a message of its own would go: the calls still open are orphans first when it answers none
+        of them (nor does the rest of the message), the deferred parts are sent once no call is open."""
+        ctx = self.ctx
+        blocks: list[Any] = msg.content
+        if ctx.open_calls and not any(type(b) is ToolResultBlock for b in blocks[start:]):
+            self.orphans()
+        if self.deferred and not ctx.open_calls:
+            self.send_deferred()
+        return self.assistant_message(msg, i, start, earlier)
 
     def tool_message(self, msg: Msg, i: int) -> bool:
         raise NotImplementedError
@@ -431,6 +447,37 @@ def answered_after(msgs: Sequence[Msg], i: int, speaker: str | None, text_only: 
             return -1
         k += 1
     return -1
+
+
+def split_at(blocks: list[Any], j: int) -> int:
+    """Where the piece of an assistant message that tool result ``j`` ends stops: the index of the block after it (and
+    after the hints right after it) that is neither a result nor a hint, where the next piece starts; 0 when the
+    message goes on with results, or ends. The reducer puts a reply of several model calls in one message (text,
+    calls, their results, more text, ...): each piece goes as an assistant turn of its own after the results of the
+    one before, never ahead of them (the model would read its answer as written before the tool answered)."""
+    n = len(blocks)
+    k = j + 1
+    while k < n and type(blocks[k]) is HintBlock:
+        k += 1
+    return k if k < n and type(blocks[k]) is not ToolResultBlock else 0
+
+
+def pieces(blocks: list[Any]) -> list[tuple[int, int]] | None:
+    """The pieces (start, stop) of an assistant message's blocks that :func:`split_at` splits, or None when it is
+    sent whole (what ``agentmsg.context.count_tokens`` frames, as the walks send them)."""
+    out: list[tuple[int, int]] | None = None
+    start = 0
+    for j, b in enumerate(blocks):
+        if type(b) is ToolResultBlock:
+            k = split_at(blocks, j)
+            if k:
+                if out is None:
+                    out = []
+                out.append((start, k))
+                start = k
+    if out is not None:
+        out.append((start, len(blocks)))
+    return out
 
 
 def orphans_calls(msg: Msg) -> bool:
