@@ -1007,6 +1007,15 @@ _DONE_KINDS: list[tuple[str, str, str, str, dict[str, Any]]] = [
 ]
 
 
+def _read_by(body: bytes, by: str) -> list[dict[str, Any]]:
+    """The events of an SSE ``body`` read whole (``by`` "whole") or fed to a stream parser event by event."""
+    if by == "whole":
+        return list(P.parse_stream(body))
+    parser = P.stream_parser()
+    events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
+    return events + parser.close()
+
+
 def _streamed_then_done(kind: str, delta: str, done: str, field: str, where: dict[str, Any], whole: str) -> bytes:
     item: dict[str, Any] = {"type": kind, "id": "it_1"}
     if kind in ("function_call", "custom_tool_call"):
@@ -1035,12 +1044,7 @@ def test_a_done_text_that_differs_from_its_deltas_is_said_and_the_deltas_kept(
     same = '{"a": "b"}'
     for whole, said in ((same, False), ('{"a": "c"}', True)):
         body = _streamed_then_done(kind, delta, done, field, where, whole)
-        if by == "whole":
-            events = list(P.parse_stream(body))
-        else:
-            parser = P.stream_parser()
-            events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
-            events += parser.close()
+        events = _read_by(body, by)
         msg = reduce_ok(events)
         texts = [
             getattr(b, "text", None) or getattr(b, "thinking", None) or getattr(b, "content", None) for b in msg.content
@@ -1159,12 +1163,7 @@ def test_a_done_item_that_differs_from_its_deltas_is_said_and_the_deltas_kept(
             *([{"type": done, **at, field: same}] if part_done else []),
             *end,
         )
-        if by == "whole":
-            events = list(P.parse_stream(body))
-        else:
-            parser = P.stream_parser()
-            events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
-            events += parser.close()
+        events = _read_by(body, by)
         msg = reduce_ok(events)
         texts = [
             getattr(b, "text", None) or getattr(b, "thinking", None) or getattr(b, "content", None) for b in msg.content
@@ -1252,12 +1251,7 @@ def test_deltas_after_their_items_done_event_are_said(by: str) -> None:
         delta("function_call_arguments", 2, "fc_1", "2"),
         _done(),
     )
-    if by == "whole":
-        events = list(P.parse_stream(body))
-    else:
-        parser = P.stream_parser()
-        events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
-        events += parser.close()
+    events = _read_by(body, by)
     msg = reduce_ok(events)
     assert [(b.type, getattr(b, "thinking", None) or getattr(b, "text", None)) for b in msg.content] == [
         ("thinking", "think"),
