@@ -820,6 +820,8 @@ def test_openai_tool_result_media_count_as_the_messages_sent() -> None:
         [image, image, image],
         [TextBlock(text="saw it"), image],
         [TextBlock(text="a"), TextBlock(text="b")],
+        [image, TextBlock(text="saw it")],  # (named in their places in the text: the texts' tokens change)
+        [TextBlock(text="a"), image, TextBlock(text="b")],
     ]
     for output in outputs:
         result = _msg("TOOL", ToolResultBlock(id="call_1", name="look", output=list(output)))

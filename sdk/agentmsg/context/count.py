@@ -55,8 +55,10 @@ from agentmsg.providers._request.context import (
     current_turn,
     is_carrier,
     json_text,
+    name_media,
     reasoning_item,
     speaker_label,
+    text_before,
     tool_turns,
 )
 from agentmsg.providers._request.tools import ToolDef, check_tools, normalize_tools
@@ -424,15 +426,18 @@ def _output(t: _Tally, output: Sequence[Any]) -> int:
         return _blocks(t, output, False, output=True)
     text, rest = _joined(output)
     if rest:  # (a medium sent as its placeholder joins the output text, after a newline if it has any: Gemini's)
-        labels: list[str] = []
+        names: dict[int, str] = {}
         left: list[Any] = []
         for b in rest:
             if type(b) in MEDIA and t.sent_as_text(b, True):
-                labels.append(block_label(b))
+                names[id(b)] = block_label(b)
             else:
                 left.append(b)
-        if labels:
-            text = "\n".join([text, *labels]) if text else "\n".join(labels)
+        parts = {id(b) for b in left if type(b) in MEDIA}
+        if parts and text and text_before(output, parts):  # (the text names the parts too: tool-result-media-reordered)
+            names.update((k, block_label(b)) for b in left if (k := id(b)) in parts)
+        if names:
+            text = name_media(output, text, names)
             rest = left
     return t.words(text) + (_blocks(t, rest, False, output=True) if rest else 0)
 
@@ -463,8 +468,7 @@ def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
     if not rest:
         return t.words(text)
     media = [b for b in rest if type(b) in MEDIA]
-    labels = [block_label(b) for b in media]
-    n = t.words("\n".join([text, *labels]) if text else "\n".join(labels))
+    n = t.words(name_media(output, text, {id(b): block_label(b) for b in media}))
     if media and not t.profile.text_only:
         sent = [b for b in media if not t.sent_as_text(b, False)]  # (a placeholder: named in the text already)
         if sent:

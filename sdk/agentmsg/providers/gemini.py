@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from agentmsg import Msg
 from agentmsg._codec.jsontext import json_type
-from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
@@ -531,13 +531,29 @@ class _GeminiWalk(TurnWalk):
         )
         if media:
             parts = []
+            names: dict[int, str] = {}  # the media the text names (id: text): placeholders (parts hold media only)
+            as_parts: list[Any] = []
             for m, p in media:
                 part = self._media(m, p)
-                if "text" in part:  # a placeholder: function response parts hold media only
-                    before = response["response"][key]  # (the result's text, as given)
-                    response["response"][key] = f"{before}\n{part['text']}" if before else part["text"]
+                if "text" in part:
+                    names[id(m)] = part["text"]
                 else:
                     parts.append(part)
+                    as_parts.append(m)
+            if as_parts and text and F.text_before(output, ids := {id(m) for m in as_parts}):
+                # the parts follow the text, so a medium before a text reads as after it: the text names every part
+                # in its place (in the parts' order), and each medium that a text or hint followed is said
+                last = max(k for k, b in enumerate(output) if type(b) is TextBlock or type(b) is HintBlock)
+                for k, b in enumerate(output):
+                    if id(b) in ids:
+                        names[id(b)] = F.block_label(b)
+                        if k < last:
+                            ctx.report(
+                                f"/{i}/content/{j}/output/{k}",
+                                "tool-result-media-reordered",
+                                _AFTER_TEXT.format(b.type),
+                            )
+            response["response"][key] = F.name_media(output, text, names)
             if parts:
                 response["parts"] = parts
         return {"functionResponse": response}
@@ -584,6 +600,13 @@ class _GeminiWalk(TurnWalk):
         response: dict[str, Any] = {"id": sent, "name": tool} if sent else {"name": tool}
         response["response"] = {"error": F.REPAIR_TEXT}
         return {"functionResponse": response}
+
+
+#: a medium of a function response before a text of it (said ``tool-result-media-reordered``)
+_AFTER_TEXT: Final = (
+    "{} in functionResponse.parts, after the response's text that followed it (parts hold media only):"
+    " the text names it in its place"
+)
 
 
 def _answer_part(part: Any) -> bool:

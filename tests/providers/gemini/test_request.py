@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import agentmsg
 from agentmsg import (
     AssistantMessage,
+    AudioBlock,
     Base64Source,
     ImageBlock,
     TextBlock,
@@ -30,6 +31,7 @@ from agentmsg import (
     VideoBlock,
     encode_messages,
 )
+from agentmsg.context import count_tokens
 from agentmsg.providers import gemini
 from tests._support.budget import examples
 from tests._support.cli import run
@@ -519,6 +521,52 @@ def test_gemini_a_multi_part_error_result_is_an_error_response(state: str, key: 
         ],
     }
     assert rules(r) == []
+
+
+def test_a_function_responses_text_names_media_that_came_before_a_text() -> None:
+    """A function response holds its text in ``response`` and its media in ``parts``, after it: ``[audio, text]`` and
+    ``[text, image, text]`` went as the text alone then the media, the order lost, unsaid. Now the text names every
+    part in its place (as a chat provider's tool message names its media), and each medium a text followed is said,
+    tool-result-media-reordered, at its place in the output. Media after all the text keep their order: as before,
+    nothing said. The count is the request's: the one of the text holding the names, then the media."""
+    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG))
+    audio = AudioBlock(source=Base64Source(media_type="audio/wav", data="AAAA"))
+    outputs: list[list[Any]] = [
+        [audio, TextBlock(text="caption")],
+        [TextBlock(text="A"), image, TextBlock(text="B"), image],
+        [TextBlock(text="last"), image],
+    ]
+
+    def conversation(outputs: list[list[Any]]) -> list[Any]:
+        return [
+            UserMessage("q"),
+            AssistantMessage([ToolUseBlock(id=f"c{k}", name="f", input={}) for k in range(len(outputs))]),
+            ToolResultMessage([ToolResultBlock(id=f"c{k}", name="f", output=o) for k, o in enumerate(outputs)]),
+        ]
+
+    msgs = conversation(outputs)
+    r = formatted("gemini", msgs)
+    responses = [p["functionResponse"] for p in r.body["contents"][2]["parts"]]
+    wav = {"inlineData": {"mimeType": "audio/wav", "data": "AAAA"}}
+    png = {"inlineData": {"mimeType": "image/png", "data": PNG}}
+    assert [(f["response"]["output"], f["parts"]) for f in responses] == [
+        ("[audio: audio/wav]\ncaption", [wav]),
+        ("A\n[image: image/png]\nB\n[image: image/png]", [png, png]),
+        ("last", [png]),
+    ]
+    assert places(r) == [
+        ("/2/content/0/output/0", "tool-result-media-reordered"),
+        ("/2/content/1/output/1", "tool-result-media-reordered"),
+    ]
+    named = conversation(
+        [
+            [TextBlock(text="[audio: audio/wav]"), TextBlock(text="caption"), audio],
+            [*(TextBlock(text=t) for t in ("A", "[image: image/png]", "B", "[image: image/png]")), image, image],
+            outputs[2],
+        ]
+    )
+    assert formatted("gemini", named).body == r.body
+    assert count_tokens(msgs, provider="gemini") == count_tokens(named, provider="gemini")
 
 
 def _round_trips(value: str) -> bool:

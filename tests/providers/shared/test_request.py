@@ -1152,6 +1152,33 @@ def test_media_of_a_tool_result_sent_as_a_placeholder_is_not_said_sent_after_the
     ]
 
 
+@pytest.mark.parametrize("provider", ["openai", "deepseek", "dashscope-compatible", "dashscope"])
+def test_a_tool_messages_text_names_its_media_in_their_places(provider: str) -> None:
+    """A chat provider's tool message takes text only: its text names the result's media. It named them after all
+    the texts, so ``[text, image, text]`` read "A\nB\n[image: image/png]" and ``[audio, text]`` "caption\n[audio:
+    ...]": the medium read as after the text that followed it, unsaid. Each is now named in its place; a result whose
+    media come last reads as before."""
+    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG))
+    audio = AudioBlock(source=Base64Source(media_type="audio/wav", data="AAAA"))
+    outputs: list[list[Any]] = [
+        [TextBlock(text="A"), image, TextBlock(text="B")],
+        [audio, TextBlock(text="caption")],
+        [TextBlock(text="last"), image],
+    ]
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id=f"c{k}", name="f", input={}) for k in range(len(outputs))]),
+        ToolResultMessage([ToolResultBlock(id=f"c{k}", name="f", output=o) for k, o in enumerate(outputs)]),
+    ]
+    r = formatted(provider, msgs)
+    turns = r.body["input"]["messages"] if provider == "dashscope" else r.body["messages"]
+    assert [_texts(t) for t in turns if t["role"] == "tool"] == [
+        ["A\n[image: image/png]\nB"],
+        ["[audio: audio/wav]\ncaption"],
+        ["last\n[image: image/png]"],
+    ]
+
+
 def test_a_gemini_call_signature_sent_elsewhere_is_said() -> None:
     """A function call's Gemini thoughtSignature has no field at any other provider: signature-dropped."""
     call = ToolUseBlock(id="c", name="get_weather", input={}, metadata={"thoughtSignature": "c2ln"})

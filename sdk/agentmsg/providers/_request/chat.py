@@ -528,8 +528,7 @@ class ChatWalk(Walk):
             text = ""
         call_id = call[0] if call is not None else ctx.sent_id(cid, f"/{i}/content/{j}")
         if media:
-            labels = [F.block_label(m) for m, _ in media]
-            text = "\n".join([text, *labels]) if text else "\n".join(labels)
+            text = F.name_media(output, text, {id(m): F.block_label(m) for m, _ in media})  # (in their places)
             if self.takes_media:
                 parts: list[dict[str, Any]] = []
                 for m, p in media:

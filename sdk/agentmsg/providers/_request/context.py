@@ -172,6 +172,10 @@ RULES: Final[dict[str, tuple[str, str]]] = {
         LOSSY,
         "media in a tool result moved to a user turn after the tool results (the provider takes text only there)",
     ),
+    "tool-result-media-reordered": (
+        REWRITE,
+        "media in a tool result sent after its text (the provider holds them apart); the text names them in place",
+    ),
     "media-unsupported": (LOSSY, "a media block the provider cannot take was replaced by a text placeholder"),
     "block-dropped": (LOSSY, "a block that cannot appear there was not sent"),
     "media-option-dropped": (
@@ -1166,6 +1170,45 @@ def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: lis
         else:
             ctx.report(f"{pointer}/{j}", "block-dropped", f"{b.type} block inside a tool result is not sent")
     return "\n".join(parts)
+
+
+def text_before(blocks: Sequence[Any], media: Container[int]) -> bool:
+    """Whether a text or hint of a tool result's output comes after one of its ``media`` (``id()`` of the blocks)."""
+    seen = False
+    for b in blocks:
+        t = type(b)
+        if t is TextBlock or t is HintBlock:
+            if seen:
+                return True
+        elif id(b) in media:
+            seen = True
+    return False
+
+
+def name_media(blocks: Sequence[Any], text: str, names: Mapping[int, str]) -> str:
+    """The text of a tool result's output (``text``: :func:`text_of_blocks`'s) naming its media where the text
+    holds them (``names``: ``id()`` of a block -> the text naming it): after the text, each on a line of its own,
+    when none comes before a text or hint; else each in its place among them (joined by ``\\n`` alike), so the
+    text keeps the result's order (a placeholder of a medium before the text was appended after it: the order
+    lost, unsaid)."""
+    if not names:
+        return text
+    if not text:
+        return "\n".join(names[id(b)] for b in blocks if id(b) in names)
+    if not text_before(blocks, names):
+        return "\n".join([text, *(names[id(b)] for b in blocks if id(b) in names)])
+    pieces: list[str] = []
+    for b in blocks:
+        t = type(b)
+        if t is TextBlock:
+            pieces.append(b.text)
+        elif t is HintBlock:
+            pieces.append(b.hint)
+        else:
+            name = names.get(id(b))
+            if name is not None:
+                pieces.append(name)
+    return "\n".join(pieces)
 
 
 # ---- multi-agent ----------------------------------------------------------------------------------

@@ -195,6 +195,7 @@ COMMON: Final[dict[str, dict[str, Handling]]] = {
         "output": mapped(
             "media-unsupported",
             "tool-result-media-fallback",
+            "tool-result-media-reordered",
             "block-dropped",
             "empty-text-dropped",
             note="text, and media where the provider takes it in a result",
