@@ -332,9 +332,35 @@ def _strip_final_assistant(turns: list[dict[str, Any]], walk: _AnthropicWalk, ct
     if not turns or turns[-1]["role"] != "assistant":
         return
     last = turns[-1]["content"][-1]
-    if last.get("type") == "text" and last["text"] != last["text"].rstrip():
-        last["text"] = last["text"].rstrip()
-        ctx.report(f"/{walk.last_i}", "trailing-whitespace-stripped", "the final assistant text was right-stripped")
+    text = last["text"] if last.get("type") == "text" else None
+    if text is not None and text != text.rstrip():
+        last["text"] = text.rstrip()
+        ctx.report(
+            _text_from(text, walk, ctx), "trailing-whitespace-stripped", "the final assistant text was right-stripped"
+        )
+
+
+def _text_from(text: str, walk: _AnthropicWalk, ctx: Context) -> str:
+    """The block a text part of the final assistant turn was sent for, ``/i/content/j``: the last block of the turn's
+    messages that sends that text (a text block's, after another speaker's ``[Name]: `` in multi-agent mode; reasoning
+    sent as text; an assistant medium's placeholder). The turn's last message (``/i``) when none does: it is not
+    always the block's (a message merged into the turn whose thinking goes to its start adds no part at its end)."""
+    messages = ctx.messages
+    for i in range(min(walk.last_i, len(messages) - 1), -1, -1):
+        msg = messages[i]
+        if msg.role.value != "ASSISTANT":
+            continue
+        blocks: list[Any] = msg.content
+        for j in range(len(blocks) - 1, -1, -1):
+            b = blocks[j]
+            t = type(b)
+            if t is TextBlock:
+                sent = b.text
+                if sent == text or (text.endswith(sent) and text == f"[{F.speaker_label(msg)}]: {sent}"):
+                    return f"/{i}/content/{j}"
+            elif (t is ThinkingBlock and b.thinking == text) or (t in F.MEDIA and F.block_label(b) == text):
+                return f"/{i}/content/{j}"
+    return f"/{walk.last_i}"
 
 
 class _AnthropicWalk(TurnWalk):

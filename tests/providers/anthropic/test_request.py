@@ -134,8 +134,23 @@ def test_anthropic_system_hoisted_empty_text_and_prefill() -> None:
     assert rules(r) == [
         ("/0/content/0", "empty-text-dropped"),
         ("/1", "system-hoisted"),
-        ("/2", "trailing-whitespace-stripped"),
+        ("/2/content/0", "trailing-whitespace-stripped"),
     ]
+
+
+def test_the_stripped_prefill_text_is_said_at_its_block_in_a_merged_turn() -> None:
+    """A final assistant turn of several messages: the stripped text is said where it is, /i/content/j. It was said
+    at the turn's last message, ``/2``, a message of signed thinking alone (which goes to the turn's start: the text
+    of /1 stays last), and at a message, not the block, where the message holds several texts."""
+    thought = ThinkingBlock(thinking="hm", metadata={"signature": "c2ln"})
+    msgs = [UserMessage("q"), AssistantMessage("Sure thing.  "), AssistantMessage([thought])]
+    r = formatted("anthropic", msgs)
+    assert r.body["messages"][-1]["content"][-1] == {"type": "text", "text": "Sure thing."}
+    assert ("/1/content/0", "trailing-whitespace-stripped") in rules(r)
+    assert ("/2", "trailing-whitespace-stripped") not in rules(r)
+    texts = AssistantMessage([TextBlock(text="a"), TextBlock(text="b "), TextBlock(text=" ")])
+    r = formatted("anthropic", [UserMessage("q"), texts])
+    assert rules(r) == [("/1/content/2", "empty-text-dropped"), ("/1/content/1", "trailing-whitespace-stripped")]
 
 
 def test_anthropic_media() -> None:
