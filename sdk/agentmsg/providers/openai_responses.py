@@ -523,7 +523,7 @@ class _Walk(ChatWalk):
             self.ctx.names_dropped.append(i)
         return True
 
-    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
+    def assistant_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx
         quick = self.quick
         looked = quick.text and quick.call and quick.thinking is not None
@@ -547,6 +547,7 @@ class _Walk(ChatWalk):
 
         content = _blocks(msg)
         stop = 0  # where the next piece starts (0: none; Walk.assistant_message)
+        start = ctx.before_piece + 1  # (a later piece's first block: Walk.next_piece)
         for j, b in enumerate(content[start:] if start else content, start):
             t = type(b)
             if b.unknown_keys:
@@ -643,12 +644,12 @@ class _Walk(ChatWalk):
                 ctx.names_dropped.append(i)
         elif results and msg.name:  # results alone: sent as a tool message's, whose name is said in every mode
             ctx.names_dropped.append(i)
-        elif not results and not earlier:
+        elif not results and not start:  # (a later piece left out: the pieces before it sent their results)
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         for b, j in results:
             self._result(b, i, j)
         if stop:
-            return self.next_piece(msg, i, stop, earlier or bool(items or results)) and looked
+            return self.next_piece(msg, i, stop) and looked
         return looked
 
     def between(self, msg: Msg, i: int) -> bool:

@@ -255,7 +255,7 @@ class ChatWalk(Walk):
                 return None
         return parts or None
 
-    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
+    def assistant_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx
         quick = self.quick
         # looked at as the blocks are sent (Quick): texts and calls have nothing but unknown keys to say
@@ -270,7 +270,7 @@ class ChatWalk(Walk):
         id_max = ctx.id_max  # the chat family limits the length of tool-call ids only
         tool_names = ctx.tool_name_cache
         open_calls = ctx.open_calls
-        blocks: list[Any] = msg.content if not start else msg.content[start:]  # (a piece: Walk.assistant_message)
+        blocks: list[Any] = msg.content
         stop = 0  # where the next piece starts (0: none)
         # (refusal_at reads the mark: a message of no metadata holds no refusal)
         refusal_j = refusal_at(msg) if self.refusals and not other and msg.metadata else -1
@@ -283,7 +283,9 @@ class ChatWalk(Walk):
             and not other
             and not (self.reasoning_current_turn_only and i < self.last_user and i not in self.tool_turns)
         )
-        j = start - 1  # the block's index (counted: cheaper than an enumerate per message)
+        j = ctx.before_piece  # the block's index (counted: cheaper than an enumerate per message)
+        if j >= 0:  # (a later piece: Walk.next_piece)
+            blocks = blocks[j + 1 :]
         for b in blocks:
             j += 1
             t = type(b)
@@ -372,7 +374,7 @@ class ChatWalk(Walk):
                 )
                 texts.append(label)
         if other:
-            if (texts or stop) and not start:  # (each piece's first text is labelled; said once a message)
+            if (texts or stop) and ctx.before_piece < 0:  # (each piece's first text is labelled; said once a message)
                 F.prefix_name(ctx, msg, i)
             if texts:
                 texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
@@ -405,13 +407,13 @@ class ChatWalk(Walk):
         elif not results:
             if not drop:
                 self.out.append(entry)
-            elif not earlier:  # (a piece left out: said of the message when none of it is sent)
+            elif ctx.before_piece < 0:  # (a later piece left out: the pieces before it sent their results)
                 ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
-        for b, j in results:
-            self._result(b, i, j)
-        if stop:
-            earlier = earlier or bool(texts or calls or reasoning or results) or refusal is not None or not drop
-            return self.next_piece(msg, i, stop, earlier) and looked
+        if results:  # (a test of the list: cheaper than iterating the usual empty one)
+            for b, j in results:
+                self._result(b, i, j)
+            if stop:
+                return self.next_piece(msg, i, stop) and looked
         return looked
 
     def text_only(self, msg: Msg) -> bool:

@@ -396,6 +396,7 @@ class Context:
     __slots__ = (
         "_media",
         "_speakers",
+        "before_piece",
         "cache_marks",
         "diagnostics",
         "families",
@@ -451,6 +452,10 @@ class Context:
         self.names_dropped: list[int] = []  # indexes of the messages whose name was not sent (said once, at finish)
         # open tool calls: original id -> (id sent, tool name sent, tool name, message index, block index)
         self.open_calls: dict[str, tuple[str, str, str, int, int]] = {}
+        #: the index of the block before the piece of an assistant message the walk sends (-1: its first piece, the
+        #: usual case; set by Walk.next_piece): read here, not passed to Walk.assistant_message, the usual message
+        #: pays no default argument nor test of it (a slot: a walk of 30 attributes or more loses its fast layout)
+        self.before_piece = -1
         #: the structured output asked for (a StructuredOutput: providers/_request/structured.py), or None
         self.structured: Any = None
         #: what the walk looks at inline of the fields no request carries (a fields.Quick, from the provider's field

@@ -51,6 +51,7 @@ class TurnWalk(Walk):
         self.last_i = -1
         self.system: list[tuple[str, int]] = []  # (text, message index)
         self.first_turn = 0  # index of the first message that is not a system message (set by run)
+        self.earlier = False  # a piece before the one being sent (Walk.next_piece) sent something
 
     # ---- hooks ----
 
@@ -237,7 +238,7 @@ class TurnWalk(Walk):
                 self.ctx.names_dropped.append(i)
         return self.looked_user(msg.content)
 
-    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
+    def assistant_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx
         quick = self.quick
         # looked at as the blocks are sent (Quick): texts and calls have nothing but unknown keys to say
@@ -254,14 +255,14 @@ class TurnWalk(Walk):
         typed = self.typed_text
         id_bad = ctx.id_bad  # turn providers limit the characters of tool-call ids only
         tool_names = ctx.tool_name_cache
-        content: list[Any] = msg.content
-        blocks = content[start:] if start else content  # (a piece: Walk.assistant_message)
-        stop = 0  # where the next piece starts (0: none)
-        marked = self.marked(i, content) if self.marks else None
-        j = start - 1  # the block's index (counted: cheaper than an enumerate per message)
+        blocks: list[Any] = msg.content
+        marked = self.marked(i, blocks) if self.marks else None
+        j = ctx.before_piece  # the block's index (counted: cheaper than an enumerate per message)
+        if j >= 0:  # (a later piece: Walk.next_piece)
+            blocks = blocks[j + 1 :]
         for b in blocks:
             j += 1
-            if marked and j - 1 in marked and j > start:
+            if marked and j - 1 in marked and j - 1 > ctx.before_piece:
                 self.cut(i, j - 1, rest)
             t = type(b)
             # (each kind reads its unknown keys in its own branch: ChatWalk.assistant_message says why)
@@ -271,7 +272,7 @@ class TurnWalk(Walk):
                 if label:
                     text = label + b.text
                     label = ""
-                    if not start:  # (said once a message: each piece's first text is labelled)
+                    if ctx.before_piece < 0:  # (said once a message: each piece's first text is labelled)
                         F.prefix_name(ctx, msg, i)
                 else:
                     text = b.text
@@ -325,10 +326,14 @@ class TurnWalk(Walk):
                     results = []
                 results.append((b, j))
                 looked = False
-                stop = split_at(content, j)
+                # where the next piece starts (0: none; set with results: the usual message, of none, pays nothing)
+                stop = split_at(msg.content, j)
                 if stop:  # (more of the reply after the results: the next piece, its own turn after them)
+                    hints: list[Any] = msg.content
                     for k in range(j + 1, stop):  # (the hints right after the results)
-                        self._hint(content[k], i, k)
+                        self._hint(hints[k], i, k)
+                    if label and ctx.before_piece < 0:  # (no text of this piece holds the label: a later one's does)
+                        F.prefix_name(ctx, msg, i)
                     break
             elif t is HintBlock:
                 self._hint(b, i, j)
@@ -339,14 +344,12 @@ class TurnWalk(Walk):
                 if part is not None:
                     rest.append(part)
         if marked:
-            if stop:  # (the blocks up to the next piece; its blocks are its own)
+            if results is not None and stop:  # (the blocks up to the next piece; its blocks are its own)
                 for k in sorted(marked):
                     if j <= k < stop:
                         self.cut(i, k, rest)
             else:
                 self._cut_rest(i, j, marked, rest)
-        if stop and label and not start:  # (no text of this piece holds the label: a later one's does)
-            F.prefix_name(ctx, msg, i)
         put = bool(lead or rest)
         if put:
             self.emit(self.assistant_role, rest, i, lead)
@@ -357,9 +360,12 @@ class TurnWalk(Walk):
                 self.ctx.names_dropped.append(i)
             for b, j in results:
                 put = self._result(b, i, j) or put
-        if stop:
-            return self.next_piece(msg, i, stop, put or earlier) and looked
-        if not put and not earlier:
+            if stop:
+                self.earlier = put or self.earlier
+                looked = self.next_piece(msg, i, stop) and looked
+                self.earlier = False
+                return looked
+        if not put and not self.earlier:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         return looked
 

@@ -151,14 +151,14 @@ class Walk:
         """Defer or send a hint block (each walk places hints its provider's way)."""
         raise NotImplementedError
 
-    def assistant_message(self, msg: Msg, i: int, start: int = 0, earlier: bool = False) -> bool:
+    def assistant_message(self, msg: Msg, i: int) -> bool:
         """Send an ASSISTANT message of the current agent (or another agent's that calls tools or holds results). A
         message of several model calls (tool results followed by more of the reply: :func:`split_at`) is sent as
-        pieces, each from ``start`` (its first block's index: the pointers stay the message's), the next one after the
-        results of the one before (:meth:`next_piece`); ``earlier``: a piece before this one sent something."""
+        pieces, each from the block after ``ctx.before_piece`` (the pointers stay the message's), the next one after the
+        results of the one before (:meth:`next_piece`)."""
         raise NotImplementedError
 
-    def next_piece(self, msg: Msg, i: int, start: int, earlier: bool) -> bool:
+    def next_piece(self, msg: Msg, i: int, start: int) -> bool:
         """Send the piece of assistant message ``i`` that starts at block ``start``, after the results that end the
         piece before, as a message of its own would go: the calls still open are orphans first when it answers none
         of them (nor does the rest of the message), the deferred parts are sent once no call is open."""
@@ -168,7 +168,11 @@ class Walk:
             self.orphans()
         if self.deferred and not ctx.open_calls:
             self.send_deferred()
-        return self.assistant_message(msg, i, start, earlier)
+        ctx.before_piece = start - 1
+        try:
+            return self.assistant_message(msg, i)
+        finally:
+            ctx.before_piece = -1
 
     def tool_message(self, msg: Msg, i: int) -> bool:
         raise NotImplementedError
