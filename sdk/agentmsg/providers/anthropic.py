@@ -745,6 +745,18 @@ def _cited(b: StreamBuilder, slot: str, text: bool, block: Mapping[str, Any], ci
         b.carrier({"providerBlock": {**block, "citations": citations}}, slot=f"cites-{slot}")
 
 
+def _no_input(b: StreamBuilder, index: Any, block: Mapping[str, Any]) -> None:
+    """A tool_use block with no input (the key missing, or null) and no input_json_delta to give it one: its call
+    is kept with input ``{}`` (what a call of no arguments holds; the SDK's accumulator keeps ``input`` None), and
+    that is said (rule shape): the API always sends an input object."""
+    given = "null" if "input" in block else "missing"
+    b.problem(
+        "shape",
+        f"tool_use block {str(index)[:20]} ({str(block.get('name'))[:80]!r}) has no input ({given}): its call is"
+        " kept with input {}",
+    )
+
+
 def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) -> None:
     """A content block: whole (non-streaming) or as content_block_start gives it (the reader then follows its deltas:
     citations, a server tool's input)."""
@@ -768,6 +780,8 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
     elif kind == "tool_use":
         args = None
         if whole:
+            if block.get("input") is None:
+                _no_input(b, index, block)
             args = b.json_text(block.get("input") if block.get("input") is not None else {})
         b.tool_call(slot, call_id=block.get("id"), name=block.get("name"), arguments=args)
         if whole:
@@ -901,6 +915,7 @@ class Reader(PayloadReader):
         super().__init__(builder, spec, **options)
         self._usage: dict[str, Any] = {}
         self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
+        self._no_input: dict[str, Mapping[str, Any]] = {}  # tool_use slot -> its start, which gave no input
         self._skipped: set[str] = set()  # slots of blocks not kept (their deltas are skipped too)
         #: slots of the server tools' blocks streaming: (the block as content_block_start gave it, its input's
         #: input_json_delta fragments), kept whole when the block stops
@@ -991,6 +1006,10 @@ class Reader(PayloadReader):
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
                 self._inputs[slot] = b.json_text(start_input if start_input is not None else {})
+                if start_input is None:
+                    self._no_input[slot] = block  # said at its stop if no input_json_delta gave it one
+                elif self._no_input:
+                    self._no_input.pop(slot, None)
             kind = block.get("type")
             if kind in _NOT_KEPT_BLOCKS:
                 self._skipped.add(slot)  # its deltas are skipped with it
@@ -1049,6 +1068,9 @@ class Reader(PayloadReader):
         if slot in self._server:
             self._end_server(slot)
         elif b.open_call(slot):
+            start = self._no_input.pop(slot, None)
+            if start is not None and not b.call_text(slot):
+                _no_input(b, slot[1:], start)
             b.end_tool_call(slot, default_arguments=self._inputs.pop(slot, None))
         else:
             self._end_text(slot)

@@ -499,3 +499,66 @@ def test_a_payload_of_no_event_type_after_message_start_is_said() -> None:
         ("type", "a payload of no event type (its type a JSON number): skipped"),
         ("type", "a payload of no event type (its type a JSON null): skipped"),
     ]
+
+
+def test_a_tool_use_of_no_input_is_kept_with_input_empty_and_said() -> None:
+    """A tool_use block with no input (the key missing, or null; the API always sends an object) was read as input
+    {} unsaid, whole or streamed. The SDK's accumulator keeps its input None; a call's input is an object, so {} is
+    kept (a call of no arguments) and that is said (rule shape), once per block. Streamed, input_json_delta after
+    such a start give the input: nothing is rewritten, nothing said."""
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    def start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", **block}}
+
+    def stop(index: int) -> dict[str, Any]:
+        return {"type": "content_block_stop", "index": index}
+
+    def calls(msg: agentmsg.AssistantMessage) -> list[tuple[str, Any]]:
+        return [(b.name, b.input) for b in msg.content if isinstance(b, agentmsg.ToolUseBlock)]
+
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": []}
+    events = [
+        {"type": "message_start", "message": {**message, "usage": {"input_tokens": 1, "output_tokens": 0}}},
+        start(0, {"id": "t0", "name": "f"}),
+        stop(0),
+        start(1, {"id": "t1", "name": "g", "input": None}),
+        stop(1),
+        start(2, {"id": "t2", "name": "h"}),
+        {"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": '{"a": 1}'}},
+        stop(2),
+        start(3, {"id": "t3", "name": "k", "input": {}}),
+        stop(3),
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ]
+    snapshot: Any = None
+    for e in events:
+        snapshot = accumulate_event(event=e, current_snapshot=snapshot, json_bufs={})
+    assert [b.input for b in snapshot.content] == [None, None, {"a": 1}, {}]  # (the SDK's: None kept)
+
+    said = [
+        ("shape", "tool_use block 0 ('f') has no input (missing): its call is kept with input {}"),
+        ("shape", "tool_use block 1 ('g') has no input (null): its call is kept with input {}"),
+    ]
+    body = b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+    mod = module("anthropic")
+    for parsed in (list(mod.parse_stream(body)), list(mod.parse_stream([bytes([c]) for c in body]))):
+        msg = reduce_checked(parsed)
+        assert calls(msg) == [("f", {}), ("g", {}), ("h", {"a": 1}), ("k", {})]
+        assert [(e["value"]["rule"], e["value"]["message"]) for e in parsed if e["type"] == "CUSTOM"] == said
+
+    blocks = [
+        {"type": "tool_use", "id": "t0", "name": "f"},
+        {"type": "tool_use", "id": "t1", "name": "g", "input": None},
+        {"type": "tool_use", "id": "t3", "name": "k", "input": {}},
+    ]
+    whole = {
+        **message,
+        "content": blocks,
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+    }
+    parsed = mod.response_events(orjson.dumps(whole))
+    assert calls(reduce_checked(parsed)) == [("f", {}), ("g", {}), ("k", {})]
+    assert [(e["value"]["rule"], e["value"]["message"]) for e in parsed if e["type"] == "CUSTOM"] == said
