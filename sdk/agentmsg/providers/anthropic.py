@@ -903,6 +903,21 @@ _ROUTED_DELTAS: Final = {
 }
 
 
+_UNTYPED: Final = object()  # (a payload's type when it has none)
+#: the event types the reader reads, which a payload of no type may be read as by its SSE event line's name (not
+#: "message": the SSE name of data with no event line, a whole message's type, which is read only by its own type)
+_NAMED_EVENTS: Final = frozenset(
+    (
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    )
+)
+
+
 class Reader(PayloadReader):
     """Messages payloads -> AgentEvents: a whole response (a message: text, thinking with its signature,
     redacted thinking, tool calls, usage, stop reason mapped to the generate reason), and each event of an SSE
@@ -956,7 +971,9 @@ class Reader(PayloadReader):
 
     def chunk(self, event: str, obj: dict[str, Any]) -> None:
         b = self.b
-        kind = obj.get("type", event)
+        kind = obj.get("type", _UNTYPED)
+        if kind is _UNTYPED:
+            kind = self._untyped(event)
         if kind == "content_block_delta":
             delta = obj["delta"]
             dkind = delta.get("type")
@@ -1057,6 +1074,15 @@ class Reader(PayloadReader):
                 # (a type no text, or none and no SSE event name to read it by: no newer API's event, a broken one)
                 given = f"a JSON {json_type(obj['type'])}" if "type" in obj else "missing"
                 b.problem("type", f"a payload of no event type (its type {given}): skipped")
+
+    def _untyped(self, event: str) -> str:
+        """The type of a payload that has none: the name its SSE ``event:`` line gives (``""`` when none). An
+        Anthropic event read so is said (rule type, once per name): the SDK builds its events from the payload
+        alone and drops such a one. Another name goes on as an unknown type would (said below, once a message
+        started); an ``error`` is said as the error it is, a ``ping`` holds nothing."""
+        if event in _NAMED_EVENTS:
+            self.b.problem("type", f"a payload of no type, read as the {event} its SSE event line names")
+        return event
 
     def _stop(self, slot: str) -> None:
         """The block in ``slot`` stops (its content_block_stop)."""

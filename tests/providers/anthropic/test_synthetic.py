@@ -470,7 +470,7 @@ def test_a_payload_of_no_event_type_after_message_start_is_said() -> None:
     """A payload whose type is missing (and no SSE event line names it) or no string (a number, a null) was skipped
     unsaid once message_start had come: its text (" lost" here) gone with no note. Unknown event types (a string: a
     newer API's) are still skipped quietly, as the SDK skips them; these are said (rule type), once per kind; a payload
-    without its type that an SSE event line names is read by that name."""
+    without its type that an SSE event line names is read by that name, and said so."""
 
     def data(payload: dict[str, Any], event: str | None = None) -> bytes:
         return (f"event: {event}\n".encode() if event else b"") + b"data: " + orjson.dumps(payload) + b"\n\n"
@@ -498,6 +498,7 @@ def test_a_payload_of_no_event_type_after_message_start_is_said() -> None:
         ("type", "a payload of no event type (its type missing): skipped"),
         ("type", "a payload of no event type (its type a JSON number): skipped"),
         ("type", "a payload of no event type (its type a JSON null): skipped"),
+        ("type", "a payload of no type, read as the content_block_delta its SSE event line names"),
     ]
 
 
@@ -562,3 +563,42 @@ def test_a_tool_use_of_no_input_is_kept_with_input_empty_and_said() -> None:
     parsed = mod.response_events(orjson.dumps(whole))
     assert calls(reduce_checked(parsed)) == [("f", {}), ("g", {}), ("k", {})]
     assert [(e["value"]["rule"], e["value"]["message"]) for e in parsed if e["type"] == "CUSTOM"] == said
+
+
+def test_a_payload_of_no_type_named_by_its_sse_event_line_is_read_by_that_name_and_said() -> None:
+    """A payload without its type that an SSE event line names was read by that name unsaid (the SDK builds its
+    events from the payload alone: it drops such a one). It is still read so, nothing lost, and said (rule type, once
+    per name): whole, cut byte by byte, and with or without the C text routes (AGENTMSG_PURE_PYTHON=1 reads as the
+    Python path). A ping named so is not said: it holds nothing."""
+
+    def data(payload: dict[str, Any], event: str | None = None) -> bytes:
+        return (f"event: {event}\n".encode() if event else b"") + b"data: " + orjson.dumps(payload) + b"\n\n"
+
+    def delta(text: str) -> dict[str, Any]:
+        return {"index": 0, "delta": {"type": "text_delta", "text": text}}
+
+    start = {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}}
+    body = b"".join(
+        [
+            data(start, "message_start"),
+            data({"index": 0, "content_block": {"type": "text", "text": ""}}, "content_block_start"),
+            data({"type": "content_block_delta", **delta("Hello")}, "content_block_delta"),
+            data(delta(" there"), "content_block_delta"),
+            data({}, "ping"),
+            data(delta(" again"), "content_block_delta"),
+            data({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+            data({"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}, "message_delta"),
+            data({"type": "message_stop"}, "message_stop"),
+        ]
+    )
+    mod = module("anthropic")
+    said = [
+        ("type", f"a payload of no type, read as the {name} its SSE event line names")
+        for name in ("content_block_start", "content_block_delta", "message_delta")
+    ]
+    for parsed in (list(mod.parse_stream(body)), list(mod.parse_stream([bytes([c]) for c in body]))):
+        msg = reduce_checked(parsed)
+        assert msg.text_content == "Hello there again"
+        assert msg.usage is not None and msg.usage.output_tokens == 3
+        assert [(e["value"]["rule"], e["value"]["message"]) for e in parsed if e["type"] == "CUSTOM"] == said
+    same_with_and_without_routes(mod, body, [bytes([c]) for c in body])
