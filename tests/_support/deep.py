@@ -1,9 +1,11 @@
 """Deep values for the depth and memory tests of the legacy-key readers: tool results nested in tool results'
-output, their own size, and the memory a call allocates beyond what was held before it."""
+output, their own size, and the memory a call allocates beyond what was held before it; arrays and objects nested
+past the depth limit with what a pointer's scan of their text must pass over."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import tracemalloc
 from collections.abc import Iterator
@@ -49,3 +51,21 @@ def allocated_peak() -> Iterator[list[int]]:
     finally:
         if not tracing:
             tracemalloc.stop()
+
+
+# A key with the characters a pointer escapes, and strings of brackets and commas before each deeper member: what the
+# scan of a text too deep for the parser (past about 1,000 levels) must pass over to name its pointer.
+TRICKY_KEY = 'k/~"[{,'
+
+
+def tricky_nest(levels: int) -> tuple[Any, str, list[str | int]]:
+    """Arrays and objects nested ``levels`` deep, alternately, each after a string of brackets and commas: the value,
+    its JSON text, and the steps from it to each level (the step into level ``i + 1`` is ``steps[i]``)."""
+    nodes: list[Any] = [{"s": "}{,", TRICKY_KEY: None} if i % 2 == 0 else ["],[{", None] for i in range(levels)]
+    steps: list[str | int] = [TRICKY_KEY if i % 2 == 0 else 1 for i in range(levels)]
+    for i in range(levels):
+        nodes[i][steps[i]] = nodes[i + 1] if i + 1 < levels else 1
+    text = "1"
+    for i in reversed(range(levels)):
+        text = f'{{"s":"}}{{,",{json.dumps(TRICKY_KEY)}:{text}}}' if i % 2 == 0 else f'["],[{{",{text}]'
+    return nodes[0], text, steps

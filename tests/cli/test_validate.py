@@ -22,6 +22,7 @@ from referencing import Registry, Resource
 
 import agentmsg
 from agentmsg._wire import records
+from agentmsg.cli._io import POINTER_LIMIT, clip
 from tests._support.cli import run
 from tests._support.events import jsonl_lines
 from tests.conftest import ROOT, VECTORS, load_vectors
@@ -108,7 +109,7 @@ def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> Non
     deep = run("validate", "--output-format", "github", "--max-depth", "2", "-", stdin=json.dumps(GOOD))
     assert deep.returncode == 1
     assert deep.stdout == (
-        "::error line=1,title=agentmsg validate [max-depth]::nested deeper than 2 levels (limits.max_depth)\n"
+        "::error line=1,title=agentmsg validate [max-depth]::/content/0: nested deeper than 2 levels (limits.max_depth)\n"
     )
     from agentmsg.cli.validate import _gh_data, _gh_property
 
@@ -433,11 +434,38 @@ def test_validate_exit_codes_are_as_documented(tmp_path: Path) -> None:
     assert "2 on usage errors or files that cannot be read" in readme
 
 
+def test_a_value_nested_too_deep_is_said_at_its_pointer_in_every_output_format(tmp_path: Path) -> None:
+    """A file nested past ``--max-depth`` was said of the whole instance (pointer ""), however deep in it the value
+    was. It is said at the array or object that crosses the limit, a pointer of as many steps as the limit, shown as
+    a long key's pointer is: cut to POINTER_LIMIT in a line (text, GitHub annotations), whole where it is data (JSON
+    lines, SARIF's logical location, JUnit's failure)."""
+    deep = tmp_path / "deep.json"
+    deep.write_text(json.dumps({**GOOD, "metadata": {"m": json.loads("[" * 300 + "]" * 300)}}))
+    pointer = "/metadata/m" + "/0" * 252
+    words = "nested deeper than 254 levels (limits.max_depth)"
+    text = run("validate", str(deep))
+    assert (text.returncode, text.stdout) == (1, f"{deep}:{clip(pointer, POINTER_LIMIT)}: {words} [max-depth]\n")
+    github = run("validate", "--output-format", "github", str(deep)).stdout
+    assert github.endswith(f"[max-depth]::{clip(pointer, POINTER_LIMIT)}: {words}\n"), github
+    (line,) = run("validate", "--json", str(deep)).stdout.splitlines()
+    assert (json.loads(line)["pointer"], json.loads(line)["rule"]) == (pointer, "max-depth")
+    sarif = json.loads(run("validate", "--output-format", "sarif", str(deep)).stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == pointer
+    junit = ET.fromstring(run("validate", "--output-format", "junit", str(deep)).stdout)
+    (failure,) = junit.iter("failure")
+    assert failure.get("message", "").startswith(f"{pointer}: {words}")
+
+
 def test_validate_applies_the_api_limits_and_rules(tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 300 + "]" * 300)
     r = run("validate", str(deep))
-    assert (r.returncode, r.stdout) == (1, f"{deep}: nested deeper than 254 levels (limits.max_depth) [max-depth]\n")
+    at = clip("/0" * 254, POINTER_LIMIT)  # (the array that crosses the limit, its pointer cut as a long key's is)
+    assert (r.returncode, r.stdout) == (
+        1,
+        f"{deep}:{at}: nested deeper than 254 levels (limits.max_depth) [max-depth]\n",
+    )
     nested = tmp_path / "nested.json"
     nested.write_text(json.dumps({**GOOD, "metadata": {"a": [[[1]]]}}))
     assert run("validate", str(nested)).returncode == 0

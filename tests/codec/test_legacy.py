@@ -173,7 +173,7 @@ def test_tool_results_nested_too_deep_are_refused_before_their_notes_grow(strict
     """``block_from_dict`` read every level's ``toolUseId`` into a note whose pointer has a step per level before the
     depth refused the block: 5,000 deep allocated 240 MB (900 MB at 10,000), quadratic in the depth. The reader now
     stops at the limit: less memory than the block itself holds (its dicts and lists), and max-depth, strict or not,
-    as before (strict said legacy-key first)."""
+    as before (strict said legacy-key first), at the result 254 levels in (the one that crosses the limit)."""
     depth = 5000
     deep = nested_results(depth, uses=True)
     size = held_bytes(deep)
@@ -182,7 +182,7 @@ def test_tool_results_nested_too_deep_are_refused_before_their_notes_grow(strict
         agentmsg.block_from_dict(deep, strict=strict, notes=[])
     (peak,) = peaks
     assert peak < size, f"{peak} bytes allocated refusing a block of {size} bytes, {depth} deep"
-    assert [(p.pointer, p.rule) for p in info.value.problems] == [("", "max-depth")]
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/output/0" * 127, "max-depth")]
 
 
 def test_tool_results_at_the_depth_limit_are_read_with_their_notes() -> None:

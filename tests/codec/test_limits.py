@@ -35,6 +35,8 @@ from agentmsg import (
 )
 from agentmsg._codec import jsontext
 from agentmsg._codec import schemas as schemas
+from agentmsg.errors import pointer_of
+from tests._support.deep import tricky_nest
 
 
 def _nested_results(levels: int, inner: dict[str, Any]) -> dict[str, Any]:
@@ -90,9 +92,9 @@ def test_nested_tool_results_with_a_bad_leaf_report_in_linear_work(validated_nod
         problems = _problems(partial(Msg.from_json, json.dumps(value)))
         assert problems == [("/content/0" + "/output/0" * levels + "/text", "type")]
         assert sum(validated_nodes) <= 5 * _nodes(value), (levels, sum(validated_nodes), _nodes(value))
-    # The issue's exact message is deeper than the limit: rejected at once by depth.
+    # The issue's exact message is deeper than the limit: rejected at once by depth (at the block 254 deep).
     assert _problems(lambda: Msg.from_json(json.dumps(_nested_results(127, {"type": "text", "text": 5})))) == [
-        ("", "max-depth")
+        ("/content/0" + "/output/0" * 126, "max-depth")
     ]
 
 
@@ -210,11 +212,35 @@ def test_depth_254_is_accepted_and_255_rejected_on_every_path(path: str) -> None
     deepest = _deepest_ok()
     if path != "strict from_json":
         DECODERS[path](deepest)
-    assert _problems(lambda: DECODERS[path](_nested_results(126, {"type": "text", "text": "x"}))) == [("", "max-depth")]
+    # (said at the array or object that crosses the limit: 254 steps in)
+    too_deep = _problems(lambda: DECODERS[path](_nested_results(126, {"type": "text", "text": "x"})))
+    assert too_deep == [("/content/0" + "/output/0" * 126, "max-depth")]
     metadata_255 = {"id": "m", "role": "USER", "content": [], "metadata": {"a": json.loads("[" * 253 + "]" * 253)}}
-    assert _problems(lambda: DECODERS[path](metadata_255)) == [("", "max-depth")]
+    assert _problems(lambda: DECODERS[path](metadata_255)) == [("/metadata/a" + "/0" * 252, "max-depth")]
     metadata_254 = {"id": "m", "role": "USER", "content": [], "metadata": {"a": json.loads("[" * 252 + "]" * 252)}}
     DECODERS[path](metadata_254)
+
+
+@pytest.mark.parametrize("levels", [300, 2000], ids=["past-the-limit", "past-the-parsers-limit"])
+def test_a_value_nested_too_deep_is_said_at_the_array_or_object_that_crosses_the_limit(levels: int) -> None:
+    """Said at pointer "" (the whole input) by every reader, however deep in it the value sat: now at the array or
+    object 254 levels in, the first past ``limits.max_depth``, in text (str, bytes: the parser's refusal too, past
+    its own limit of about 1,000 levels, by one scan of the text on that error path) and in a dict alike."""
+    value, text, steps = tricky_nest(levels)
+    head = '{"id":"m","role":"USER","content":[],"metadata":{"m":'
+    data = head + text + "}}"
+    pointer = pointer_of(["metadata", "m", *steps[:252]])  # (the message, its metadata, then level 2, 3, ... 254)
+    said = [(pointer, "max-depth")]
+    assert _problems(partial(Msg.from_json, data)) == said
+    assert _problems(partial(Msg.from_json, data.encode())) == said
+    assert _problems(partial(Msg.from_json, bytearray(data.encode()))) == said
+    message = {"id": "m", "role": "USER", "content": [], "metadata": {"m": value}}
+    assert _problems(partial(Msg.from_dict, message)) == said
+    assert _problems(partial(agentmsg.validate, message)) == said
+    in_a_list = [("/0" + pointer_of(["metadata", "m", *steps[:251]]), "max-depth")]  # (one level deeper)
+    assert _problems(partial(agentmsg.decode_messages, f"[{data}]")) == in_a_list
+    assert _problems(partial(agentmsg.decode_messages, f"[{data}]".encode())) == in_a_list
+    assert _problems(partial(jsontext.loads, text)) == [(pointer_of(steps[:254]), "max-depth")]
 
 
 def test_a_254_deep_message_structures_unstructures_and_round_trips() -> None:
@@ -239,7 +265,8 @@ def test_a_254_deep_message_structures_unstructures_and_round_trips() -> None:
 
 def test_a_conversation_is_one_level_deeper() -> None:
     deepest = _deepest_ok()
-    assert _problems(lambda: agentmsg.decode_messages(json.dumps([deepest]))) == [("", "max-depth")]
+    deepest_in_a_list = [("/0/content/0" + "/output/0" * 125 + "/empty", "max-depth")]
+    assert _problems(lambda: agentmsg.decode_messages(json.dumps([deepest]))) == deepest_in_a_list
     agentmsg.decode_messages(json.dumps([_nested_results(124, {"type": "text", "text": "x"})]))
 
 
@@ -293,16 +320,18 @@ def test_a_value_sharing_its_members_past_the_depth_is_refused_in_linear_time(as
     per depth it is met at first now (no depth is walked twice for a container met again no deeper): refused
     as the same value unshared is, at once (the guard: 2**300 paths would take for ever)."""
     deep = _shared(300, as_list=as_list)
-    for call in (
-        lambda: jsontext.dumps(deep),
-        lambda: jsontext.check_json_value(deep, walk=True),
-        lambda: jsontext.json_value_copy(deep),
-        lambda: UserMessage("x", metadata={"a": deep}),
-        lambda: ToolUseBlock(id="c", name="f", input={"a": deep}),
+    step = "/0" if as_list else "/a"  # (said at the first container 254 steps in)
+    for at, call in (
+        ("", lambda: jsontext.dumps(deep)),
+        ("", lambda: jsontext.check_json_value(deep, walk=True)),
+        ("", lambda: jsontext.json_value_copy(deep)),
+        ("/metadata/a", lambda: UserMessage("x", metadata={"a": deep})),
+        ("/input/a", lambda: ToolUseBlock(id="c", name="f", input={"a": deep})),
     ):
         with pytest.raises(SizeLimitError) as info:
             call()
-        assert [(p.pointer, p.rule) for p in info.value.problems] == [("", "max-depth")]
+        pointer = at + step * (254 - at.count("/"))
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "max-depth")]
     msg = AssistantMessage(content=[TextBlock(text="x")])
     msg.metadata["a"] = deep
     for write in (msg.to_json, msg.to_dict, lambda: agentmsg.encode_messages([msg])):
@@ -545,14 +574,14 @@ def test_a_lowered_max_depth_holds_on_every_path_the_fast_one_included(monkeypat
     deep = '{"id":"m","role":"USER","content":[],"metadata":{"a":[[[1]]]}}'  # depth 5
     monkeypatch.setattr(limits, "max_depth", 4)
     assert Msg.from_json(ok).metadata == {"a": [[1]]}
-    for decode in (
-        lambda: Msg.from_json(deep),
-        lambda: Msg.from_json(deep.encode()),
-        lambda: Msg.from_dict(json.loads(deep)),
-        lambda: agentmsg.decode_messages(f"[{ok}]"),
-        lambda: UserMessage("x", metadata={"a": [[[1]]]}),
+    for at, decode in (
+        ("/metadata/a/0/0", lambda: Msg.from_json(deep)),
+        ("/metadata/a/0/0", lambda: Msg.from_json(deep.encode())),
+        ("/metadata/a/0/0", lambda: Msg.from_dict(json.loads(deep))),
+        ("/0/metadata/a/0", lambda: agentmsg.decode_messages(f"[{ok}]")),
+        ("/metadata/a/0/0", lambda: UserMessage("x", metadata={"a": [[[1]]]})),
     ):
-        assert _problems(decode) == [("", "max-depth")]
+        assert _problems(decode) == [(at, "max-depth")]
     with pytest.raises(ValueError):
         limits.max_depth = 255  # deeper could not be written
 

@@ -1,7 +1,8 @@
 """Event input nested deeper than ``limits.max_depth`` (issue 28, class 1): a 2 KB line nested 1,000 deep made
 ``reduce_stream``, ``Reducer.feed_jsonl`` and ``agentmsg reduce`` raise a bare ``RecursionError``. Every event reader
-now refuses such input where it reads it: a problem with rule ``max-depth`` and the event's pointer (tolerant), a
-:class:`SizeLimitError` (strict); the other events are kept, and input at the limit is read as before."""
+now refuses such input where it reads it: a problem with rule ``max-depth`` at the pointer, in the event, of the array
+or object that crosses the limit (tolerant), a :class:`SizeLimitError` (strict); the other events are kept, and input
+at the limit is read as before."""
 
 from __future__ import annotations
 
@@ -162,7 +163,7 @@ def test_events_given_as_python_values_that_deep_are_problems_too() -> None:
     r.feed({"type": "CUSTOM", "id": deep, "createdAt": TS, "name": "n"})  # quoted in its problem: never repr'd whole
     r.feed({"type": deep, "id": "e2", "createdAt": TS})
     r.finish()
-    assert {(p.pointer, p.rule) for p in r.problems} >= {("/1/id", "type"), ("/1", "max-depth")}
+    assert {(p.pointer, p.rule) for p in r.problems} >= {("/1/id", "type"), ("/1/id" + "/0" * 253, "max-depth")}
     assert all(len(p.message) < 400 for p in r.problems)
     with pytest.raises(SizeLimitError):
         reduce_events([{**ev(0, "AGENT_START"), "replyId": deep}], strict=True)
@@ -178,18 +179,19 @@ def test_a_legacy_key_holding_the_same_deep_value_is_refused_unread() -> None:
         deep = [deep]
     results = [{"type": "tool_result", "id": "c", "name": "f", "output": deep, "result": deep}]
     calls = [{"type": "tool_use", "id": "c", "name": "f", "input": deep, "arguments": deep}]
-    for event in (
-        ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=results),
-        ev(1, "REQUIRE_USER_CONFIRM", toolCalls=calls),
+    for at, event in (
+        ("/1/toolResults/0/output", ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=results)),
+        ("/1/toolCalls/0/input", ev(1, "REQUIRE_USER_CONFIRM", toolCalls=calls)),
     ):
         r = Reducer()
         r.feed(ev(0, "AGENT_START"))
         r.feed(event)
         r.finish()
-        assert [(p.pointer, p.rule) for p in r.problems] == [("/1", "max-depth"), ("/0", "incomplete_stream")]
+        deep_at = (at + "/0" * 251, "max-depth")  # (the first list past the limit, in the key met first)
+        assert [(p.pointer, p.rule) for p in r.problems] == [deep_at, ("/0", "incomplete_stream")]
         with pytest.raises(SizeLimitError) as info:
             reduce_events([ev(0, "AGENT_START"), event], strict=True)
-        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/1", "max-depth")]
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [deep_at]
 
 
 def test_tool_results_nested_in_tool_results_are_refused_unread() -> None:
@@ -201,12 +203,15 @@ def test_tool_results_nested_in_tool_results_are_refused_unread() -> None:
     sdk/typescript/test/hostile.test.mjs holds the client."""
     deep = nested_results(3000)
     message = {"id": "m", "role": "assistant", "content": [deep]}
-    for event in (ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]), ev(1, "AGENT_RESULT", result=message)):
+    for at, event in (
+        ("/1/toolResults/0" + "/output/0" * 126, ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep])),
+        ("/1/result/content/0" + "/output/0" * 125 + "/output", ev(1, "AGENT_RESULT", result=message)),
+    ):
         r = Reducer()
         r.feed(ev(0, "AGENT_START"))
         r.feed(event)
         r.finish()
-        assert [(p.pointer, p.rule) for p in r.problems] == [("/1", "max-depth"), ("/0", "incomplete_stream")]
+        assert [(p.pointer, p.rule) for p in r.problems] == [(at, "max-depth"), ("/0", "incomplete_stream")]
 
 
 @pytest.mark.parametrize("extra", [0, 1])
@@ -223,7 +228,8 @@ def test_an_event_at_the_limit_has_its_legacy_keys_read_and_one_level_more_has_n
     r.feed(ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]))
     got = [(p.pointer, p.rule) for p in r.problems]
     note = ("/1/toolResults/0" + "/output/0" * 125 + "/toolUseId", "legacy-key")
-    assert got == ([("/1", "max-depth")] if extra else [note])
+    too_deep = ("/1/toolResults/0" + "/output/0" * 125 + "/metadata/a", "max-depth")
+    assert got == ([too_deep] if extra else [note])
 
 
 def test_a_deep_event_is_refused_in_memory_linear_in_its_size() -> None:
@@ -242,7 +248,7 @@ def test_a_deep_event_is_refused_in_memory_linear_in_its_size() -> None:
         r.feed(ev(2, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]))
     (peak,) = peaks
     assert peak < size, f"{peak} bytes allocated refusing an event of {size} bytes, {depth} deep"
-    assert [(p.pointer, p.rule) for p in r.problems][2:] == [("/2", "max-depth")]
+    assert [(p.pointer, p.rule) for p in r.problems][2:] == [("/2/toolResults/0" + "/output/0" * 126, "max-depth")]
 
 
 def test_the_issues_line_through_the_cli_is_one_problem_line(tmp_path: Any) -> None:
@@ -263,7 +269,8 @@ def test_a_depth_limit_no_message_fits_in_raises_after_saying_the_problems(
     depth: int, strict: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under ``limits.max_depth`` 1 or 2 no message can be built (its blocks are 3 levels deep, and so is the
-    tolerant rule's last resort): the reply's AGENT_END raises SizeLimitError (rule max-depth, pointer "") in either
+    tolerant rule's last resort): the reply's AGENT_END raises SizeLimitError (rule max-depth, at the part of the
+    message that crosses the limit: its content list under 1, the last resort's list of errors under 2) in either
     mode, as the Reducer's docstring says, after the problems found are recorded. Those said "the reduced message's
     is invalid" with two spaces (an empty pointer: the message itself) under a depth of 1; now "the reduced
     message is invalid"."""
@@ -275,7 +282,8 @@ def test_a_depth_limit_no_message_fits_in_raises_after_saying_the_problems(
     reducer.feed(ev(3, "TEXT_BLOCK_END", blockId="t"))
     with pytest.raises(SizeLimitError) as info:
         reducer.feed(ev(4, "AGENT_END"))
-    assert [(p.pointer, p.rule) for p in info.value.problems] == [("", "max-depth")]
+    at = "/content" if depth == 1 else "/metadata/agentmsg_reduce_errors"
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(at, "max-depth")]
     said = reducer.problems
     assert said and {(p.pointer, p.rule) for p in said} == {("/0", "max-depth")}
     assert all("  " not in p.message and p.message.startswith("the reduced message") for p in said), said

@@ -81,7 +81,8 @@ def test_encode_messages_names_the_field_of_a_message_changed_after_construction
 def test_encode_messages_says_which_message_is_nested_too_deep(depth: int) -> None:
     """A message made too deep after construction raised ``max-depth`` at pointer ``""`` from encode_messages when
     it wrote alone but not one level down, in the array (the other errors of encode_messages name their message's
-    index): every depth is said at ``/<index>``, as the message's own errors are."""
+    index): every depth is said under ``/<index>``, as the message's own errors are (at the list that crosses the
+    limit, 254 steps in)."""
     value: Any = "leaf"
     for _ in range(depth):
         value = [value]
@@ -89,7 +90,7 @@ def test_encode_messages_says_which_message_is_nested_too_deep(depth: int) -> No
     deep.metadata = {"v": value}
     with pytest.raises(SizeLimitError) as info:
         encode_messages([UserMessage("a"), AssistantMessage("b"), deep, UserMessage("c")])
-    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/2", "max-depth")]
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/2/metadata/v" + "/0" * 251, "max-depth")]
 
 
 def test_a_conversation_the_fast_path_does_not_take_holds_its_text_about_twice(monkeypatch: pytest.MonkeyPatch) -> None:

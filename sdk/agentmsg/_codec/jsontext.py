@@ -42,6 +42,8 @@ __all__ = [
     "check_json_value",
     "container",
     "deep_json_text",
+    "deep_pointer",
+    "deep_value_pointer",
     "deeper_than",
     "depth_error",
     "depth_message",
@@ -475,6 +477,32 @@ def loads_bounded(data: str | bytes) -> Any:
     return value
 
 
+def deep_value_pointer(value: Any, max_depth: int) -> str:
+    """The pointer of the first list or dict of ``value`` (document order) nested ``max_depth`` levels deep, the one
+    that crosses the limit (as :func:`check_json_value` names it); ``""`` when it has none. Iterative: for the error
+    path of a reader that found the value too deep with :func:`deeper_than`; a container met again no deeper than
+    a whole walk of it was at (which found nothing) is not walked again, so a value sharing its members costs its
+    containers, not its paths (one met again inside itself, a cycle, is walked on to the limit)."""
+    stack: list[tuple[Any, tuple[str | int, ...], bool]] = [(value, (), False)]
+    walked: dict[int, int] = {}  # (the containers walked whole, by id: the least depth they were walked at)
+    while stack:
+        node, path, done = stack.pop()
+        if done:
+            walked[id(node)] = min(len(path), walked.get(id(node), max_depth))
+            continue
+        kind = type(node)
+        if kind is not dict and kind is not list:
+            continue
+        if len(path) >= max_depth:
+            return pointer_of(path)
+        if walked.get(id(node), max_depth) <= len(path):
+            continue
+        stack.append((node, path, True))
+        items = node.items() if kind is dict else enumerate(node)
+        stack.extend((child, (*path, key), False) for key, child in reversed(list(items)))
+    return ""
+
+
 def _too_deep(value: Any, max_depth: int) -> bool:
     """:func:`deeper_than` of a value orjson read: at the default limit one C pass (orjson writes back what it
     read, but for a depth beyond the limit, which is exactly orjson's own)."""
@@ -748,8 +776,8 @@ def loads(data: JsonInput, kind: str | None = None, *, unique_keys: bool = False
     data = without_bom(data)
     try:
         value = _decode(data)
-    except RecursionError:
-        raise depth_error(kind) from None
+    except RecursionError:  # (nested past the parser's own limit, about 1,000 levels: far past limits.max_depth)
+        raise depth_error(kind, deep_pointer(data, limits.max_depth)) from None
     except (msgspec.DecodeError, UnicodeError) as exc:
         beyond = _long_integer_problem(data) if str(exc).startswith("Integer value out of range") else None
         raise ValidationError([beyond or _syntax_problem(data, exc)], kind) from None
@@ -761,6 +789,53 @@ def loads(data: JsonInput, kind: str | None = None, *, unique_keys: bool = False
         if duplicates:
             raise ValidationError(duplicates, kind)
     return value
+
+
+#: a JSON string, a bracket or a comma: the tokens :func:`deep_pointer` follows (colons, numbers and literals, which
+#: hold none of them, are passed over)
+_PATH_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]')
+_PATH_TOKENS_BYTES = re.compile(_PATH_TOKENS.pattern.encode())
+
+
+def deep_pointer(data: JsonInput, max_depth: int) -> str:
+    """The pointer of the first array or object of JSON text ``data`` (document order) nested ``max_depth`` levels
+    deep, the one that crosses the limit, as :func:`check_json_value` names it in a parsed value; ``""`` when the
+    text has none. For text a reader refused for its depth (msgspec past its own limit, about 1,000 levels; orjson
+    past its limit or ``limits.max_depth``: :class:`TooDeep`): one scan of its strings and brackets up to that array
+    or object, only on that error path. (A key that is no JSON string, invalid UTF-8 in bytes: ``""``.)"""
+    text: Any = data if isinstance(data, (str, bytes)) else bytes(data)
+    pattern: Any = _PATH_TOKENS if isinstance(text, str) else _PATH_TOKENS_BYTES
+    opening, closing, comma = ("[{", "]}", ",") if isinstance(text, str) else (b"[{", b"]}", b",")
+    path: list[str | int] = []  # the member each open array or object is at (a key: None until it is read)
+    objects: list[bool] = []  # whether each open one is an object
+    want_key = False
+    for match in pattern.finditer(text):
+        token = match.group()
+        head = token[:1]
+        if head in opening:
+            if len(objects) >= max_depth:
+                return pointer_of(path)
+            objects.append(head == opening[1:])
+            path.append(0)
+            want_key = objects[-1]
+        elif head in closing:
+            if not objects:
+                return ""
+            objects.pop()
+            path.pop()
+            want_key = False
+        elif head == comma:
+            if objects and objects[-1]:
+                want_key = True
+            elif objects:
+                path[-1] = int(path[-1]) + 1
+        elif want_key:  # (a string where an object's key is)
+            try:
+                path[-1] = json.loads(token)
+            except ValueError:
+                return ""
+            want_key = False
+    return ""
 
 
 class _Repeated(dict[str, Any]):
@@ -1234,8 +1309,8 @@ def _raise_first(instance: Any, kind: str | None) -> None:
     if found is None:  # pragma: no cover (the fast walk and this one agree)
         return
     path, rule, message = found
-    if rule == "max-depth":  # the whole value is too deep (the same pointer as when the parser finds it)
-        raise SizeLimitError([Problem("", rule, message)], kind)
+    if rule == "max-depth":  # (at the array or object that crosses the limit, as the parser's refusal names it)
+        raise SizeLimitError([Problem(pointer_of(path), rule, message)], kind)
     raise ValidationError([Problem(pointer_of(path), rule, message)], kind)
 
 

@@ -65,6 +65,7 @@ import re
 from typing import Any
 
 from agentmsg._codec.jsontext import (  # (the reducer's parse: the same text in every runtime)
+    deep_value_pointer,
     deeper_than,
     depth_error,
     parse_arguments,
@@ -712,8 +713,8 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     # (a list or a dict was looked up among the readers: a bare TypeError; None or 1 read as a kind with none)
     if not isinstance(kind, str):
         raise wrong_type("/kind", "kind is a string: msg, content-block or event", kind)
-    if deeper_than(value, limits.max_depth):  # (as every reader of JSON refuses it)
-        raise depth_error(kind)
+    if deeper_than(value, limits.max_depth):  # (as every reader of JSON refuses it, at the part that crosses the limit)
+        raise depth_error(kind, deep_value_pointer(value, limits.max_depth))
     return read_legacy_keys_checked(value, kind)
 
 

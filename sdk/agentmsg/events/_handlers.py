@@ -210,8 +210,8 @@ def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
         if p.pointer == "" and p.rule in ("required", "additionalProperties"):
             continue  # handlers report the keys they need; unknown keys are not used
         message = p.message if len(p.message) <= 300 else p.message[:300] + "..."  # it may quote the value
-        if p.pointer == "":
-            st.problem(i, "", p.rule, f"{message}: event skipped", schema=p.schema_location)
+        if p.pointer == "" or p.rule == "max-depth":  # (too deep: at the array or object that crosses the limit)
+            st.problem(i, p.pointer, p.rule, f"{message}: event skipped", schema=p.schema_location)
             return False
         st.problem(i, p.pointer, p.rule, message, schema=p.schema_location)
     return True

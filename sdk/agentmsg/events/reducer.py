@@ -83,10 +83,11 @@ class Reducer:
 
     Under ``limits.max_depth`` 1 or 2 no message can be built: a message's blocks are 3 levels deep, and so is the
     tolerant rule's last resort, an empty message whose metadata says why. Building a reply's message (its
-    AGENT_END, :meth:`finish`) then raises :class:`~agentmsg.SizeLimitError` (rule ``max-depth``, pointer ``""``)
-    in either mode, after the problems found so far are recorded: the setting, not the stream, is at fault, and
-    a reducer that went on would give no message for any reply. :func:`agentmsg.check` says it as a finding at
-    the event that ended the reply and reduces no further events.
+    AGENT_END, :meth:`finish`) then raises :class:`~agentmsg.SizeLimitError` (rule ``max-depth``, at the part of
+    that message that crosses the limit: its ``/content`` under 1) in either mode, after the problems found so far
+    are recorded: the setting, not the stream, is at fault, and a reducer that went on would give no message for any
+    reply. :func:`agentmsg.check` says it as a finding at the event that ended the reply and reduces no further
+    events.
     """
 
     def __init__(
