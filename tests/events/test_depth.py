@@ -14,8 +14,9 @@ import orjson
 import pytest
 
 from agentmsg import Reducer, SizeLimitError, limits, reduce_events, reduce_stream
+from agentmsg.errors import pointer_of
 from agentmsg.events import _jsonl, iter_jsonl, iter_sse_events, read_events
-from tests._support.deep import allocated_peak, held_bytes, nested_results
+from tests._support.deep import allocated_peak, held_bytes, nested_results, tricky_nest
 
 TS = "2026-11-22T10:34:38.563248392Z"
 DEEP = "[" * 1000 + "]" * 1000  # the issue's 2 KB line: 1,000 levels
@@ -54,6 +55,15 @@ BAD_LINES = {
     "whole-line": DEEP.encode(),
     "objects": ('{"a":' * 1000 + "1" + "}" * 1000).encode(),
 }
+# Where each is said: the array or object 254 levels into the event (the 4th: /3), the first past the limit.
+DEEP_AT = {
+    "delta-unknown-key": "/3/x" + "/0" * 253,
+    "delta-created-at": "/3/createdAt" + "/0" * 253,
+    "custom-value": "/3/value" + "/0" * 253,
+    "event-id": "/3/id" + "/0" * 253,
+    "whole-line": "/3" + "/0" * 254,
+    "objects": "/3" + "/a" * 254,
+}
 
 
 def _deep_problems(r: Reducer) -> list[tuple[str, str]]:
@@ -71,10 +81,50 @@ def test_a_line_nested_1000_deep_is_a_problem_not_a_recursion_error(where: str) 
             r.feed_jsonl(body)
             (msg,) = r.finish()
         assert msg.text_content == "kept too", read  # the other events are kept
-        assert _deep_problems(r) == [("/3", "max-depth")], (read, r.problems)
+        assert _deep_problems(r) == [(DEEP_AT[where], "max-depth")], (read, r.problems)
         with pytest.raises(SizeLimitError) as info:
             reduce_stream(body, strict=True) if read == "reduce_stream" else Reducer(strict=True).feed_jsonl(body)
-        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/3", "max-depth")]
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [(DEEP_AT[where], "max-depth")]
+
+
+@pytest.mark.parametrize("levels", [300, 2000], ids=["past-the-limit", "past-the-parsers-limit"])
+def test_every_event_reader_says_a_deep_event_at_the_array_or_object_that_crosses_the_limit(levels: int) -> None:
+    """Said at the event (``/3``, or ``""`` by the event iterators), however deep in it the value sat: now at the
+    array or object 254 levels into the event, the first past the limit, found by one scan of the line's text on
+    that error path (a key with the characters a pointer escapes, strings of brackets and commas passed over), and
+    in an event fed as a dict alike."""
+    value, text, steps = tricky_nest(levels)
+    bad = with_raw(ev(3, "CUSTOM", name="n"), "value", text)
+    inside = pointer_of(["value", *steps[:253]])  # (the event, its value, then level 2, 3, ... 254)
+    lines = stream(bad)
+    bodies = {
+        "jsonl": b"\n".join(lines) + b"\n",
+        "sse": b"".join(b"data: " + line + b"\n\n" for line in lines),
+        "values": b"[" + b",".join(lines) + b"]",
+    }
+    for kind, body in bodies.items():
+        r = Reducer()
+        (msg,) = reduce_stream(body, reducer=r)
+        assert msg.text_content == "kept too", kind
+        assert _deep_problems(r) == [("/3" + inside, "max-depth")], kind
+        with pytest.raises(SizeLimitError) as info:
+            reduce_stream(body, strict=True)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/3" + inside, "max-depth")], kind
+        seen: list[Any] = []
+        assert len(list(read_events(body, strict=False, on_problem=seen.append))) == 6
+        assert [(p.pointer, p.rule) for p in seen] == [(inside, "max-depth")], kind
+    r = Reducer()
+    r.feed_jsonl(bodies["jsonl"])
+    r.finish()
+    assert _deep_problems(r) == [("/3" + inside, "max-depth")]
+    seen = []
+    assert len(list(iter_jsonl(bodies["jsonl"], strict=False, on_problem=seen.append))) == 6
+    assert len(list(iter_sse_events(bodies["sse"], strict=False, on_problem=seen.append))) == 6
+    assert [(p.pointer, p.rule) for p in seen] == [(inside, "max-depth")] * 2
+    fed = Reducer()
+    for event in [orjson.loads(line) for line in lines[:3]] + [{**ev(3, "CUSTOM", name="n"), "value": value}]:
+        fed.feed(event)
+    assert _deep_problems(fed) == [("/3" + inside, "max-depth")]
 
 
 def test_the_fast_path_and_the_reference_agree_on_a_deep_line() -> None:
@@ -104,7 +154,7 @@ def test_the_limit_itself_is_read_and_one_level_more_is_not(depth: int) -> None:
     body = b"\n".join(stream(with_raw(ev(3, "CUSTOM", name="n"), "value", value)))
     r = Reducer()
     reduce_stream(body, reducer=r)
-    assert _deep_problems(r) == ([] if depth == 254 else [("/3", "max-depth")])
+    assert _deep_problems(r) == ([] if depth == 254 else [("/3/value/a" + "/0" * 252, "max-depth")])
     if depth == 254:
         reduce_stream(body, strict=True)  # accepted as it is
 
@@ -115,11 +165,11 @@ def test_a_lowered_limit_holds_for_every_event_reader(monkeypatch: pytest.Monkey
     body = b"\n".join(stream(bad)) + b"\n"
     r = Reducer()
     reduce_stream(body, reducer=r)
-    assert _deep_problems(r) == [("/3", "max-depth")]
+    assert _deep_problems(r) == [("/3/value" + "/0" * 7, "max-depth")]
     sse = b"".join(b"data: " + line + b"\n\n" for line in stream(bad))
     r = Reducer()
     reduce_stream(sse, reducer=r)
-    assert _deep_problems(r) == [("/3", "max-depth")]
+    assert _deep_problems(r) == [("/3/value" + "/0" * 7, "max-depth")]
 
 
 def test_sse_and_json_array_streams_are_held_to_the_limit_too() -> None:
@@ -132,7 +182,7 @@ def test_sse_and_json_array_streams_are_held_to_the_limit_too() -> None:
         r = Reducer()
         (msg,) = reduce_stream(body, reducer=r)
         assert msg.text_content == "kept too", kind
-        assert _deep_problems(r) == [("/3", "max-depth")], (kind, r.problems)
+        assert _deep_problems(r) == [(DEEP_AT["custom-value"], "max-depth")], (kind, r.problems)
         with pytest.raises(SizeLimitError):
             reduce_stream(body, strict=True)
 
@@ -260,7 +310,7 @@ def test_the_issues_line_through_the_cli_is_one_problem_line(tmp_path: Any) -> N
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert json.loads(r.stdout)["content"] == [{"type": "text", "text": "kept too"}]
     (said,) = [line for line in r.stderr.splitlines() if "max-depth" in line]
-    assert "/3" in said and len(said) < 300
+    assert "/3/x/0/0" in said and len(said) < 300  # (the pointer of 254 steps cut, as a long key's is)
 
 
 @pytest.mark.parametrize("depth", [1, 2])

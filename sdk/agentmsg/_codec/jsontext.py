@@ -131,10 +131,12 @@ def depth_error(kind: str | None, pointer: str = "") -> SizeLimitError:
 class TooDeep(orjson.JSONDecodeError):
     """Raised by :func:`loads_bounded` for JSON text nested deeper than ``limits.max_depth`` (rule ``max-depth``):
     a ``JSONDecodeError``, so a reader that treats it as unreadable text stays bounded, and one that tells the
-    rules apart checks for this class."""
+    rules apart checks for this class. ``pointer``: where in the text the array or object that crosses the limit is
+    (:func:`deep_pointer`: one scan of the text, made here, on this error path only)."""
 
     def __init__(self, data: str | bytes) -> None:
         super().__init__(depth_message(), data if isinstance(data, str) else "", 0)
+        self.pointer = deep_pointer(data, limits.max_depth)
 
     def __str__(self) -> str:
         return depth_message()

@@ -39,17 +39,18 @@ from agentmsg.events._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State
 Feed = Callable[[Any], None]
 
 
-def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
-    """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON (rule
-    ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`~agentmsg._codec.jsontext.unreadable`), or not UTF-8 and no JSON
-    even once that is replaced (rule ``utf-8`` with the byte where it stops being UTF-8, as ``agentmsg validate``
+def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str, str]:
+    """``(event, rule, message, pointer)`` for one non-blank line (``pointer``: where in the event the problem is,
+    ``""`` for the whole line; a line nested too deep, rule ``max-depth``: the array or object that crosses the
+    limit). ``event`` is None when the line is not JSON (rule ``json``, or ``lone-surrogate`` for a lone surrogate
+    escape: :func:`~agentmsg._codec.jsontext.unreadable`), or not UTF-8 and no JSON even once that is replaced (rule ``utf-8`` with the byte where it stops being UTF-8, as ``agentmsg validate``
     and ``from_json`` say it: :func:`~agentmsg._codec.jsontext.not_utf8`); a line that is JSON once its invalid
     UTF-8 is replaced by U+FFFD gives the event with rule ``utf-8`` (the change is reported, nothing else of the
     line is lost)."""
     try:
-        return loads_bounded(line), None, ""
+        return loads_bounded(line), None, "", ""
     except TooDeep as exc:
-        return None, "max-depth", str(exc)
+        return None, "max-depth", str(exc), exc.pointer
     except orjson.JSONDecodeError as exc:
         error = exc
     try:
@@ -58,15 +59,15 @@ def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
         try:
             event = loads_bounded(line.decode("utf-8", "replace"))
         except TooDeep as exc:
-            return None, "max-depth", str(exc)
+            return None, "max-depth", str(exc), exc.pointer
         except orjson.JSONDecodeError:
             # the bytes said, as a document's are (orjson says "str is not valid UTF-8: surrogates not allowed")
             rule, words = not_utf8(line) or ("utf-8", str(bad))
         else:
-            return event, "utf-8", f"line {line_no}: invalid UTF-8 at byte {bad.start}, replaced by U+FFFD"
+            return event, "utf-8", f"line {line_no}: invalid UTF-8 at byte {bad.start}, replaced by U+FFFD", ""
     else:
         rule, words = unreadable(error, line)
-    return None, rule, f"line {line_no}: not valid JSON: {words}"
+    return None, rule, f"line {line_no}: not valid JSON: {words}", ""
 
 
 def feed_lines(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
@@ -210,20 +211,20 @@ def _feed_checked(st: State, feed: Feed, lines: list[bytes], first_line: int) ->
         _apply_valid(st, [event])
 
 
-def _read_problem(st: State, index: int, rule: str, message: str) -> None:
+def _read_problem(st: State, index: int, rule: str, message: str, pointer: str) -> None:
     """Record what :func:`parse_line` found. A line nested too deep is said as the reducer says an event fed as a
     dict that is (the same problem, whether the event came as text or parsed), a limit (strict:
     :class:`~agentmsg.SizeLimitError`)."""
     if rule == "max-depth":
-        st.problem(index, "", rule, message if st.strict else f"{message}: event skipped", limit=True)
+        st.problem(index, pointer, rule, message if st.strict else f"{message}: event skipped", limit=True)
         return
     st.problem(index, "", rule, message)
 
 
 def feed_line(st: State, feed: Feed, line: bytes, line_no: int) -> None:
-    event, rule, message = parse_line(line, line_no)
+    event, rule, message, at = parse_line(line, line_no)
     if rule is not None:
-        _read_problem(st, st.count, rule, message)
+        _read_problem(st, st.count, rule, message, at)
         if event is None:
             st.count += 1
             return
@@ -376,9 +377,9 @@ def _feed_lines_of(st: State, feed: Feed, data: bytes, start: int, end: int, fir
         if lines is None:
             lines = data[start:end].split(b"\n")
         st.count = base + i
-        event, rule, message = parse_line(lines[i], first_line + i)
+        event, rule, message, at = parse_line(lines[i], first_line + i)
         if rule is not None:
-            _read_problem(st, base + i, rule, message)
+            _read_problem(st, base + i, rule, message, at)
         st.count = base + i + 1
         if type(event) is dict:  # msgspec decoded an object there, so orjson does too
             apply(st, event, base + i)

@@ -319,10 +319,15 @@ class Reducer:
         """Record input that could not be read as an event (a transport reports it here): one problem
         with pointer ``/<index>``, counted as one event. ``limit``: the input broke a size limit
         (strict: raises :class:`~agentmsg.SizeLimitError`, else :class:`ValidationError`)."""
+        self._unreadable_at("", message, rule, limit)
+
+    def _unreadable_at(self, pointer: str, message: str, rule: str, limit: bool) -> None:
+        """:meth:`feed_unreadable` said at ``pointer`` in the event (an event nested too deep: the array or object
+        that crosses the limit)."""
         st = self._st
         index = st.count
         st.count = index + 1
-        st.problem(index, "", rule, message, limit=limit)
+        st.problem(index, pointer, rule, message, limit=limit)
 
     def _as_dict(self, event: Any, index: int) -> dict[str, Any] | None:
         from agentmsg._codec.converter import unstructure_hooks

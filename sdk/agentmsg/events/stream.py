@@ -185,14 +185,14 @@ def iter_jsonl(
         data, start, end = run
         for line in data[start:end].split(b"\n"):
             if line.strip():
-                event, rule, message = parse_line(line, line_no)
+                event, rule, message, at = parse_line(line, line_no)
                 if rule is not None:
                     if strict:
                         raise (SizeLimitError if rule in _LIMIT_RULES else ValidationError)(
-                            [Problem("", rule, message)], "event"
+                            [Problem(at, rule, message)], "event"
                         )
                     if on_problem is not None:
-                        on_problem(Problem("", rule, message))
+                        on_problem(Problem(at, rule, message))
                 if rule is None or event is not None:  # (a `null` line is read: it is no event, which the reader says)
                     yield event
             line_no += 1
@@ -234,7 +234,7 @@ def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
     try:
         return loads_bounded(data), None
     except TooDeep as exc:
-        return None, Problem("", "max-depth", f"value {number}: {exc}")
+        return None, Problem(exc.pointer, "max-depth", f"value {number}: {exc}")
     except orjson.JSONDecodeError as exc:
         error = exc
     try:
@@ -244,7 +244,7 @@ def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
         try:
             return loads_bounded(data.decode("utf-8", "replace")), replaced
         except TooDeep as deep:
-            return None, Problem("", "max-depth", f"value {number}: {deep}")
+            return None, Problem(deep.pointer, "max-depth", f"value {number}: {deep}")
         except orjson.JSONDecodeError as again:
             error = again
     what = "not valid JSON" if value else "not a JSON value"
@@ -268,10 +268,9 @@ def _value_agent_events(r: Reducer, chunks: Iterable[bytes]) -> Iterator[Any]:
     place, as :func:`_sse_agent_events` does."""
     for _, event, problem in _values(chunks):
         if problem is not None:
-            if event is None:
-                r.feed_unreadable(
-                    f"{problem.message}: event skipped", rule=problem.rule, limit=problem.rule in _LIMIT_RULES
-                )
+            if event is None:  # (said at its pointer: "", but for a value nested too deep)
+                limit = problem.rule in _LIMIT_RULES
+                r._unreadable_at(problem.pointer, f"{problem.message}: event skipped", problem.rule, limit)
                 continue
             r.report(problem.message, rule=problem.rule)
         yield event
@@ -397,7 +396,8 @@ def sse_agent_events(
         except orjson.JSONDecodeError as exc:
             deep = isinstance(exc, TooDeep)
             rule, words = ("max-depth", str(exc)) if deep else unreadable(exc, sse.data)
-            bad = Problem("", rule, f"{_where(sse)}: data is {words if deep else f'not JSON: {words}'}")
+            at = exc.pointer if isinstance(exc, TooDeep) else ""
+            bad = Problem(at, rule, f"{_where(sse)}: data is {words if deep else f'not JSON: {words}'}")
             if strict:
                 raise (SizeLimitError if deep else ValidationError)([bad], "event") from None
             if on_problem is not None:
@@ -494,7 +494,7 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
         try:
             event = loads_bounded(sse.data)
         except TooDeep as exc:
-            r.feed_unreadable(f"{_where(sse)}: data is {exc}: event skipped", rule="max-depth", limit=True)
+            r._unreadable_at(exc.pointer, f"{_where(sse)}: data is {exc}: event skipped", "max-depth", True)
             continue
         except orjson.JSONDecodeError as exc:
             rule, words = unreadable(exc, sse.data)
