@@ -1683,3 +1683,26 @@ def test_a_provider_errors_message_is_written_once_per_choice() -> None:
         assert orjson.dumps(meta).decode().count(message) == 1
         assert meta["agentmsg_stop_reason"] == "server_error"
         assert [(e["type"], e["message"]) for e in meta["agentmsg_errors"]] == [("server_error", message)]
+
+
+@pytest.mark.parametrize("index", [2**64, 2**70, -(2**63) - 1], ids=["2^64", "2^70", "-2^63-1"])
+def test_a_choice_index_beyond_64_bits_is_read_as_the_first_whole_and_streamed(index: int) -> None:
+    """An OpenAI choice index beyond 64 bits was read two ways: a stream's payload (orjson: the nearest float) as
+    choice 0, said, a whole response (the codec: the integer) as choice ``choice/<index>``, unsaid. Both read it as
+    the first choice now (StreamBuilder.index's rule for an index that is no integer), said alike; an index of 64
+    bits (2^64-1, -2^63) is still a choice of its own."""
+    message = [("type", "a choice's index is not an integer (a number beyond 64 bits): read as 0")]
+    streamed = list(openai.parse_stream(_written(_indexed("openai", 0, "A"), _indexed("openai", index, "B", "stop"))))
+    whole = _indexed("openai", index, "B", "stop")
+    whole["choices"][0]["message"] = whole["choices"][0].pop("delta")
+    for events, text in ((streamed, "AB"), (openai.response_events(json.dumps(whole)), "B")):
+        assert [(e["value"]["rule"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"] == message
+        assert {e.get("source") for e in events} == {None}
+        assert reduce_ok([e for e in events if e["type"] != "CUSTOM"]).text_content == text
+    for edge in (2**64 - 1, -(2**63)):
+        whole = _indexed("openai", edge, "B", "stop")
+        whole["choices"][0]["message"] = whole["choices"][0].pop("delta")
+        events = openai.response_events(json.dumps(whole))
+        assert {e.get("source") for e in events} == {f"choice/{edge}"}
+        streamed = list(openai.parse_stream(_written(_indexed("openai", edge, "B", "stop"))))
+        assert {e.get("source") for e in streamed} == {f"choice/{edge}"}

@@ -46,13 +46,14 @@ from typing import Any
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import has_lone_surrogate, json_type
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, json_type
 from agentmsg._codec.jsontext import loads as codec_loads
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 from agentmsg.providers._request.common import MINTED_ID
 from agentmsg.providers._response.numbers import (
+    OVERFLOW,
     HugeNumber,
     as_event_value,
     first_beyond_double,
@@ -1313,11 +1314,17 @@ class StreamBuilder:
     def index(self, value: Any, default: int, what: str) -> int:
         """A choice's (a candidate's) index: ``value`` when it is an integer (a boolean is none), ``default`` when it
         is absent (None); any other JSON value is said (problem ``type``) and read as ``default``, the rest of the
-        payload kept."""
-        if type(value) is int:
+        payload kept. An integer beyond 64 bits is none either: a stream's payload holds it as the nearest float
+        (orjson's), a whole response as it is (the codec's): both read as ``default`` and said alike."""
+        if type(value) is int and INT_MIN <= value <= INT_MAX:
             return value
         if value is not None:
-            self.problem("type", f"{what} is not an integer (a JSON {json_type(value)}): read as {default}")
+            kind = type(value)
+            if kind is int or kind is HugeNumber or (kind is float and abs(value) >= OVERFLOW and value.is_integer()):
+                shape = "a number beyond 64 bits"
+            else:
+                shape = f"a JSON {json_type(value)}"
+            self.problem("type", f"{what} is not an integer ({shape}): read as {default}")
         return default
 
     def _not_text(self, what: str, *values: Any) -> None:
