@@ -931,7 +931,9 @@ class _Item:
         self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
         self.done = False
         self.annotated = False  # annotation events came for it (its done item's annotations are not read again)
-        self.named = False  # a call: its output_item.added gave its call_id and name (its done item's are not read)
+        #: a call: the call_id and name its output_item.added gave (its done item's are compared, not read); None:
+        #: no added item named it
+        self.named: tuple[str | None, Any] | None = None
 
 
 # ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
@@ -1464,10 +1466,21 @@ class Reader(PayloadReader):
         )
         self._not_repeated(f"done/{kind}", kind, place, field, whole, given)
 
-    def _not_repeated(self, key: str, kind: str, place: str, field: str, whole: str, given: str) -> None:
+    def _not_repeated(
+        self, key: str, kind: str, place: str, field: str, whole: str, given: Any, added: bool = False
+    ) -> None:
         """A whole text (``field`` of a ``kind`` event, at ``place``) other than the one its deltas gave: said, quoted,
-        once per ``key`` and reply (not-kept); the deltas' is kept."""
+        once per ``key`` and reply (not-kept); the deltas' is kept. ``added``: a done item's id, call_id or name
+        other than the one its ``response.output_item.added`` (its events) gave, ``given`` (None: none), kept."""
         b = self.b
+        if added:
+            b.not_kept(
+                key,
+                f"a {kind} event whose item does not repeat its response.output_item.added ({place}: its {field}"
+                f" {b.shown(whole, 120)}, where the added item's is {b.shown(given, 120)}) is not kept: the added"
+                f" item's {field} is the reply's",
+            )
+            return
         b.not_kept(
             key,
             f"a {kind} event that does not repeat its deltas ({place}: its {field}, {len(whole)} characters, where"
@@ -1572,16 +1585,13 @@ class Reader(PayloadReader):
             b = self.b
             field, what = _CALL_INPUT[kind]
             arguments = b.string(item.get(field), f"{what}'s {field}") or None
+            call_id = b.string(item.get("call_id"), f"{what}'s call_id")
             b.tool_call(
-                index,
-                call_id=b.string(item.get("call_id"), f"{what}'s call_id"),
-                name=item.get("name"),
-                arguments=arguments,
-                custom=kind == "custom_tool_call",
+                index, call_id=call_id, name=item.get("name"), arguments=arguments, custom=kind == "custom_tool_call"
             )
             # (arguments given here begin the call's arguments, as deltas would: its done item is not read again)
             st.streamed = st.streamed or arguments is not None
-            st.named = True
+            st.named = (call_id, item.get("name"))
         elif kind not in ("message", "reasoning"):
             self._other(kind)
 
@@ -1593,8 +1603,14 @@ class Reader(PayloadReader):
         if st is None:
             st = self._items[index] = _Item(kind, item.get("id"))
         st.done = True
-        if st.id is None and isinstance(item.get("id"), str):
-            st.id = item["id"]
+        item_id = item.get("id")
+        if st.id is None and isinstance(item_id, str):
+            st.id = item_id
+        elif st.kind == kind and isinstance(item_id, str) and item_id != st.id:
+            # (the id its events gave is the item's: its blocks' itemId, its message's carrier)
+            self._not_repeated(
+                f"done/{event}/{str(kind)[:60]}/id", event, f"output_index {index}", "id", item_id, st.id, True
+            )
         if st.streamed and st.kind == kind:
             self._item_again(event, index, st, item)
         if kind == "message":
@@ -1652,7 +1668,14 @@ class Reader(PayloadReader):
                     custom=custom,
                 )
             else:
-                # (a call its deltas opened, no output_item.added before them: its id and name are the done item's)
+                # (a call its deltas opened, no output_item.added before them: its id and name are the done item's;
+                # those an added item gave are kept, the done item's compared with them)
+                if st.named is not None:
+                    for key, added in zip(("call_id", "name"), st.named, strict=True):
+                        value = item.get(key)
+                        if isinstance(value, str) and value != added:
+                            place = f"output_index {index}"
+                            self._not_repeated(f"done/{event}/{kind}/{key}", event, place, key, value, added, True)
                 b.tool_call(
                     index,
                     call_id=None if st.named else b.string(item.get("call_id"), f"{what}'s call_id"),

@@ -1219,6 +1219,56 @@ def test_a_done_item_names_what_its_deltas_did_not_give() -> None:
 
 
 @pytest.mark.parametrize("by", ["whole", "event by event"])
+@pytest.mark.parametrize("kind", ["function_call", "custom_tool_call", "message", "reasoning"])
+def test_a_done_item_whose_id_or_name_differs_from_its_added_item_is_said(kind: str, by: str) -> None:
+    """A streamed item's done item whose ``id`` (a call's ``call_id`` and ``name`` too) differs from its added item's
+    (a proxy's rewrite, a stream resumed elsewhere) was not compared: the added item's were kept and the done item's
+    dropped unsaid (the openai package's accumulator raises "Completed output item identity changed." for an id or
+    call_id). Compared now, as its content is (_item_again): the added item's kept, the other said, quoted, once per
+    field (rule not-kept); a done item that repeats them says nothing."""
+    call = kind in ("function_call", "custom_tool_call")
+    added: dict[str, Any] = {"type": kind, "id": "it_1"}
+    if call:
+        added.update(call_id="call_1", name="f")
+    fields: dict[str, tuple[str, dict[str, Any]]] = {
+        "function_call": ("response.function_call_arguments.delta", {"arguments": "{}"}),
+        "custom_tool_call": ("response.custom_tool_call_input.delta", {"input": "{}"}),
+        "message": ("response.output_text.delta", {"content": [{"type": "output_text", "text": "{}"}]}),
+        "reasoning": ("response.reasoning_summary_text.delta", {"summary": [{"type": "summary_text", "text": "{}"}]}),
+    }
+    delta, field = fields[kind]
+    at = {"item_id": "it_1", "output_index": 0, **({"summary_index": 0} if kind == "reasoning" else {})}
+    at.update({"content_index": 0} if kind == "message" else {})
+    renamed = {"id": "it_2", **({"call_id": "call_2", "name": "g"} if call else {})}
+    for done_item, said in (({**added, **field}, []), ({**added, **field, **renamed}, sorted(renamed))):
+        body = _sse(
+            _created(),
+            {"type": "response.output_item.added", "output_index": 0, "item": added},
+            {"type": delta, **at, "delta": "{}"},
+            {"type": "response.output_item.done", "output_index": 0, "item": done_item},
+            _done(),
+        )
+        if by == "whole":
+            events = list(P.parse_stream(body))
+        else:
+            parser = P.stream_parser()
+            events = [e for part in body.split(b"\n\n") if part for e in parser.feed(part + b"\n\n")]
+            events += parser.close()
+        msg = reduce_ok(events)
+        notes = sorted(m for name, m in _said(events) if name == "agentmsg.not-kept")
+        assert notes == [
+            "a response.output_item.done event whose item does not repeat its response.output_item.added"
+            f' (output_index 0: its {key} "{renamed[key]}", where the added item\'s is "{added[key]}") is not kept:'
+            f" the added item's {key} is the reply's"
+            for key in said
+        ]
+        if call:
+            assert [(b.id, b.name, b.content) for b in all_of(ToolUseBlock, msg.content)] == [("call_1", "f", "{}")]
+        elif kind == "reasoning":
+            assert [(b.metadata or {}).get("itemId") for b in all_of(ThinkingBlock, msg.content)] == ["it_1"]
+
+
+@pytest.mark.parametrize("by", ["whole", "event by event"])
 def test_deltas_after_their_items_done_event_are_said(by: str) -> None:
     """A delta of an item whose ``response.output_item.done`` came already (a replaying or reordering proxy: the done
     item moved before its deltas) was read unsaid: a text or reasoning fragment opened a block after the item's, the
