@@ -492,12 +492,12 @@ class Client(BaseClient):
 
     ``api_key`` (default: the provider's usual environment variable), ``base_url`` (e.g. a proxy or a
     local server), ``model``, ``timeout`` (seconds or an ``httpx.Timeout``, default 600 s, 10 s to connect, or
-    your ``http_client``'s own; a stream silent for longer breaks), ``max_retries`` (429, 408, 409, 5xx and
-    connection failures before the stream starts, with exponential ``backoff`` honouring Retry-After up to
-    ``max_retry_after`` seconds; each numeric setting is checked whenever set, a bad one refused with a
-    :class:`~agentmsg.ValidationError` naming it: ``max_retries`` a whole number, 0 or more; ``backoff`` finite
-    seconds, 0 or more; ``max_retry_after`` seconds, 0 or more, ``inf`` for no cap; ``timeout`` None or finite
-    seconds above 0 and at most ``threading.TIMEOUT_MAX``, an ``httpx.Timeout``'s each None or so), ``name`` (the replies' agent name), ``headers``
+    your ``http_client``'s own; a stream silent for longer breaks), ``max_retries`` (429, 408, 409, 5xx and connection
+    failures before the stream starts, with exponential ``backoff`` honouring Retry-After up to ``max_retry_after``
+    seconds; each numeric setting is checked whenever set, a bad one refused with a :class:`~agentmsg.ValidationError`
+    naming it: ``max_retries`` a whole number, 0 or more; ``backoff`` finite seconds, 0 or more; ``max_retry_after``
+    seconds, 0 or more, ``inf`` for no cap; ``timeout`` None or finite seconds above 0 and at most
+    ``threading.TIMEOUT_MAX``, an ``httpx.Timeout``'s each None or so), ``name`` (the replies' agent name), ``headers``
     (each replaces the client's header of that name), ``think_tags`` (``True`` or ``"open"``: ``<think>`` text in
     the replies read as reasoning, docs/streams.md), ``http_client`` (your own ``httpx.Client``, e.g. with a mock
     transport; yours to close. Closing it while a stream is read does not cut a read already waiting for the

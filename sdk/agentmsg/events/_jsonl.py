@@ -41,12 +41,12 @@ Feed = Callable[[Any], None]
 
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str, str]:
     """``(event, rule, message, pointer)`` for one non-blank line (``pointer``: where in the event the problem is,
-    ``""`` for the whole line; a line nested too deep, rule ``max-depth``: the array or object that crosses the
-    limit). ``event`` is None when the line is not JSON (rule ``json``, or ``lone-surrogate`` for a lone surrogate
-    escape: :func:`~agentmsg._codec.jsontext.unreadable`), or not UTF-8 and no JSON even once that is replaced (rule ``utf-8`` with the byte where it stops being UTF-8, as ``agentmsg validate``
-    and ``from_json`` say it: :func:`~agentmsg._codec.jsontext.not_utf8`); a line that is JSON once its invalid
-    UTF-8 is replaced by U+FFFD gives the event with rule ``utf-8`` (the change is reported, nothing else of the
-    line is lost)."""
+    ``""`` for the whole line; a line nested too deep, rule ``max-depth``: the array or object that crosses the limit).
+    ``event`` is None when the line is not JSON (rule ``json``, or ``lone-surrogate`` for a lone surrogate escape:
+    :func:`~agentmsg._codec.jsontext.unreadable`), or not UTF-8 and no JSON even once that is replaced (rule ``utf-8``
+    with the byte where it stops being UTF-8, as ``agentmsg validate`` and ``from_json`` say it:
+    :func:`~agentmsg._codec.jsontext.not_utf8`); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives
+    the event with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
     try:
         return loads_bounded(line), None, "", ""
     except TooDeep as exc:

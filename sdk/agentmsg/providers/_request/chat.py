@@ -391,7 +391,8 @@ class ChatWalk(Walk):
         name = msg.name
         if name:
             if results and not (texts or calls or reasoning or refusal is not None):
-                # results alone: tool messages, of no name field (as tool_message says); unless a piece after them has it
+                # results alone: tool messages, of no name field (as tool_message says); unless a piece after them
+                # has it
                 if not stop:
                     ctx.names_dropped.append(i)
             elif name in self.names_as_is:
