@@ -258,6 +258,9 @@ def test_json_text_at_the_readers_edges_reduces_alike(tmp_path: Path) -> None:
     }  # fmt: skip
     for depth in (252, 253, 254, 1023, 1024, 1025, 1026):
         bodies[f"custom value {depth} deep"] = [event("CUSTOM", f',"name":"x","value":{nested(depth)}')]
+        # (too deep in two places: said at the first in document order, under a key with / ~ " and brackets)
+        two = f'{{"k/~\\"[{{": [0, {nested(depth)}], "b": {nested(depth)}}}'
+        bodies[f"custom value {depth} deep twice"] = [event("CUSTOM", f',"name":"x","value":{two}')]
     cases = []
     for name, lines in bodies.items():
         body = [event("AGENT_START", "").replace('"m"', '"r"'), *lines, event("AGENT_END", "").replace('"m"', '"r"')]

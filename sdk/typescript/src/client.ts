@@ -376,15 +376,16 @@ export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {
       reducer.report(`${where}: ${problem.message}`, problem.rule);
     }
     const read = readEventJsonOrRule(sse.data);
-    if (typeof read === "string") {
-      // Counted as one event, as Python's reduce_stream counts it: problem pointers stay the same.
+    if (!("value" in read)) {
+      // Counted as one event, as Python's reduce_stream counts it: problem pointers stay the same. (Too deep: said
+      // at the array or object that crosses the limit, as Python says it.)
       const why =
-        read === "max-depth"
+        read.rule === "max-depth"
           ? "nested deeper than 1024 levels (limits.max_depth)"
-          : read === "lone-surrogate"
+          : read.rule === "lone-surrogate"
             ? "data is not JSON: a lone UTF-16 surrogate escape"
             : "data is not JSON";
-      reducer.feedUnreadable(`SSE event ${JSON.stringify(sse.id)} (${sse.event}): ${why}: event skipped`, read);
+      reducer.feedUnreadable(`SSE event ${JSON.stringify(sse.id)} (${sse.event}): ${why}: event skipped`, read.rule, read.pointer);
       options.onInvalid?.(sse, new SyntaxError(why));
       continue;
     }

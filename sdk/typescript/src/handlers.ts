@@ -101,8 +101,9 @@ function schemaCheck(st: State, e: Obj, i: number): boolean {
   for (const p of schemaProblems(checkEvent, e)) {
     if (p.pointer === "/id" && typeof e.id !== "string") continue; // reported by the duplicate check
     if (p.pointer === "" && (p.rule === "required" || p.rule === "additionalProperties")) continue; // handlers report the keys they need
-    if (p.pointer === "") {
-      st.problem(i, "", p.rule, `${p.message}: event skipped`);
+    if (p.pointer === "" || p.rule === "max-depth") {
+      // (too deep: at the array or object that crosses the limit, as Python's _schema_check says it)
+      st.problem(i, p.pointer, p.rule, `${p.message}: event skipped`);
       return false;
     }
     st.problem(i, p.pointer, p.rule, p.message);

@@ -45,26 +45,54 @@ export function deeperThan(value: unknown, maxDepth = MAX_DEPTH): boolean {
   return false;
 }
 
+/** A path of keys and indices as a link to its parent's, spelled out only for a problem: a copy of the path per node
+ * made a walk quadratic in depth (a million numbers 240 arrays deep: 64 s). */
+type Path = { key: string | number; up: Path } | null;
+const spelled = (path: Path): string => {
+  const keys: (string | number)[] = [];
+  for (let p = path; p; p = p.up) keys.push(p.key);
+  return pointerOf(keys.reverse());
+};
+
+/** The pointer of the first array or object of `value` (document order) nested `maxDepth` levels deep, the one that
+ * crosses the limit, or "" when it has none (jsontext.py `deep_value_pointer`; for text, `deep_pointer` names the
+ * same one). Iterative, for the error path only: a container walked whole (nothing that deep in it) is not walked
+ * again where it is met no deeper, so a value sharing its members costs its containers, not its paths. */
+export function deepPointer(value: unknown, maxDepth = MAX_DEPTH): string {
+  const stack: [unknown, number, Path, boolean][] = [[value, 0, null, false]];
+  const walked = new Map<object, number>(); // (the containers walked whole: the least depth they were walked at)
+  while (stack.length) {
+    const [node, depth, path, done] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    if (done) {
+      walked.set(node, Math.min(depth, walked.get(node) ?? maxDepth));
+      continue;
+    }
+    if (depth >= maxDepth) return spelled(path);
+    if ((walked.get(node) ?? maxDepth) <= depth) continue;
+    stack.push([node, depth, path, true]);
+    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((child, i) => [i, child]) : Object.entries(node);
+    for (let k = entries.length - 1; k >= 0; k--) {
+      const [key, child] = entries[k]!;
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1, { key, up: path }, false]);
+    }
+  }
+  return "";
+}
+
 /**
  * The first reason `value` cannot be written back as JSON (depth first, as Python's check_json_value
- * walks: the last child first), or null: nested deeper than MAX_DEPTH (pointer "", rule `max-depth`), a
+ * walks: the last child first), or null: nested deeper than MAX_DEPTH (rule `max-depth`, at the first array or
+ * object in document order that crosses the limit, as Python names it: {@link deepPointer}), a
  * lone surrogate (`lone-surrogate`), a number that is not finite or a value JSON has no form for
  * (`json-value`). (Integers beyond 64 bits cannot be told apart from floats once parsed.)
  */
 export function jsonProblem(value: unknown, maxDepth = MAX_DEPTH): SchemaProblem | null {
-  // Each node's path is a link to its parent's, spelled out only for a problem: a copy of the path per node made the
-  // walk quadratic in depth (a million numbers 240 arrays deep: 64 s).
-  type Path = { key: string | number; up: Path } | null;
-  const spelled = (path: Path): string => {
-    const keys: (string | number)[] = [];
-    for (let p = path; p; p = p.up) keys.push(p.key);
-    return pointerOf(keys.reverse());
-  };
   const stack: [unknown, number, Path][] = [[value, 0, null]];
   while (stack.length) {
     const [node, depth, path] = stack.pop()!;
     if (typeof node === "object" && node !== null) {
-      if (depth >= maxDepth) return { pointer: "", rule: "max-depth", message: `nested deeper than ${maxDepth} levels (limits.max_depth)` };
+      if (depth >= maxDepth) return { pointer: deepPointer(value, maxDepth), rule: "max-depth", message: `nested deeper than ${maxDepth} levels (limits.max_depth)` };
       if (Array.isArray(node)) {
         node.forEach((child, i) => stack.push([child, depth + 1, { key: i, up: path }]));
       } else {
@@ -143,20 +171,23 @@ export function jsonType(value: unknown): string {
  * overflows a double, or nests deeper than 1,024 levels. */
 export function readEventJson(text: string): unknown {
   const read = readEventJsonOrRule(text);
-  return typeof read === "string" ? undefined : read.value;
+  return "value" in read ? read.value : undefined;
 }
 
 /** {@link readEventJson}, saying why it read nothing: the rule Python's readers give (`max-depth` for a value
  * nested deeper than orjson reads, as agentmsg's bounded reader says it; `lone-surrogate` for a lone surrogate
- * escape, which JSON.parse accepts and Python's readers refuse, as `agentmsg validate` says it; `json` otherwise). */
-export function readEventJsonOrRule(text: string): { value: unknown } | "json" | "max-depth" | "lone-surrogate" {
+ * escape, which JSON.parse accepts and Python's readers refuse, as `agentmsg validate` says it; `json` otherwise),
+ * and where in the event: `max-depth` at the first array or object that crosses MAX_DEPTH (as Python's `TooDeep`
+ * names it), "" otherwise. */
+export function readEventJsonOrRule(text: string): { value: unknown } | { rule: "json" | "max-depth" | "lone-surrogate"; pointer: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return "json";
+    return { rule: "json", pointer: "" };
   }
   const problem = jsonProblem(value, 1024); // orjson reads 1,024 levels, not 1,025
   if (problem === null) return { value };
-  return problem.rule === "max-depth" || problem.rule === "lone-surrogate" ? problem.rule : "json";
+  if (problem.rule === "max-depth") return { rule: "max-depth", pointer: deepPointer(value) };
+  return { rule: problem.rule === "lone-surrogate" ? problem.rule : "json", pointer: "" };
 }

@@ -112,10 +112,11 @@ export class Reducer {
   }
 
   /** Record input a transport could not read as an event (e.g. SSE data that is not JSON): one problem
-   * with pointer `/<index>` (rule `json` unless given), counted as one event, as Python's reducer does. */
-  feedUnreadable(message: string, rule = "json"): void {
+   * with pointer `/<index>` (rule `json` unless given), counted as one event, as Python's reducer does.
+   * `pointer`: where in the event (data nested too deep: the array or object that crosses the limit). */
+  feedUnreadable(message: string, rule = "json", pointer = ""): void {
     const st = this.#st;
-    st.problem(st.count++, "", rule, message);
+    st.problem(st.count++, pointer, rule, message);
   }
 
   /** Record a problem a transport found with the event it is about to feed (pointer `/<its index>`). */

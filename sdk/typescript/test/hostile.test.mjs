@@ -42,7 +42,8 @@ test("a carried __proto__ key stays a key: AG-UI and the AI SDK", () => {
 
 test("an id or type nested past the stack is a problem, not a RangeError", () => {
   const deep = "[".repeat(6000) + "]".repeat(6000);
-  for (const [key, want] of [["id", [["/0/id", "type"], ["/0", "max-depth"]]], ["type", [["/0/type", "enum"]]]]) {
+  // (too deep: said at the array that crosses the limit, as Python says it)
+  for (const [key, want] of [["id", [["/0/id", "type"], [`/0/id${"/0".repeat(253)}`, "max-depth"]]], ["type", [["/0/type", "enum"]]]]) {
     const r = new Reducer();
     r.feed(JSON.parse(`{"type":"AGENT_START","${key}":${deep}}`));
     assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), want);
@@ -153,12 +154,16 @@ test("a legacy key holding the same value 100,000 deep is refused unread, strict
   for (let i = 0; i < 100_000; i++) deep = [deep];
   const results = [{ type: "tool_result", id: "c", name: "f", output: deep, result: deep }];
   const calls = [{ type: "tool_use", id: "c", name: "f", input: deep, arguments: deep }];
-  for (const event of [deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: results }), deepEv(1, "REQUIRE_USER_CONFIRM", { toolCalls: calls })]) {
+  for (const [at, event] of [
+    ["/1/toolResults/0/output", deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: results })],
+    ["/1/toolCalls/0/input", deepEv(1, "REQUIRE_USER_CONFIRM", { toolCalls: calls })],
+  ]) {
+    const deepAt = at + "/0".repeat(251); // (the first list past the limit, in the key met first)
     const [, problems] = reduce([deepEv(0, "AGENT_START"), event]);
-    assert.deepEqual(problems.map((p) => [p.pointer, p.rule]), [["/1", "max-depth"], ["/0", "incomplete_stream"]]);
+    assert.deepEqual(problems.map((p) => [p.pointer, p.rule]), [[deepAt, "max-depth"], ["/0", "incomplete_stream"]]);
     const strict = new Reducer({ validate: validateEvent });
     strict.feed(deepEv(0, "AGENT_START"));
-    assert.throws(() => strict.feed(event), (e) => e.name === "ReducerError" && e.problems.map((p) => [p.pointer, p.rule]).join() === "/1,max-depth");
+    assert.throws(() => strict.feed(event), (e) => e.name === "ReducerError" && e.problems.map((p) => [p.pointer, p.rule]).join() === `${deepAt},max-depth`);
   }
 });
 
@@ -168,9 +173,12 @@ test("tool results nested in tool results 3,000 deep are refused unread, without
   // innermost's text output, the message's lowercase role).
   const deep = nestedResults(3000);
   const message = { id: "m", role: "assistant", content: [deep] };
-  for (const event of [deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [deep] }), deepEv(1, "AGENT_RESULT", { result: message })]) {
+  for (const [at, event] of [
+    [`/1/toolResults/0${"/output/0".repeat(126)}`, deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [deep] })],
+    [`/1/result/content/0${"/output/0".repeat(125)}/output`, deepEv(1, "AGENT_RESULT", { result: message })],
+  ]) {
     const [, problems] = reduce([deepEv(0, "AGENT_START"), event]);
-    assert.deepEqual(problems.map((p) => [p.pointer, p.rule]), [["/1", "max-depth"], ["/0", "incomplete_stream"]]);
+    assert.deepEqual(problems.map((p) => [p.pointer, p.rule]), [[at, "max-depth"], ["/0", "incomplete_stream"]]);
   }
 });
 
@@ -183,7 +191,8 @@ test("an event at the depth limit has its legacy keys read, one level more has n
     r.feed(deepEv(0, "AGENT_START"));
     r.feed(deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [deep] }));
     const note = [`/1/toolResults/0${"/output/0".repeat(125)}/toolUseId`, "legacy-key"];
-    assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), extra ? [["/1", "max-depth"]] : [note]);
+    const tooDeep = [`/1/toolResults/0${"/output/0".repeat(125)}/metadata/a`, "max-depth"];
+    assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), extra ? [tooDeep] : [note]);
   }
 });
 
