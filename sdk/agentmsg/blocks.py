@@ -247,7 +247,9 @@ _MEDIA = (_gen.ImageBlock, _gen.AudioBlock, _gen.VideoBlock, _gen.DataBlock)
 CODEC = Codec(SDK_CLASS_OF)
 OPEN_CODEC = Codec(SDK_CLASS_OF, keep_unknown=True)
 _BLOCK_TAGS: dict[str, type] = {_tag_of(c): c for c in _GENERATED_BLOCKS}
-_SOURCE_TAGS: dict[str, type] = {"url": URLSource, "base64": Base64Source}
+_SOURCE_TAGS: dict[str, type] = {_tag_of(c): c for c in (URLSource, Base64Source)}
+#: each source class's tag (:func:`_own_tag`)
+_SOURCE_TAG_OF: dict[type, str] = {c: tag for tag, c in _SOURCE_TAGS.items()}
 _Table: TypeAlias = dict[str, Any]  # ``type`` tag -> structure hook
 #: The decoding tables (blocks, sources; closed, open): ``type`` tag -> structure hook, compiled by the first decode,
 #: not at import
@@ -417,12 +419,11 @@ def as_mapping(value: Any, pointer: str, nullable: bool, kind: str) -> dict[str,
 
 
 def _own_tag(obj: Any, pointer: str) -> None:
-    """A block's or a source's ``type`` given to its constructor: its class's tag, else refused (``const``). Another
-    block's tag was written as that block and read back as its class (an ImageBlock as an AudioBlock)."""
+    """A source's ``type`` given to its block's constructor: its class's tag, else refused (``const``), as a block's
+    ``type`` is refused when set (:func:`_tag_check`). Another source's tag was written as that source and read back
+    as its class."""
     cls = type(obj)
-    tag = _TAG_OF.get(cls)
-    if tag is None:
-        tag = _TAG_OF[cls] = _tag_of(cls)
+    tag = _SOURCE_TAG_OF.get(cls) or _tag_of(cls)
     if obj.type != tag:
         raise _tag_error(obj, tag, obj.type, pointer)
 
@@ -435,10 +436,6 @@ def _tag_error(obj: Any, tag: str, value: Any, pointer: str) -> ValidationError:
         f"a {type(obj).__name__}'s type is {tag!r}, got {short_repr(value, 60)} (build the class of that type instead)",
         "content-block",
     )
-
-
-#: each block and source class's tag, as :func:`_own_tag` reads it (``_tag_of`` reads the class's attrs fields)
-_TAG_OF: dict[type, str] = {}
 
 
 def _normalise(block: Any) -> None:
