@@ -1224,9 +1224,7 @@ class Reader(PayloadReader):
             where = f"block {index} after its content_block_stop"
         else:
             where = f"block {index}, a {str(block_kind)[:40]!r} block"
-        what = "kept in a block of its own" if keep else "skipped (and any more like it)"
-        self.b.problem("order", f"{dkind} for {where}: {what}")  # (said once per block, type and case: the builder)
-        return keep
+        return self.b.late(f"{dkind} for {where}", keep)  # (said once per block, type and case: the builder)
 
     def _add_usage(self, u: Any) -> None:
         if not isinstance(u, dict):

@@ -1274,11 +1274,9 @@ class Reader(PayloadReader):
         its own after the item's (nothing received is lost, nothing joined to a block that ended), a call's
         arguments are skipped (its call is whole: they have no call to go to). As Anthropic's deltas after their
         ``content_block_stop``."""
-        what = "kept in a block of its own" if keep else "skipped (and any more like it)"
-        self.b.problem(
-            "order", f"{kind[9:60]} for output_index {obj['output_index']} after its response.output_item.done: {what}"
+        return self.b.late(
+            f"{kind[9:60]} for output_index {obj['output_index']} after its response.output_item.done", keep
         )
-        return keep
 
     def end(self) -> None:
         self._flush()

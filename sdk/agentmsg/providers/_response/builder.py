@@ -1311,6 +1311,14 @@ class StreamBuilder:
         self.problem("type", f"{what} is not a string (a JSON {json_type(value)}): left out")
         return None
 
+    def late(self, what: str, keep: bool) -> bool:
+        """A fragment (``what``: its kind and place) for a block or item that ended or never started: said (problem
+        ``order``, once per text, as every problem), and ``keep`` returned: a text or reasoning fragment is kept in a
+        block of its own (nothing received is lost, nothing joined to a block that ended), arguments or a signature
+        are skipped (they have no block of theirs to go to)."""
+        self.problem("order", f"{what}: {'kept in a block of its own' if keep else 'skipped (and any more like it)'}")
+        return keep
+
     def index(self, value: Any, default: int, what: str) -> int:
         """A choice's (a candidate's) index: ``value`` when it is an integer (a boolean is none), ``default`` when it
         is absent (None); any other JSON value is said (problem ``type``) and read as ``default``, the rest of the
