@@ -134,6 +134,12 @@ _NO_REPLY: Final = frozenset({"AGENT_START", "AGENT_END", "SUBAGENT_EXPOSED"})
 #: a carrier saying that the chunk after it is for the UI only: the decoder makes no event of it
 _UI_ONLY: Final = {"type": CARRIER, "data": {"uiOnly": True}, "transient": True}
 
+
+def _carried(event: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``event`` carried whole (without its id) on a transient data chunk, for the decoder to give its reducer."""
+    return [{"type": CARRIER, "data": {"event": {k: v for k, v in event.items() if k != "id"}}, "transient": True}]
+
+
 _EventEncoder = Callable[["AiSdkEncoder", dict[str, Any], int], list[dict[str, Any]]]
 
 
@@ -192,8 +198,7 @@ class AiSdkEncoder:
         kind = event.get("type")
         if isinstance(kind, str) and kind in _ENCODERS:
             self._note(f"whole:{kind}", f"{kind} has no UI chunk: carried on a transient {CARRIER} chunk")
-        carried = {k: v for k, v in event.items() if k != "id"}
-        return [{"type": CARRIER, "data": {"event": carried}, "transient": True}]
+        return _carried(event)
 
     def _rest(
         self, event: Mapping[str, Any], carried: Iterable[str], chunks: list[dict[str, Any]]
@@ -1001,8 +1006,7 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
             # refuses a {part}-end of a part it does not have, and the reducer says it and ignores it (or ends a
             # block of the other kind): carried as it came, so that the decoded stream's reducer does the same
             self._order(f"{ev['type']} for a {part} part not open ({quoted(block_id, 60)}): carried as it is")
-            carried = {k: v for k, v in ev.items() if k != "id"}
-            return [{"type": CARRIER, "data": {"event": carried}, "transient": True}]
+            return _carried(ev)
         open_ids.discard(block_id)
         return self._rest(ev, ("blockId",), [{"type": f"{part}-end", "id": block_id}])
 
