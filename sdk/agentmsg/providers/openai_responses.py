@@ -1031,7 +1031,11 @@ REPLY_FIELDS: Final = (
     ReplyField("usage.input_tokens_details.cached_tokens", MAPPED, "usage `cachedTokens`"),
     ReplyField("usage.input_tokens_details.cache_write_tokens", MAPPED, "usage `cacheCreationInputTokens`"),
     ReplyField("usage.output_tokens_details.reasoning_tokens", MAPPED, "usage `reasoningTokens`"),
-    ReplyField("sequence_number|obfuscation", NOT_READ, "a stream's event order and padding (events come in order)"),
+    ReplyField(
+        "sequence_number|obfuscation",
+        NOT_READ,
+        "a stream's event order (one that does not increase is said; a delta's is not read) and padding",
+    ),
 )
 
 
@@ -1070,6 +1074,10 @@ _DONE_TEXTS: Final[Mapping[str, str]] = {
 }
 
 
+#: Below every sequence_number a stream's payload holds as an integer (orjson's: -2^63 and more): the first follows it
+_NO_SEQUENCE: Final = -(2**63) - 1
+
+
 class Reader(PayloadReader):
     """Responses payloads -> AgentEvents: a whole response (its output items in order: messages, reasoning, function
     calls; usage; status), and each typed event of a stream, routed to its item by ``output_index`` (items may
@@ -1104,6 +1112,10 @@ class Reader(PayloadReader):
         #: slot, once its .done event took it from _texts: the done item's whole content is compared with it and what
         #: _texts still holds (:meth:`_item_again`)
         self._given: dict[Any, list[str]] = {}
+        #: the last event's sequence_number (an integer; one that does not increase is said: :meth:`_say_sequence`)
+        self._seq: int = _NO_SEQUENCE
+        self._seq_said = False  # (said once per reply)
+        self._again = False  # events read again (held, then replayed): their numbers were read as they came
 
     # ---- whole ----
 
@@ -1180,6 +1192,13 @@ class Reader(PayloadReader):
                     if type(self) is Reader and not st.done:
                         self._route(event, obj, delta, slot, "thinking")
             return
+        # The events' order: each event's sequence_number but the deltas' above (a route reads most of them in C, from
+        # their bytes, with no number read) follows the last one read
+        seq = obj.get("sequence_number")
+        if type(seq) is int and seq > self._seq:
+            self._seq = seq
+        elif seq is not None and not self._again:
+            self._say_sequence(seq, obj)
         if kind in _QUIET:
             if kind in _DONE_TEXTS:
                 st = self._at(obj, event)
@@ -1267,6 +1286,28 @@ class Reader(PayloadReader):
             )
         else:
             self.foreign += 1
+
+    def _say_sequence(self, seq: Any, obj: Mapping[str, Any]) -> None:
+        """An event whose ``sequence_number`` does not follow the last one read (a duplicated or reordered event: a
+        replaying proxy, a retried stream): said (problem ``order``, once per reply; the numbers after it are then
+        compared with it), the event still read as it came (a duplicate too, as the openai package's ResponseStream
+        accumulates every event it gets: it skips only those at or before the ``starting_after`` its caller asks
+        for). One that is no integer: said (``type``, as a choice's index is) and not read."""
+        b = self.b
+        kind = str(obj.get("type"))[:60]
+        if type(seq) is not int:
+            b.not_integer(seq, f"a {kind} event's sequence_number", "not read")
+            return
+        last, self._seq = self._seq, seq
+        if self._seq_said:
+            return
+        self._seq_said = True
+        at = f" (output_index {obj['output_index']})" if type(obj.get("output_index")) is int else ""
+        b.problem(
+            "order",
+            f"a {kind} event{at} whose sequence_number, {seq}, does not increase (the last one read was {last}): a"
+            " duplicated or reordered event (a replaying proxy, a retried stream?), read as it came, as any other",
+        )
 
     def _late(self, kind: str, obj: Mapping[str, Any], keep: bool = False) -> bool:
         """A delta of an item whose ``response.output_item.done`` came already (a replaying or reordering proxy): said,
@@ -1389,12 +1430,14 @@ class Reader(PayloadReader):
         held = self._waiting.pop(index)
         b = self.b
         payload = b.payload
+        again, self._again = self._again, True  # (their sequence numbers were read as they came)
         for event, obj, data in held:
             b.payload = data
             try:
                 self.chunk(event, obj)
             except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
                 b.problem("type", f"an unexpected payload shape ({type(exc).__name__}: {exc}): skipped")
+        self._again = again
         b.payload = payload
         self.route = None  # (a route follows the payload being read; these were read late)
 

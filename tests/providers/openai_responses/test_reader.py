@@ -4,6 +4,7 @@ annotations, items interleaved, and events that name their item by item_id only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -568,10 +569,12 @@ def test_a_refusal_messages_phase_and_id_are_kept() -> None:
 
 
 def _arriving(stream: list[dict[str, Any]], order: list[int]) -> list[dict[str, Any]]:
-    """``stream`` (test_synthetic.payloads) with its items' events arriving in ``order`` of their output_index."""
+    """``stream`` (test_synthetic.payloads) with its items' events arriving in ``order`` of their output_index, their
+    sequence numbers in the order they arrive (as a server that sends them so numbers them: not a reordered stream)."""
     head = [p for p in stream if "output_index" not in p and p["type"] != "response.completed"]
     tail = [p for p in stream if p["type"] == "response.completed"]
-    return head + [p for i in order for p in stream if p.get("output_index") == i] + tail
+    arrived = head + [p for i in order for p in stream if p.get("output_index") == i] + tail
+    return [{**p, "sequence_number": n} if "sequence_number" in p else p for n, p in enumerate(arrived)]
 
 
 def _blocks(msg: Any) -> list[tuple[str, Any]]:
@@ -1266,6 +1269,77 @@ def test_a_done_item_whose_id_or_name_differs_from_its_added_item_is_said(kind: 
             assert [(b.id, b.name, b.content) for b in all_of(ToolUseBlock, msg.content)] == [("call_1", "f", "{}")]
         elif kind == "reasoning":
             assert [(b.metadata or {}).get("itemId") for b in all_of(ThinkingBlock, msg.content)] == ["it_1"]
+
+
+def _numbered_text(*pieces: str, obfuscation: bool = False) -> list[dict[str, Any]]:
+    """A stream of one message whose text deltas are ``pieces``, each event numbered in order (``obfuscation``: each
+    delta's padding after its sequence_number, the key order of no server but still read)."""
+    item = {"type": "message", "id": "m_1", "role": "assistant", "content": []}
+    at = {"item_id": "m_1", "output_index": 0, "content_index": 0}
+    whole = {**item, "content": [{"type": "output_text", "text": "".join(pieces)}]}
+    events = [
+        _created(),
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        *({"type": "response.output_text.delta", **at, "delta": d} for d in pieces),
+        {"type": "response.output_item.done", "output_index": 0, "item": whole},
+        _done(),
+    ]
+    pad = {"obfuscation": "x"} if obfuscation else {}
+    return [{**e, "sequence_number": n, **(pad if "delta" in e else {})} for n, e in enumerate(events)]
+
+
+@pytest.mark.parametrize("obfuscation", [False, True], ids=["number last", "padding after the number"])
+def test_a_sequence_number_that_does_not_increase_is_said(obfuscation: bool) -> None:
+    """A stream's ``sequence_number`` was not read: a duplicated or reordered event (a replaying proxy, a retried
+    stream) was read unsaid. Each event's number but a delta's (a route reads most deltas in C, no number read) is
+    compared with the last one read (one int) and one that does not increase is said (rule order, once per reply,
+    with the event's type, output_index and both numbers); the event is still read as it came (a duplicate kept, as
+    the openai package's ResponseStream accumulates every event it gets). A number of another type is said (rule
+    type) and not read. Read with the routes and without, whole and event by event: the same events."""
+    from tests._support.providers import route_events
+
+    events = _numbered_text("a", "b", "c", "d", obfuscation=obfuscation)
+    added, c, done = events[1], events[4], events[6]
+
+    def order(kind: str, at: str, seq: int, last: int) -> tuple[str, str]:
+        return (
+            "order",
+            f"a {kind} event{at} whose sequence_number, {seq}, does not increase (the last one read was {last}): a"
+            " duplicated or reordered event (a replaying proxy, a retried stream?), read as it came, as any other",
+        )
+
+    def typed(kind: str, shape: str) -> tuple[str, str]:
+        return ("type", f"a {kind} event's sequence_number is not an integer ({shape}): not read")
+
+    done_at = " (output_index 0)"
+    streams: dict[str, tuple[list[dict[str, Any]], list[tuple[str, str]]]] = {
+        "in order": (events, []),
+        "retried": ([*events[:6], *events], [order("response.created", "", 0, 1)]),
+        "duplicated": ([*events[:7], done, *events[7:]], [order("response.output_item.done", done_at, 6, 6)]),
+        "reordered": ([added, events[0], *events[2:]], [order("response.created", "", 0, 1)]),
+        "a string": (
+            [events[0], {**added, "sequence_number": "1"}, *events[2:]],
+            [typed("response.output_item.added", "a JSON string")],
+        ),
+        "beyond 64 bits": (
+            [*events[:6], {**done, "sequence_number": 2**70}, *events[7:]],
+            [typed("response.output_item.done", "a number beyond 64 bits")],
+        ),
+        "a delta again": ([*events[:5], c, *events[5:]], []),  # (a delta's number is not read: the same either way)
+    }
+    for name, (stream, said) in streams.items():
+        # (written by the standard library: an integer beyond 64 bits too; compact, as the API writes)
+        parts = [f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n".encode() for e in stream]
+        body = b"".join(parts)
+        want = route_events(P, body, routes=False)
+        assert route_events(P, body, routes=True) == want, name
+        assert route_events(P, parts, routes=True) == want, name
+        problems = [
+            (e["value"]["rule"], e["value"]["message"])
+            for e in want
+            if e.get("name") == "agentmsg.problem" and e["value"]["rule"] in ("order", "type")
+        ]
+        assert problems == said, name
 
 
 @pytest.mark.parametrize("by", ["whole", "event by event"])

@@ -1327,13 +1327,19 @@ class StreamBuilder:
         if type(value) is int and INT_MIN <= value <= INT_MAX:
             return value
         if value is not None:
-            kind = type(value)
-            if kind is int or kind is HugeNumber or (kind is float and abs(value) >= OVERFLOW and value.is_integer()):
-                shape = "a number beyond 64 bits"
-            else:
-                shape = f"a JSON {json_type(value)}"
-            self.problem("type", f"{what} is not an integer ({shape}): read as {default}")
+            self.not_integer(value, what, f"read as {default}")
         return default
+
+    def not_integer(self, value: Any, what: str, then: str) -> None:
+        """A payload field that is an integer of 64 bits, ``value`` (not None) being none: said (problem ``type``),
+        ``then`` saying what became of it. An integer beyond 64 bits is named so, whether the codec read it (a whole
+        response) or orjson as its nearest float (a stream's payload): both say it alike."""
+        kind = type(value)
+        if kind is int or kind is HugeNumber or (kind is float and abs(value) >= OVERFLOW and value.is_integer()):
+            shape = "a number beyond 64 bits"
+        else:
+            shape = f"a JSON {json_type(value)}"
+        self.problem("type", f"{what} is not an integer ({shape}): {then}")
 
     def _not_text(self, what: str, *values: Any) -> None:
         bad = next((v for v in values if v and type(v) is not str), None)
