@@ -28,6 +28,7 @@ from agentmsg._codec.converter import (
     Codec,
     IntegerBeyond,
     StructureFn,
+    WrongValue,
     _tag_of,
     beyond_error,
     dict_of,
@@ -301,11 +302,14 @@ def restore_usage(msg: _msg_mod.Msg) -> None:
     restored = _restored(unstructure_hooks[ChatUsage](usage), copy)
     if restored is not None:
         structure = functools.partial(_decoding().structure_usage, restored)
-        try:
-            msg.usage = cast(ChatUsage, structure())
+        try:  # (through the slot: what was read is kept as read, its copy too)
+            _USAGE_SLOT.__set__(msg, cast(ChatUsage, structure()))
         except IntegerBeyond as exc:  # a count of the copy (which the schema does not bound): said where it is
             raise beyond_error({"metadata": msg.metadata}, exc, "msg", structure) from None
 
+
+#: The usage's slot, under the property that keeps its metadata copy (:func:`_guard_usage`).
+_USAGE_SLOT: Any = _msg_mod.Msg.__dict__["usage"]
 
 _REASONS = ", ".join(repr(g.value) for g in GenerateReason)
 
@@ -366,8 +370,9 @@ class Msg(_msg_mod.Msg):
 
     Roles are uppercase, on the wire and here: ``"USER"`` or ``MsgRole.USER`` (``"user"`` is rejected with a
     hint, as Java rejects it). Messages are mutable slotted attrs classes (mutation is fast but bypasses
-    validation: ``agentmsg.validate(msg.to_dict())`` checks again); :meth:`copy` returns a changed,
-    validated copy.
+    validation: ``agentmsg.validate(msg.to_dict())`` checks again; setting ``usage`` keeps its metadata copy
+    ``_chat_usage`` in step, as :meth:`copy` does, docs/wire-format.md); :meth:`copy` returns a changed, validated
+    copy.
 
     Reading (:meth:`from_json`, :meth:`from_dict`) accepts keys the schema does not declare, at every level,
     keeps them in each object's ``unknown_keys`` and writes them back; :func:`agentmsg.find_unknown_keys`
@@ -754,6 +759,46 @@ class Msg(_msg_mod.Msg):
             f"{type(self).__name__}(id={short_repr(self.id, 200)}, name={short_repr(self.name, 200)}, role={shown_role},"
             f" content={shown})"
         )
+
+
+def _usage_setter(slot: Any) -> Callable[[Msg, Any], None]:
+    """What ``msg.usage = value`` does once the message is built: the old usage's metadata copy ``_chat_usage`` goes
+    with it when it is one (:func:`_without_usage_copy`), and a usage holding a key AgentScope Java 2.0.0's ChatUsage
+    lacks gets its own, as a constructor and ``copy(usage=...)`` give it (the value set is kept as it is: not
+    completed from a copy). Left in place, the old copy was written beside the new usage, and a reader (or a trip
+    through Java) put its counts back into the new one. The metadata is replaced, not changed in place. While the
+    message is built (no usage set yet) only the value is set; a value that is no usage (refused when the message
+    is written) gets no copy."""
+    put = slot.__set__
+    get = slot.__get__
+
+    def set_usage(msg: Msg, value: Any) -> None:
+        try:
+            old = get(msg, type(msg))
+        except AttributeError:  # (being built: the constructor made its copy)
+            put(msg, value)
+            return
+        metadata = before = msg.metadata
+        try:
+            if isinstance(old, ChatUsage) and old is not value:
+                metadata = _without_usage_copy(metadata, old)
+            wire = unstructure_hooks[ChatUsage](value) if isinstance(value, ChatUsage) else None
+        except WrongValue:  # (a count of the wrong type: refused when the message is written, at its pointer)
+            wire = None
+        beyond_java = wire is not None and not JAVA_USAGE_KEYS.issuperset(wire)
+        if beyond_java and isinstance(metadata, Mapping) and metadata.get(METADATA_CHAT_USAGE) != wire:
+            metadata = {**metadata, METADATA_CHAT_USAGE: wire}
+        put(msg, value)
+        if metadata is not before:
+            msg.metadata = metadata
+
+    return set_usage
+
+
+# ``Msg.usage``: a property over the usage's slot (:func:`_usage_setter`), which is also ``_usage_slot``
+# (:func:`~agentmsg._codec.converter.slot_name`): the decoders set it and the C writer reads it through that.
+Msg._usage_slot = _USAGE_SLOT  # type: ignore[attr-defined]
+Msg.usage = property(_USAGE_SLOT.__get__, _usage_setter(_USAGE_SLOT), doc=_USAGE_SLOT.__doc__)  # type: ignore[assignment,misc]
 
 
 def _pinned(role: MsgRole, doc: str) -> Any:

@@ -252,7 +252,7 @@ def _restored_usage(text: str) -> dict[str, Any] | None:
 def _agentmsg_written_usage_messages() -> dict[str, agentmsg.Msg]:
     """Messages agentmsg writes whose usage goes beyond Java's: from recorded provider replies (the Anthropic stream
     with cache reads and writes, Gemini's cached content with thoughts, DeepSeek's reasoner) and one built with a
-    newer producer's usage key."""
+    newer producer's usage key, and one whose usage was set after it was built (``msg.usage = ...``: its copy follows)."""
     from tests._support.providers import FIXTURES, module
 
     anthropic = FIXTURES / "anthropic" / "stream_code_execution_cache_usage.sse"
@@ -261,6 +261,8 @@ def _agentmsg_written_usage_messages() -> dict[str, agentmsg.Msg]:
     (streamed,) = reducer.finish()
     gemini = orjson.loads((FIXTURES / "gemini" / "generate_content_cached_content_usage.json").read_bytes())
     deepseek = orjson.loads((FIXTURES / "deepseek" / "chat_completion_reasoner.json").read_bytes())
+    assigned = agentmsg.AssistantMessage("ok", id="m-assigned", usage={"inputTokens": 5, "reasoningTokens": 4})
+    assigned.usage = agentmsg.ChatUsage(input_tokens=5, output_tokens=2, reasoning_tokens=9)
     return {
         "anthropic-cache-reads-and-writes": streamed,
         "gemini-cached-content-and-thoughts": module("gemini").parse_response(gemini),
@@ -268,6 +270,7 @@ def _agentmsg_written_usage_messages() -> dict[str, agentmsg.Msg]:
         "newer-producers-usage-key": agentmsg.AssistantMessage(
             "ok", id="m-newer", usage={"inputTokens": 5, "outputTokens": 2, "futureTokens": 3}
         ),
+        "usage-assigned-after-construction": assigned,
     }
 
 

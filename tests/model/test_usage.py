@@ -154,6 +154,37 @@ def test_a_copy_keeps_a_metadata_copy_of_another_usage() -> None:
     assert kept.usage is not None and kept.usage.reasoning_tokens == 120
 
 
+@pytest.mark.parametrize("smaller", [JAVA, {"inputTokens": 1200, "outputTokens": 300}, None])
+def test_a_usage_assigned_holds_that_usage(smaller: dict[str, Any] | None) -> None:
+    """``msg.usage = ...`` follows ``copy(usage=...)``'s rule: the old usage's metadata copy goes with it (it was
+    written beside the new usage, and a reader put back reasoningTokens 120 and cacheCreationInputTokens 150), and a
+    usage beyond Java gets its own copy, which carries its counts (not the old ones) through Java."""
+    value = AssistantMessage("x", usage=smaller).usage  # (a ChatUsage of Java's keys: no copy)
+    for msg in (
+        AssistantMessage("x", usage=FULL, id="m"),
+        Msg.from_dict(_as_java_writes_it(AssistantMessage("x", usage=FULL, id="m"))),  # (restored from its copy)
+    ):
+        before = msg.metadata
+        msg.usage = value
+        assert msg.usage is value  # (kept as set)
+        assert msg.to_dict()["usage"] == smaller
+        assert "_chat_usage" not in msg.metadata and "_chat_usage" not in msg.to_dict()["metadata"]
+        assert before["_chat_usage"] == FULL  # (the metadata is replaced, not changed in place)
+        assert Msg.from_json(msg.to_json()) == msg
+        msg.usage = ChatUsage(input_tokens=1, output_tokens=2, reasoning_tokens=7)
+        assert msg.to_dict()["metadata"]["_chat_usage"] == {"inputTokens": 1, "outputTokens": 2, "reasoningTokens": 7}
+        back = Msg.from_dict(_as_java_writes_it(msg))
+        assert back.usage is not None and back.usage.reasoning_tokens == 7
+
+
+def test_a_usage_assigned_keeps_a_metadata_copy_of_another_usage() -> None:
+    """A ``_chat_usage`` that is no copy of the old usage is the caller's data, kept as ``copy(usage=...)`` keeps it."""
+    other = {"inputTokens": 9, "outputTokens": 9, "reasoningTokens": 9}
+    msg = AssistantMessage("x", usage=JAVA, metadata={"_chat_usage": other})
+    msg.usage = ChatUsage(input_tokens=1)
+    assert msg.metadata["_chat_usage"] == other
+
+
 @pytest.mark.parametrize(
     ("fields", "pointer", "rule"),
     [

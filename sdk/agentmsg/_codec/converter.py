@@ -394,38 +394,39 @@ def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
     else:
         lines.append("    o = _new(_target)")
     for a in attrs.fields(cls):
+        slot = slot_name(target, a.name)  # (a guarded field through its slot: guard_field)
         if _is_unknown_keys(a):
             if codec.keep_unknown:
                 known = gen.name(known_keys(cls), "known")
                 lines.append(f"    x = {{k: v for k, v in d.items() if k not in {known}}}")
-                lines.append(f"    o.{a.name} = x or None")
+                lines.append(f"    o.{slot} = x or None")
             else:
-                lines.append(f"    o.{a.name} = None")
+                lines.append(f"    o.{slot} = None")
             continue
         wire = a.metadata.get("wire", a.name)
         tp, optional = _strip_optional(hints[a.name])
         if a.default is attrs.NOTHING:
-            lines.append(f"    o.{a.name} = {gen.structure_expr(tp, f'd[{wire!r}]')}")
+            lines.append(f"    o.{slot} = {gen.structure_expr(tp, f'd[{wire!r}]')}")
             continue
         alt = alternatives.get(wire)
         get = f"d.get({wire!r})" if alt is None else f"d.get({wire!r}, d.get({alt!r}))"
         if isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
             factory = gen.name(a.default.factory)
             lines.append(f"    v = {get}")
-            lines.append(f"    o.{a.name} = {factory}() if v is None else {gen.structure_expr(tp, 'v')}")
+            lines.append(f"    o.{slot} = {factory}() if v is None else {gen.structure_expr(tp, 'v')}")
         elif optional or a.default is None:
             expr = gen.structure_expr(tp, "v")
             if expr == "v":
-                lines.append(f"    o.{a.name} = {get}")
+                lines.append(f"    o.{slot} = {get}")
             else:
                 lines.append(f"    v = {get}")
-                lines.append(f"    o.{a.name} = v if v is None else {expr}")
+                lines.append(f"    o.{slot} = v if v is None else {expr}")
         elif get_origin(tp) is Literal:  # the union's tag: the schema fixes it with const
-            lines.append(f"    o.{slot_name(target, a.name)} = {a.default!r}")
+            lines.append(f"    o.{slot} = {a.default!r}")
         else:
             default = gen.name(a.default, "default")
             lines.append(f"    v = {get}")
-            lines.append(f"    o.{a.name} = {default} if v is None else {gen.structure_expr(tp, 'v')}")
+            lines.append(f"    o.{slot} = {default} if v is None else {gen.structure_expr(tp, 'v')}")
     lines.append("    return o")
     return _compile("\n".join(lines), "structure", gen.ns)
 

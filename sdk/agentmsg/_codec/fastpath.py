@@ -442,15 +442,16 @@ def _converter(
     else:
         lines.append("    o = _new(_target)")
     for n, (wire, a) in enumerate(models.items()):
-        if wire not in fields:  # the union tag (set through its slot: the class may guard the field)
-            lines.append(f"    o.{slot_name(ns['_target'], a.name)} = {info['tag']!r}")
+        slot = slot_name(ns["_target"], a.name)  # (set through its slot: the class may guard the field)
+        if wire not in fields:  # the union tag
+            lines.append(f"    o.{slot} = {info['tag']!r}")
             continue
         f = fields[wire]
         tp, _ = _strip_optional(hints[a.name])
         value = _value_expr(tp, f, "v", ns, n)
         lines.append(f"    v = s.{f['attr']}")
         if a.default is attrs.NOTHING:
-            lines.append(f"    o.{a.name} = {value}")
+            lines.append(f"    o.{slot} = {value}")
             continue
         if isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
             ns[f"_d{n}"] = a.default.factory
@@ -458,7 +459,7 @@ def _converter(
         else:
             ns[f"_d{n}"] = a.default
             default = f"_d{n}"
-        lines.append(f"    o.{a.name} = {default} if v is UNSET else {value}")
+        lines.append(f"    o.{slot} = {default} if v is UNSET else {value}")
     for n, (key, const, items_key, allowed) in enumerate(info["rules"]):
         ns[f"_allowed{n}"] = allowed
         lines.append(
