@@ -11,7 +11,8 @@ here add what the schema cannot say, the same way in every constructor:
 * the finished block is validated against the schema, so what is constructed can be written.
 
 Decoding (:func:`block_from_dict`, ``Msg.from_json``) returns these classes too. Blocks are mutable slotted
-attrs classes; a block changed after construction is checked again when a message holding it is built.
+attrs classes; a block changed after construction is checked again when a message holding it is built, but for a
+block's or a source's ``type``, refused as it is set to another tag (rule ``const``).
 A constructor keeps the containers nested in what it is given (a caller changing them later changes the block),
 while the readers (:func:`block_from_dict`, :func:`source_from_dict`, ``Msg.from_dict``) copy them.
 Every block and source has ``unknown_keys``: keys of its JSON object the schema does not declare, kept as read
@@ -172,15 +173,17 @@ def _sdk_class(generated: type) -> type:
     return cls
 
 
-def _tag_check(tag: str) -> Callable[[Any, Any], None]:
-    """What a block's ``type`` may be set to (:func:`~agentmsg._codec.converter.guard_field`): its class's tag, else
-    refused as its constructor refuses it (``const`` at ``/type``). Set after construction to another block's tag, a
-    block was written as that block and read back as its class (a TextBlock as an ImageBlock), unchecked: only a
-    message's constructor checks its blocks again."""
+def _tag_check(tag: str, kind: str = "content-block") -> Callable[[Any, Any], None]:
+    """What a block's (or a source's: ``kind`` ``source``) ``type`` may be set to
+    (:func:`~agentmsg._codec.converter.guard_field`): its class's tag, else refused as its constructor refuses it
+    (``const`` at ``/type``). Set after construction to another block's tag, a block was written as that block and
+    read back as its class (a TextBlock as an ImageBlock), unchecked: only a message's constructor checks its blocks
+    again; a source set to the other source's tag was written as neither (a ``base64`` source with a ``url``), which
+    no reader takes."""
 
-    def check(block: Any, value: Any) -> None:
+    def check(obj: Any, value: Any) -> None:
         if value != tag:
-            raise _tag_error(block, tag, value, "/type")
+            raise _tag_error(obj, tag, value, "/type", kind)
 
     return check
 
@@ -250,6 +253,8 @@ _BLOCK_TAGS: dict[str, type] = {_tag_of(c): c for c in _GENERATED_BLOCKS}
 _SOURCE_TAGS: dict[str, type] = {_tag_of(c): c for c in (URLSource, Base64Source)}
 #: each source class's tag (:func:`_own_tag`)
 _SOURCE_TAG_OF: dict[type, str] = {c: tag for tag, c in _SOURCE_TAGS.items()}
+for _source_class, _source_tag in _SOURCE_TAG_OF.items():  # (a source's type held to its tag, as a block's is)
+    guard_field(_source_class, "type", _tag_check(_source_tag, "source"))
 _Table: TypeAlias = dict[str, Any]  # ``type`` tag -> structure hook
 #: The decoding tables (blocks, sources; closed, open): ``type`` tag -> structure hook, compiled by the first decode,
 #: not at import
@@ -428,13 +433,13 @@ def _own_tag(obj: Any, pointer: str) -> None:
         raise _tag_error(obj, tag, obj.type, pointer)
 
 
-def _tag_error(obj: Any, tag: str, value: Any, pointer: str) -> ValidationError:
+def _tag_error(obj: Any, tag: str, value: Any, pointer: str, kind: str = "content-block") -> ValidationError:
     """The refusal of ``value`` as the ``type`` of ``obj``, a block or a source whose tag is ``tag``."""
     return ValidationError.single(
         pointer,
         "const",
         f"a {type(obj).__name__}'s type is {tag!r}, got {short_repr(value, 60)} (build the class of that type instead)",
-        "content-block",
+        kind,
     )
 
 

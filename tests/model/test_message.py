@@ -501,10 +501,10 @@ def test_blocks_are_normalised_the_same_way_in_every_constructor() -> None:
             lambda: ImageBlock(
                 source=Base64Source(type="url", media_type="image/png", data="AAAA", unknown_keys={"url": "x"})  # type: ignore[arg-type]
             ),
-            "/source/type",
+            "/type",  # (the source's own constructor refuses it, as a block's does: kind source)
             "'url'",
         ),
-        (lambda: ImageBlock(source=URLSource(type="base64", url="u")), "/source/type", "'base64'"),  # type: ignore[arg-type]
+        (lambda: ImageBlock(source=URLSource(type="base64", url="u")), "/type", "'base64'"),  # type: ignore[arg-type]
     ],
     ids=[
         "image-as-audio",
@@ -549,6 +549,35 @@ def test_a_blocks_type_set_after_construction_to_another_tag_is_refused(cls: Any
     assert agentmsg.block_to_json(block) == before
     assert type(agentmsg.block_from_json(before)) is cls
     assert agentmsg.block_to_dict(attrs.evolve(block)) == agentmsg.block_to_dict(block)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [{"type": "url", "url": "https://e.com/a.png"}, {"type": "base64", "media_type": "image/png", "data": "AAAA"}],
+    ids=["url", "base64"],
+)
+@pytest.mark.parametrize("block", ["image", "audio", "video", "data"])
+def test_a_sources_type_set_after_construction_to_another_tag_is_refused(source: dict[str, Any], block: str) -> None:
+    """``block.source.type = "base64"`` on a URL source was taken: the message was written with a ``base64`` source
+    holding a ``url`` (which no reader takes: ``"data" is a required property``). A source's ``type`` is held to its
+    class's tag as a block's is: refused as set (``const`` at ``/type``, kind ``source``, the same words), the
+    source unchanged; its own tag may be set again."""
+    msg = agentmsg.Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [{"type": block, "source": source}]})
+    src: Any = msg.content[0].source  # type: ignore[union-attr]
+    before = msg.to_json()
+    tag = src.type
+    for other in ["base64" if tag == "url" else "url", "image", 5, None]:
+        with pytest.raises(ValidationError) as info:
+            src.type = other
+        assert info.value.kind == "source"
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/type", "const")]
+        assert info.value.problems[0].message == (
+            f"a {type(src).__name__}'s type is {tag!r}, got {other!r} (build the class of that type instead)"
+        )
+        assert src.type == tag and msg.to_json() == before
+    src.type = tag
+    assert msg.to_json() == before and agentmsg.Msg.from_json(before) == msg
+    assert attrs.evolve(src) == src
 
 
 _SAMPLE_BLOCKS: dict[str, dict[str, Any]] = {
