@@ -8,9 +8,9 @@ from typing import Any
 
 from agentmsg._codec import legacy
 from agentmsg._codec.converter import dumps_json
-from agentmsg._codec.jsontext import MAX_WRITABLE_DEPTH, JsonInput, deeper_than, depth_error, loads
+from agentmsg._codec.jsontext import MAX_WRITABLE_DEPTH, JsonInput, deeper_than, loads
 from agentmsg._codec.schemas import array_validator_for_kind
-from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg, _decoding, _fast_path, restore_usage
 
 __all__ = ["decode_messages", "encode_messages"]
@@ -78,13 +78,11 @@ def _restore_usages(msgs: list[Msg]) -> None:
 def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
     """In a conversation blocks sit one level deeper than in a message: at the depth limit, a block read
     without its list or map keys (tool results' ``output``, ``metadata``) would be written with them one level
-    too deep. Such input is refused (``max-depth``); anything shallower is always writable."""
+    too deep. Such input is refused (``max-depth``, at the list or map that crosses the limit as it would be
+    written, as the readers name the part of their input that does); anything shallower is always writable."""
     # ([parsed] too deep for orjson: a walk, where writing it held a few copies of every long text)
     if deeper_than(parsed, MAX_WRITABLE_DEPTH - 1):
-        try:
-            dumps_json(msgs, "msg")  # raises SizeLimitError when the written form is too deep (where: not needed)
-        except SizeLimitError:  # (said as the reader says text too deep: of the whole input, pointer "")
-            raise depth_error("msg") from None
+        dumps_json(msgs, "msg")  # (raises SizeLimitError, at that list or map, when the written form is too deep)
 
 
 def _in_array(problem: Problem, index: int) -> Problem:

@@ -185,6 +185,38 @@ def test_tool_results_nested_too_deep_are_refused_before_their_notes_grow(strict
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/output/0" * 127, "max-depth")]
 
 
+@pytest.mark.parametrize("max_depth", [254, 253])
+def test_tool_results_read_from_result_objects_past_the_limit_are_said_where_they_cross_it(
+    max_depth: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A legacy ``result`` object is one level where the ``output`` it is read as is two: tool results nested in each
+    other's ``result`` pass the readers' depth check, and the legacy reader refused them at ``""`` (kind
+    content-block, in a message too), where every other max-depth names the part that crosses the limit. Now at the
+    tool result read past it (255 levels down as read), or its output (the level below it, at an odd limit), named
+    where it was read, in the reader's kind."""
+    monkeypatch.setattr(agentmsg.limits, "max_depth", max_depth)
+    block: Any = {"type": "text", "text": "x"}
+    for _ in range(200):
+        block = {"type": "tool_result", "id": "c", "result": block}
+    msg = {"id": "m", "role": "ASSISTANT", "content": [block]}
+    steps = (max_depth + 1) // 2  # (a tool result two levels below the one holding it: the first at 1, or 3 in a msg)
+    in_block, in_msg = "/result" * steps, "/content/0" + "/result" * (steps - 1)
+    reads: list[tuple[Callable[[], Any], str, str]] = [
+        (lambda: agentmsg.block_from_dict(block), "content-block", in_block),
+        (lambda: agentmsg.block_from_json(json.dumps(block)), "content-block", in_block),
+        (lambda: agentmsg.read_legacy_keys(block, "content-block"), "content-block", in_block),
+        (lambda: Msg.from_dict(msg), "msg", in_msg),
+        (lambda: Msg.from_json(json.dumps(msg)), "msg", in_msg),
+        (lambda: agentmsg.read_legacy_keys(msg), "msg", in_msg),
+        (lambda: agentmsg.decode_messages(json.dumps([msg])), "msg", "/0" + in_msg),
+    ]
+    for read, kind, pointer in reads:
+        with pytest.raises(agentmsg.SizeLimitError) as info:
+            read()
+        assert info.value.kind == kind
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "max-depth")]
+
+
 def test_tool_results_at_the_depth_limit_are_read_with_their_notes() -> None:
     notes: list[Problem] = []
     block = agentmsg.block_from_dict(nested_results(125, uses=True), notes=notes)  # 253 levels, the text output read

@@ -588,11 +588,17 @@ def test_a_lowered_max_depth_holds_on_every_path_the_fast_one_included(monkeypat
 
 def test_a_conversation_at_the_limit_is_refused_when_its_written_form_would_be_deeper() -> None:
     """Blocks sit one level deeper in a conversation: a tool result read without ``output``/``metadata`` at
-    level 254 would be written with them at 255. Refused, on the fast and the detailed path alike."""
+    level 254 would be written with them at 255. Refused, on the fast and the detailed path alike, at the list that
+    crosses the limit as it would be written (it was said at ``""``, the only max-depth said of no part)."""
     bare = [_nested_results(125, {"type": "tool_result", "id": "c"})]
     full = [_nested_results(125, {"type": "tool_result", "id": "c", "output": [], "metadata": {}})]
     for data in (json.dumps(bare), json.dumps(bare).encode()):
-        assert _problems(partial(agentmsg.decode_messages, data)) == [("", "max-depth")]
+        with pytest.raises(SizeLimitError) as info:
+            agentmsg.decode_messages(data)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [
+            ("/0/content/0" + "/output/0" * 125 + "/output", "max-depth")
+        ]
+        assert info.value.problems[0].message == "nested deeper than 254 levels (limits.max_depth)"
     with pytest.raises(SizeLimitError):
         agentmsg.decode_messages(json.dumps(full))  # already 255 deep as read
     text = [_nested_results(125, {"type": "text", "text": "x"})]  # 254 deep, nothing added on write

@@ -225,7 +225,7 @@ def _unread(notes: list[Problem], here: str, key: str, value: Any, wanted: str) 
     )
 
 
-def block(data: Any, notes: list[Problem], at: str = "", python: bool = False) -> Any:
+def block(data: Any, notes: list[Problem], at: str = "", python: bool = False, kind: str = "content-block") -> Any:
     """A content block (parsed JSON) with its legacy keys, and those of the blocks it holds, read in their current
     form; ``data`` itself when it has none (or is no block). Notes go to ``notes``, pointers under ``at``.
     ``python``: the block is in a message AgentScope Python wrote, whose 2.x block keys are read too.
@@ -235,14 +235,16 @@ def block(data: Any, notes: list[Problem], at: str = "", python: bool = False) -
     RecursionError out of the reducer. The notes come in order: a block's own, then those of its output blocks.
 
     Each frame is a tool result and its output list, two levels: more frames than half ``limits.max_depth`` is a
-    block too deep (:class:`SizeLimitError`, rule ``max-depth``), refused before its notes, whose pointers have a step
-    per frame, grow quadratic in its depth (``block_from_dict``; the other readers check the depth first)."""
+    block too deep (:class:`SizeLimitError` of ``kind``, rule ``max-depth``, at the part that crosses the limit as
+    read: :func:`_past_limit`), refused before its notes, whose pointers have a step per frame, grow quadratic in its
+    depth (a legacy ``result`` object is one level where the ``output`` it is read as is two: the readers' depth
+    check, made first, lets it by)."""
     stack: list[_Frame] = []
     done = _own_keys(data, notes, at, python, stack)
     frames = limits.max_depth // 2
     while stack:
         if len(stack) > frames:
-            raise depth_error("content-block")
+            raise depth_error(kind, _past_limit(stack, at))
         top = stack[-1]
         if len(top.mapped) < len(top.output):
             i = len(top.mapped)
@@ -270,6 +272,18 @@ class _Frame:
     def __init__(self, out: dict[str, Any], output: list[Any], where: list[str] | None, at: str) -> None:
         self.out, self.output, self.where, self.at = out, output, where, at
         self.mapped: list[Any] = []
+
+
+def _past_limit(stack: list[_Frame], at: str) -> str:
+    """Where the tool results of ``stack`` (each in the output of the one before; the first read at ``at``, as deep as
+    its pointer's steps) first cross ``limits.max_depth`` as they are read, named where that was read: a tool result
+    (two levels below the one holding it) or its output, one level below it (its ``result`` where it was read from
+    that key)."""
+    below, output = divmod(limits.max_depth - at.count("/"), 2)  # (levels past the first block to the one past)
+    top = stack[min(below, len(stack) - 1)]
+    if not output:
+        return top.at
+    return top.at + ("/output" if top.where is None else "/result")
 
 
 def _own_keys(data: Any, notes: list[Problem], at: str, python: bool, stack: list[_Frame]) -> Any:
@@ -448,7 +462,7 @@ def message(data: Any, notes: list[Problem], at: str = "") -> Any:
         out = {**out, "content": [{"type": "text", "text": content}]}
         _note(notes, at + "/content", f"content is text ({_PY}): read as a list of one text block")
     elif type(content) is list:
-        mapped = [block(b, notes, f"{at}/content/{i}", python) for i, b in enumerate(content)]
+        mapped = [block(b, notes, f"{at}/content/{i}", python, "msg") for i, b in enumerate(content)]
         if any(m is not b for m, b in zip(mapped, content, strict=True)):
             out = {**out, "content": mapped}
     if "metadata" in out and out["metadata"] is None:
@@ -593,9 +607,9 @@ def _blocks(data: dict[str, Any], key: str, notes: list[Problem], at: str, inner
     for i, item in enumerate(items):
         here = f"{at}/{key}/{i}"
         if inner is None:
-            mapped.append(block(item, notes, here))
+            mapped.append(block(item, notes, here, kind="event"))
         elif type(item) is dict and inner in item:
-            b = block(item[inner], notes, f"{here}/{inner}")
+            b = block(item[inner], notes, f"{here}/{inner}", kind="event")
             mapped.append(item if b is item[inner] else {**item, inner: b})
         else:
             mapped.append(item)
