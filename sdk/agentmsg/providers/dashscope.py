@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import attrs
 
-from agentmsg._codec.jsontext import json_type
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, json_type
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
@@ -429,7 +429,7 @@ def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Map
         for position, ch in enumerate(choices):
             if isinstance(ch, dict):
                 i = ch.get("index", position)
-                if type(i) is not int:
+                if type(i) is not int or not INT_MIN <= i <= INT_MAX:  # (beyond 64 bits: as a stream's float)
                     i = b.index(i, position, "a choice's index")
                 if ch.get("logprobs"):
                     b.not_kept(

@@ -20,7 +20,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from agentmsg import Msg
-from agentmsg._codec.jsontext import json_type
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, json_type
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request import cache as C
@@ -990,7 +990,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
     if not usual and not _SNAKE_CANDIDATE.isdisjoint(cand):
         cand = _camel_keys(b, cand, "a candidate")
     i = cand.get("index", 0)
-    if type(i) is not int:
+    if type(i) is not int or not INT_MIN <= i <= INT_MAX:  # (beyond 64 bits: as a stream's float, said)
         i = b.index(i, 0, "a candidate's index")
     content = cand.get("content")
     parts = content.get("parts") if isinstance(content, dict) else None

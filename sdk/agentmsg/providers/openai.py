@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import attrs
 
-from agentmsg._codec.jsontext import json_type
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, json_type
 from agentmsg.blocks import ImageBlock
 from agentmsg.errors import ValidationError, unknown_choice
 from agentmsg.message import Msg
@@ -1117,7 +1117,7 @@ class Reader(PayloadReader):
             return
         for ch in choices:
             i = ch.get("index", 0)
-            if type(i) is not int:
+            if type(i) is not int or not INT_MIN <= i <= INT_MAX:  # (beyond 64 bits: a payload the codec read)
                 i = b.index(i, 0, "a choice's index")
             delta = ch.get("delta")
             if type(delta) is not dict:

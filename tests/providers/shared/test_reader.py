@@ -1686,23 +1686,38 @@ def test_a_provider_errors_message_is_written_once_per_choice() -> None:
 
 
 @pytest.mark.parametrize("index", [2**64, 2**70, -(2**63) - 1], ids=["2^64", "2^70", "-2^63-1"])
-def test_a_choice_index_beyond_64_bits_is_read_as_the_first_whole_and_streamed(index: int) -> None:
-    """An OpenAI choice index beyond 64 bits was read two ways: a stream's payload (orjson: the nearest float) as
-    choice 0, said, a whole response (the codec: the integer) as choice ``choice/<index>``, unsaid. Both read it as
-    the first choice now (StreamBuilder.index's rule for an index that is no integer), said alike; an index of 64
-    bits (2^64-1, -2^63) is still a choice of its own."""
-    message = [("type", "a choice's index is not an integer (a number beyond 64 bits): read as 0")]
-    streamed = list(openai.parse_stream(_written(_indexed("openai", 0, "A"), _indexed("openai", index, "B", "stop"))))
-    whole = _indexed("openai", index, "B", "stop")
-    whole["choices"][0]["message"] = whole["choices"][0].pop("delta")
-    for events, text in ((streamed, "AB"), (openai.response_events(json.dumps(whole)), "B")):
+@pytest.mark.parametrize("provider", ["openai", "gemini", "dashscope"])
+def test_a_choice_index_beyond_64_bits_is_read_as_the_first_whole_and_streamed(provider: str, index: int) -> None:
+    """A choice index (Gemini: a candidate's) beyond 64 bits was read two ways: a stream's payload (orjson: the
+    nearest float) as choice 0, said, a whole response (the codec: the integer) as choice ``choice/<index>``, unsaid;
+    Gemini's and DashScope's whole responses, and a streamed payload the codec reads (one holding a number beyond a
+    double), still so after OpenAI's whole was fixed. All read it as the first choice now (StreamBuilder.index's rule
+    for an index that is no integer), said alike; an index of 64 bits (2^64-1, -2^63) is still a choice of its own."""
+    mod = get(provider)
+    stop = "STOP" if provider == "gemini" else "stop"
+    what = "a candidate's index" if provider == "gemini" else "a choice's index"
+    message = [("type", f"{what} is not an integer (a number beyond 64 bits): read as 0")]
+
+    def whole(i: int) -> dict[str, Any]:
+        payload = _indexed(provider, i, "B", stop)
+        if provider == "openai":
+            payload["choices"][0]["message"] = payload["choices"][0].pop("delta")
+        return payload
+
+    streamed = list(mod.parse_stream(_written(_indexed(provider, 0, "A"), _indexed(provider, index, "B", stop))))
+    codec = _written(_indexed(provider, 0, "A")) + _written(_indexed(provider, index, "B", stop)).replace(
+        b"{", b'{"seed": 1e400, ', 1
+    )  # (orjson reads no number beyond a double: the payload is read by the codec, the index an exact integer)
+    for events, text in (
+        (streamed, "AB"),
+        (list(mod.parse_stream(codec)), "AB"),
+        (mod.response_events(json.dumps(whole(index))), "B"),
+    ):
         assert [(e["value"]["rule"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"] == message
         assert {e.get("source") for e in events} == {None}
         assert reduce_ok([e for e in events if e["type"] != "CUSTOM"]).text_content == text
     for edge in (2**64 - 1, -(2**63)):
-        whole = _indexed("openai", edge, "B", "stop")
-        whole["choices"][0]["message"] = whole["choices"][0].pop("delta")
-        events = openai.response_events(json.dumps(whole))
+        events = mod.response_events(json.dumps(whole(edge)))
         assert {e.get("source") for e in events} == {f"choice/{edge}"}
-        streamed = list(openai.parse_stream(_written(_indexed("openai", edge, "B", "stop"))))
+        streamed = list(mod.parse_stream(_written(_indexed(provider, edge, "B", stop))))
         assert {e.get("source") for e in streamed} == {f"choice/{edge}"}
