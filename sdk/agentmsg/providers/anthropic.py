@@ -634,9 +634,9 @@ def _usage(u: Mapping[str, Any], b: StreamBuilder) -> dict[str, Any] | None:
     )
 
 
-def _finish(b: StreamBuilder, reason: Any) -> None:
+def _finish(b: StreamBuilder, reason: Any, over: bool = True) -> None:
     if isinstance(reason, str) and reason:
-        b.finish(0, reason, tool_calls=reason == "tool_use", normal=reason in _NORMAL_STOP)
+        b.finish(0, reason, tool_calls=reason == "tool_use", normal=reason in _NORMAL_STOP, over=over)
         if reason == "refusal":
             b.refused(0)
 
@@ -1135,7 +1135,8 @@ class Reader(PayloadReader):
                 _block(b, index, block, whole=True)
                 self._kinds[f"b{index}"] = _ENDED
         if m.get("stop_reason"):
-            _finish(b, m.get("stop_reason"))
+            # (a message_delta's replaces it, as in the SDK's accumulator: the blocks that follow are no late content)
+            _finish(b, m.get("stop_reason"), over=False)
         _ending_not_kept(b, m)
         _request_not_kept(b, m)
 

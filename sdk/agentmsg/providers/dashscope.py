@@ -852,6 +852,10 @@ class Reader(PayloadReader):
                     self._media(i, content)
             if isinstance(calls, list):
                 self._tool_calls(i, calls, whole)
+            if self.held is not None and self.held[0][0] == i and reason and reason != "null":
+                # the choice's text held to tell the mode was received before its finish reason: emitted before it
+                # (as cumulative, the API's default, as end() would), not after it (a fragment after is said: late)
+                self._settle()
             _finish(b, i, reason)
 
     def _parts(self, i: int, parts: list[Any]) -> None:

@@ -266,7 +266,8 @@ def test_gemini_raw_json_error_after_the_events_ends_the_reply_with_its_code(err
     assert meta["agentmsg_errors"] == [
         {"type": err["status"], "message": err["message"], "provider": "gemini", "code": err["code"]}
     ]
-    assert said(events) == ["sse"]  # said once
+    # the error said once; the second chunk's text, after the first's finishReason, said too (kept: "Second ")
+    assert said(events) == ["order", "sse"]
 
 
 def test_a_raw_json_value_cut_before_it_is_whole_is_said_and_the_events_after_it_read() -> None:

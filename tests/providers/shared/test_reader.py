@@ -1721,3 +1721,112 @@ def test_a_choice_index_beyond_64_bits_is_read_as_the_first_whole_and_streamed(p
         assert {e.get("source") for e in events} == {f"choice/{edge}"}
         streamed = list(mod.parse_stream(_written(_indexed(provider, edge, "B", stop))))
         assert {e.get("source") for e in streamed} == {f"choice/{edge}"}
+
+
+def _late_stream(provider: str, kind: str, late: bool) -> bytes:
+    """A stream of ``provider`` whose choice 0 gives two fragments of ``kind`` (text, reasoning or arguments), then,
+    with ``late``, its finish reason and then three more (a late fragment repeats its shape: the C kernels route it);
+    else the finish reason after the five."""
+    pieces = ['{"a"', ":", "1", ",", '"b":2}'] if kind == "arguments" else ["A", "B", "C", "D", "E"]
+    if provider == "anthropic":
+        blocks: dict[str, dict[str, Any]] = {"text": {"type": "text", "text": ""}, "reasoning": {"type": "thinking"}}
+        block = blocks.get(kind, {"type": "tool_use", "id": "t1", "name": "f", "input": {}})
+        field = {"text": ("text_delta", "text"), "reasoning": ("thinking_delta", "thinking")}.get(
+            kind, ("input_json_delta", "partial_json")
+        )
+        start: dict[str, Any] = {"id": "msg_1", "model": "claude", "content": [], "stop_reason": None}
+        events: list[dict[str, Any]] = [
+            {"type": "message_start", "message": start},
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        ]
+        events += [
+            {"type": "content_block_delta", "index": 0, "delta": {"type": field[0], field[1]: p}} for p in pieces
+        ]
+        stop = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}
+        events.insert(4 if late else 7, stop)
+        events += [{"type": "content_block_stop", "index": 0}, {"type": "message_stop"}]
+        return b"".join(b"event: %s\ndata: %s\n\n" % (e["type"].encode(), orjson.dumps(e)) for e in events)
+    payloads: list[dict[str, Any]] = []
+    for n, p in enumerate(pieces):
+        if provider == "openai":
+            delta: dict[str, Any] = {"text": {"content": p}, "reasoning": {"reasoning_content": p}}.get(
+                kind, {"tool_calls": [{"index": 0, "function": {"arguments": p}}]}
+            )
+            if kind == "arguments" and n == 0:
+                delta["tool_calls"][0].update(id="t1", type="function", function={"name": "f", "arguments": p})
+            payloads.append(
+                {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            )
+        elif provider == "dashscope":
+            message = {"role": "assistant", "content": p} if kind == "text" else {"reasoning_content": p}
+            payloads.append({"output": {"choices": [{"message": message, "finish_reason": "null"}]}, "request_id": "q"})
+        else:
+            part = {"text": p, "thought": True} if kind == "reasoning" else {"text": p}
+            payloads.append({"candidates": [{"content": {"role": "model", "parts": [part]}}], "responseId": "r1"})
+    if provider == "openai":
+        stop_payload: dict[str, Any] = {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {}}]}
+        stop_payload["choices"][0]["finish_reason"] = "tool_calls" if kind == "arguments" else "stop"
+    elif provider == "dashscope":
+        stop_payload = {"output": {"choices": [{"message": {}, "finish_reason": "stop"}]}, "request_id": "q"}
+    else:
+        stop_payload = {"candidates": [{"content": {"role": "model", "parts": []}, "finishReason": "STOP"}]}
+    payloads.insert(2 if late else 5, stop_payload)
+    return sse(*payloads, done=provider == "openai")
+
+
+@pytest.mark.parametrize(
+    ("provider", "kind"),
+    [
+        ("openai", "text"),
+        ("openai", "reasoning"),
+        ("openai", "arguments"),
+        ("dashscope", "text"),
+        ("dashscope", "reasoning"),
+        ("gemini", "text"),
+        ("gemini", "reasoning"),
+        ("anthropic", "text"),
+        ("anthropic", "reasoning"),
+        ("anthropic", "arguments"),
+    ],
+)
+def test_a_fragment_after_its_choices_finish_reason_is_said_and_kept(provider: str, kind: str) -> None:
+    """A text, reasoning or arguments fragment for a choice after its finish reason (OpenAI's and DashScope's
+    finish_reason, Gemini's finishReason, Anthropic's message_delta stop_reason) was joined to the choice unsaid. It
+    is still kept in its place (as openai's ChatCompletionStreamState, anthropic's accumulator and google-genai's chat
+    history keep it) and said once (rule order), the routed repeats too; a stream that finishes after its fragments
+    says nothing, cut anywhere."""
+    what = {"text": "a text fragment", "reasoning": "a reasoning fragment", "arguments": "a tool call's arguments"}
+    reason = {"openai": "tool_calls" if kind == "arguments" else "stop", "gemini": "STOP", "anthropic": "end_turn"}
+    message = (
+        f"{what[kind]} for choice 0 after its finish reason ({reason.get(provider, 'stop')}): kept in its place (as"
+        " the provider's SDK accumulates it)"
+    )
+    for late in (True, False):
+        body = _late_stream(provider, kind, late)
+        for pieces in ([body], [body[i : i + 11] for i in range(0, len(body), 11)]):
+            events = list(get(provider).parse_stream(pieces))
+            notes = [(e["value"]["rule"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"]
+            assert notes == ([("order", message)] if late else [])
+            msg = reduce_ok(events)
+            if kind == "arguments":
+                assert calls(msg) == [("t1", "f", {"a": 1, "b": 2})]
+            elif kind == "reasoning":
+                assert [b.thinking for b in msg.content] == ["ABCDE"]  # type: ignore[union-attr]
+            else:
+                assert msg.text_content == "ABCDE"
+
+
+def test_dashscope_text_held_to_tell_the_mode_is_no_fragment_after_the_finish() -> None:
+    """DashScope's reader holds a value that may be incremental or cumulative ("a" then "ab") until the next one tells,
+    or the reply ends: the value of the finish chunk, emitted when the reply ends, came before the finish reason: it
+    is no late fragment (nothing said), as it was."""
+    payloads = [
+        {
+            "output": {"choices": [{"message": {"role": "assistant", "content": t}, "finish_reason": f}]},
+            "request_id": "q",
+        }
+        for t, f in (("a", "null"), ("ab", "stop"))
+    ]
+    events = list(dashscope.parse_stream(sse(*payloads, done=False)))
+    assert custom(events) == []
+    assert reduce_ok(events).text_content == "ab"

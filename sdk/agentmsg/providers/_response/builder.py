@@ -153,6 +153,7 @@ class _Choice:
         "json",
         "minted",
         "normal",
+        "over",
         "reason",
         "refusal",
         "reply_id",
@@ -178,6 +179,7 @@ class _Choice:
         self.appeared = 0  # calls that appeared so far (each call's seq)
         self.finish: str | None = None  # the provider's finish reason
         self.normal = False  # the finish reason is a plain stop
+        self.over = False  # the provider said the choice is over (its finish reason): a fragment after it is said
         self.minted = 0  # tool call ids minted so far
         self.reason: str | None = None  # generate reason when not MODEL_STOP
         self.error: dict[str, Any] | None = None
@@ -568,6 +570,8 @@ class StreamBuilder:
         c = self._choices.get(choice)
         if c is None or not c.started:
             c = self.choice(choice)
+        if c.over:
+            self._after_finish(c, choice, "a text fragment")
         if ends is not None and ends in c.blocks:
             self.end_block(ends, c)
         if self.structured is not None and slot not in _NOT_ANSWER:
@@ -596,8 +600,8 @@ class StreamBuilder:
         started call's key, whose arguments have begun). None when the method would do more (a subclass's,
         structured output's text, a source), or nothing of that kind is open there."""
         c = self._choices.get(0)
-        if type(self) is not StreamBuilder or c is None or not c.started or c.source is not None:
-            return None
+        if type(self) is not StreamBuilder or c is None or not c.started or c.source is not None or c.over:
+            return None  # (after the finish reason: each fragment said, see text)
         if kind == "call":
             call = c.calls.get(slot)
             if call is None or not call.open or not call.started or not call.args:
@@ -638,6 +642,8 @@ class StreamBuilder:
             self._not_text("a thinking fragment, signature or redacted data", delta, signature, redacted)
             return
         c = self.choice(choice)
+        if delta and c.over:
+            self._after_finish(c, choice, "a reasoning fragment")
         block = c.blocks.get(slot)
         block_id = block[1] if block is not None and block[0] == "thinking" else self._open(c, slot, "thinking")
         e = self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta=delta)
@@ -824,6 +830,8 @@ class StreamBuilder:
             arguments = self.string(arguments, "a tool call's arguments")
             thought_signature = self.string(thought_signature, "a tool call's thought signature")
         c = self.choice(choice)
+        if c.over and (arguments or name):
+            self._after_finish(c, choice, "a tool call's arguments" if arguments else "a tool call")
         call = c.calls.get(key)
         if call_id and call is not None and call.given is not None and call.given != call_id:
             self._end_call(c, call)
@@ -1114,14 +1122,19 @@ class StreamBuilder:
         self._said.add(key)
         self.problem("type", f"{field} is no object ({json_type(value)}): its counts not kept")
 
-    def finish(self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False) -> None:
+    def finish(
+        self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False, over: bool = True
+    ) -> None:
         """The provider's finish reason for a choice. ``tool_calls``: the reason says the model called
         tools; ``normal``: a plain stop, which means TOOL_CALLS too when the choice holds tool calls
         (Gemini has no tool finish reason; some compatible providers say ``stop``). Anything else
-        (length, content filter, refusal, ...) keeps MODEL_STOP."""
+        (length, content filter, refusal, ...) keeps MODEL_STOP. ``over``: the reason ends the choice's
+        content, a fragment after it is said (:meth:`_after_finish`); False for a reason given ahead that a later
+        one replaces (Anthropic's in its message_start)."""
         c = self.choice(choice)
         c.finish = finish_reason if isinstance(finish_reason, str) else "stop"
         c.normal = normal
+        c.over = c.over or over
         if tool_calls and c.reason is None:
             c.reason = "TOOL_CALLS"
 
@@ -1311,13 +1324,27 @@ class StreamBuilder:
         self.problem("type", f"{what} is not a string (a JSON {json_type(value)}): left out")
         return None
 
-    def late(self, what: str, keep: bool) -> bool:
+    def late(self, what: str, keep: bool, *, joined: bool = False) -> bool:
         """A fragment (``what``: its kind and place) for a block or item that ended or never started: said (problem
         ``order``, once per text, as every problem), and ``keep`` returned: a text or reasoning fragment is kept in a
         block of its own (nothing received is lost, nothing joined to a block that ended), arguments or a signature
-        are skipped (they have no block of theirs to go to)."""
-        self.problem("order", f"{what}: {'kept in a block of its own' if keep else 'skipped (and any more like it)'}")
+        are skipped (they have no block of theirs to go to). ``joined``: the fragment came after its choice's finish
+        reason, whose blocks and calls are still open: kept in its place, as the provider's SDK accumulates it (see
+        :meth:`_after_finish`)."""
+        if joined:
+            outcome = "kept in its place (as the provider's SDK accumulates it)"
+        else:
+            outcome = "kept in a block of its own" if keep else "skipped (and any more like it)"
+        self.problem("order", f"{what}: {outcome}")
         return keep
+
+    def _after_finish(self, c: _Choice, index: int, what: str) -> None:
+        """A fragment (``what``: its kind) for choice ``index`` after its finish reason: said (problem ``order``, once
+        per choice and kind) and kept where it goes, as if it had come before the finish reason (the text joined to
+        the block still open, arguments to their call), as the SDKs keep it (openai's ChatCompletionStreamState joins
+        it to the message, anthropic's accumulator to its block, google-genai's chat history keeps every chunk's
+        content): nothing received is lost, nor moved."""
+        self.late(f"{what} for choice {index} after its finish reason ({c.finish!s:.40})", True, joined=True)
 
     def index(self, value: Any, default: int, what: str) -> int:
         """A choice's (a candidate's) index: ``value`` when it is an integer (a boolean is none), ``default`` when it

@@ -173,9 +173,11 @@ class ThinkTagBuilder(StreamBuilder):
         self._flush(index, slot)
         super().end_block(slot, c, metadata=metadata)
 
-    def finish(self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False) -> None:
+    def finish(
+        self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False, over: bool = True
+    ) -> None:
         self._flush(choice)
-        super().finish(choice, finish_reason, tool_calls=tool_calls, normal=normal)
+        super().finish(choice, finish_reason, tool_calls=tool_calls, normal=normal, over=over)
 
     def error(self, message: str, *, kind: str = "provider_error", choice: int | None = None, **info: Any) -> None:
         self._flush(choice)
