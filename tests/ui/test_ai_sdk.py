@@ -1335,6 +1335,59 @@ def test_a_start_naming_the_message_again_is_said_where_the_ai_sdk_reader_goes_o
     assert [m["id"] for m in messages] == ["m", "m", "m", "n", "m"]
 
 
+def test_a_start_naming_no_message_after_a_start_is_said_where_the_ai_sdk_reader_goes_on_with_it() -> None:
+    """A ``start`` with no messageId after another ``start``: the AI SDK's reader (``readUIMessageStream``) resets
+    only for a messageId other than its message's, so it goes on with the message before (its parts join that
+    UIMessage), with or without a ``finish`` between; the decoder gives another reply (the reducer another message).
+    That was said nowhere (a second start naming the same id is said); now it is said the same way (rule duplicate,
+    at the chunk), once per message it goes on with. A first start of no id, or one naming another id, says
+    nothing; a start of no id leaves the reader's message as it was (a later start naming it is said too)."""
+
+    def reply(message_id: str | None, text: str) -> list[dict[str, Any]]:
+        start: dict[str, Any] = {"type": "start"} if message_id is None else {"type": "start", "messageId": message_id}
+        return [
+            start,
+            {"type": "text-start", "id": text},
+            {"type": "text-delta", "id": text, "delta": text},
+            {"type": "text-end", "id": text},
+            {"type": "finish"},
+        ]
+
+    chunks = [
+        *reply(None, "a"),
+        *reply(None, "b"),
+        *reply("m", "c")[:-1],
+        *reply(None, "d"),
+        *reply(None, "e"),
+        *reply("m", "f"),
+    ]
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    events = [e for c in chunks for e in dec.feed(c)]
+    reader = "the AI SDK's reader goes on with"
+    assert [(n.pointer, n.rule, n.message) for n in dec.notes] == [
+        (
+            "/5",
+            "duplicate",
+            f"start names no message after a start: {reader} the message before it (one UIMessage); decoded as"
+            " another reply (two messages)",
+        ),
+        (
+            "/14",
+            "duplicate",
+            f'start names no message after a start: {reader} message "m" (one UIMessage); decoded as another reply'
+            " (two messages)",
+        ),
+        (
+            "/24",
+            "duplicate",
+            f'start names message "m" again: {reader} that message (one UIMessage); decoded as another reply of'
+            " that id (two messages)",
+        ),
+    ]
+    messages, _ = reduce(events)
+    assert [m["content"][0]["text"] for m in messages] == ["a", "b", "c", "d", "e", "f"]
+
+
 def test_a_model_call_end_without_its_start_opens_no_model_call_in_the_round_trip() -> None:
     """A MODEL_CALL_END with no MODEL_CALL_START before it (the reducer takes it, saying nothing) is written as a
     step, start-step and finish-step, as the UI needs one to end; the decoder read the start-step as a MODEL_CALL_START

@@ -233,3 +233,37 @@ def test_a_reply_of_the_same_id_again_is_one_message_to_the_ai_package_and_said_
     starts = [i for i, c in enumerate(got["chunks"]) if c["type"] == "start"]
     assert [(n.pointer, n.rule) for n in dec.notes] == [(f"/{starts[1]}", "duplicate")]
     assert [m["id"] for m in reduced(back)[0]] == ["r", "r"]
+
+
+def test_an_implicit_reply_after_a_reply_is_one_message_to_the_ai_package_and_said_by_the_decoder() -> None:
+    """A reply, then events outside any reply whose first is no model call's start (an implicit reply, named by no
+    replyId the encoder can give its ``start``): the reducer makes two messages, the encoder writes a ``start`` with
+    no messageId for the second, and the ai package's reader goes on with the first UIMessage (both texts in it).
+    agentmsg's decoder gives the two replies back and says where the reader merged them (rule duplicate, at the
+    second ``start``), as it says a start naming the message again."""
+    at = "2026-01-01T00:00:00Z"
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": at, "replyId": "r", **keys}
+
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TEXT_BLOCK_START", blockId="b1"),
+        ev(2, "TEXT_BLOCK_DELTA", blockId="b1", delta="one"),
+        ev(3, "TEXT_BLOCK_END", blockId="b1"),
+        ev(4, "AGENT_END"),
+        ev(5, "TEXT_BLOCK_START", blockId="b2"),
+        ev(6, "TEXT_BLOCK_DELTA", blockId="b2", delta="two"),
+        ev(7, "TEXT_BLOCK_END", blockId="b2"),
+    ]
+    messages, _ = reduced(events)
+    assert [m["id"] for m in messages] == ["r", "msg-e5"]
+    (got,) = read_with_ai([events])
+    assert got["errors"] == [] and got["message"]["id"] == "r"
+    assert parts_of_ui(got["message"]) == [["text", "one"], ["text", "two"]]
+    starts = [(i, c.get("messageId")) for i, c in enumerate(got["chunks"]) if c["type"] == "start"]
+    assert [s[1] for s in starts] == ["r", None]
+    dec = ai_sdk.AiSdkDecoder(strict=True)
+    back = [e for c in got["chunks"] for e in dec.feed(c)]
+    assert [(n.pointer, n.rule) for n in dec.notes] == [(f"/{starts[1][0]}", "duplicate")]
+    assert [m["id"] for m in reduced(back)[0]] == ["r", "msg-e5"]

@@ -1176,6 +1176,7 @@ class AiSdkDecoder:
         self._skip = False  # the next chunk is for the UI only (no event stands behind it)
         self._opener: str | None = None  # the id the next event takes (it opens an implicit reply)
         self._ui_message: str | None = None  # the messageId of the last ``start`` (the AI SDK reader's message)
+        self._ui_started = False  # a ``start`` came (the AI SDK's reader builds a message a start names no other of)
 
     def _note(self, key: str, message: str, rule: str = NOT_KEPT_RULE) -> None:
         if key not in self._noted:
@@ -1364,11 +1365,21 @@ class AiSdkDecoder:
 
     # -- reply and steps ---------------------------------------------------------------------------------------
     def _same_message(self, chunk: Mapping[str, Any]) -> None:
-        """A ``start`` naming the message the one before it named: the AI SDK's reader goes on with that UIMessage
-        (it starts a new one only for another id), where the decoder starts another reply, of the same id (two
-        messages): said (rule ``duplicate``, at the chunk), once per id."""
+        """A ``start`` naming the message the one before it named, or no message after another ``start``: the AI
+        SDK's reader goes on with that UIMessage (it starts a new one only for another id), where the decoder starts
+        another reply (two messages): said (rule ``duplicate``, at the chunk), once per id (a start of no id, once
+        per message it goes on with)."""
         message_id = chunk.get("messageId")
+        started, self._ui_started = self._ui_started, True
         if not isinstance(message_id, str):
+            if started:  # (a messageId of another type is said by _check, the chunk not read)
+                on = "the message before it" if self._ui_message is None else f"message {quoted(self._ui_message)}"
+                self._note(
+                    f"start-none:{on}",
+                    f"start names no message after a start: the AI SDK's reader goes on with {on} (one UIMessage);"
+                    " decoded as another reply (two messages)",
+                    "duplicate",
+                )
             return
         if message_id == self._ui_message:
             said = quoted(message_id)

@@ -203,6 +203,7 @@ export class AiSdkDecoder {
   #skip = false;
   #opener: string | null = null; // the id the next event takes (it opens an implicit reply)
   #uiMessage: string | null = null; // the messageId of the last `start` (the AI SDK reader's message)
+  #uiStarted = false; // a `start` came (the AI SDK's reader builds a message a start names no other of)
 
   constructor(options: AiSdkDecoderOptions = {}) {
     this.strict = options.strict ?? false;
@@ -432,12 +433,26 @@ export class AiSdkDecoder {
     return [this.#event("CUSTOM", {}, { name: kind.slice(5), value: chunk.data })];
   }
 
-  /** A `start` naming the message the one before it named: the AI SDK's reader goes on with that UIMessage (it
-   * starts a new one only for another id), where the decoder starts another reply, of the same id (two messages):
-   * said (rule `duplicate`, at the chunk), once per id. */
+  /** A `start` naming the message the one before it named, or no message after another `start`: the AI SDK's
+   * reader goes on with that UIMessage (it starts a new one only for another id), where the decoder starts another
+   * reply (two messages): said (rule `duplicate`, at the chunk), once per id (a start of no id, once per message it
+   * goes on with). */
   #sameMessage(chunk: Obj): void {
     const messageId = chunk.messageId;
-    if (typeof messageId !== "string") return;
+    const started = this.#uiStarted;
+    this.#uiStarted = true;
+    if (typeof messageId !== "string") {
+      if (started) {
+        // (a messageId of another type is said by #check, the chunk not read)
+        const on = this.#uiMessage === null ? "the message before it" : `message ${quoted(this.#uiMessage)}`;
+        this.#note(
+          `start-none:${on}`,
+          `start names no message after a start: the AI SDK's reader goes on with ${on} (one UIMessage); decoded as another reply (two messages)`,
+          "duplicate",
+        );
+      }
+      return;
+    }
     if (messageId === this.#uiMessage) {
       const said = quoted(messageId);
       this.#note(

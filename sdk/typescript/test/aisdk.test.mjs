@@ -136,3 +136,46 @@ test("a start naming the message again is said where the AI SDK's reader goes on
     ["m", "m", "m", "n", "m"],
   );
 });
+
+test("a start naming no message after a start is said where the AI SDK's reader goes on with it, as Python's notes say", () => {
+  const reply = (messageId, text) => [
+    messageId === null ? { type: "start" } : { type: "start", messageId },
+    { type: "text-start", id: text },
+    { type: "text-delta", id: text, delta: text },
+    { type: "text-end", id: text },
+    { type: "finish" },
+  ];
+  const chunks = [
+    ...reply(null, "a"),
+    ...reply(null, "b"),
+    ...reply("m", "c").slice(0, -1),
+    ...reply(null, "d"),
+    ...reply(null, "e"),
+    ...reply("m", "f"),
+  ];
+  const decoder = new AiSdkDecoder({ strict: true, clock });
+  const events = chunks.flatMap((chunk) => decoder.feed(chunk));
+  const reader = "the AI SDK's reader goes on with";
+  assert.deepEqual(decoder.notes, [
+    {
+      pointer: "/5",
+      rule: "duplicate",
+      message: `start names no message after a start: ${reader} the message before it (one UIMessage); decoded as another reply (two messages)`,
+    },
+    {
+      pointer: "/14",
+      rule: "duplicate",
+      message: `start names no message after a start: ${reader} message "m" (one UIMessage); decoded as another reply (two messages)`,
+    },
+    {
+      pointer: "/24",
+      rule: "duplicate",
+      message: `start names message "m" again: ${reader} that message (one UIMessage); decoded as another reply of that id (two messages)`,
+    },
+  ]);
+  assert.deepEqual(
+    events.filter((e) => e.type === "TEXT_BLOCK_DELTA").map((e) => e.delta),
+    ["a", "b", "c", "d", "e", "f"],
+  );
+  assert.equal(events.filter((e) => e.type === "AGENT_START").length, 6);
+});
