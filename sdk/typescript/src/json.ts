@@ -81,24 +81,65 @@ export function deepPointer(value: unknown, maxDepth = MAX_DEPTH): string {
 }
 
 /**
- * The first reason `value` cannot be written back as JSON (depth first, as Python's check_json_value
- * walks: the last child first), or null: nested deeper than MAX_DEPTH (rule `max-depth`, at the first array or
- * object in document order that crosses the limit, as Python names it: {@link deepPointer}), a
- * lone surrogate (`lone-surrogate`), a number that is not finite or a value JSON has no form for
- * (`json-value`). (Integers beyond 64 bits cannot be told apart from floats once parsed.)
+ * The first reason `value` cannot be written back as JSON, in document order (an array's items and an object's
+ * members in their order, depth first; an object key where it is, before its value), as Python's check_json_value
+ * names it, or null: nested deeper than MAX_DEPTH (rule `max-depth`, at the array or object that crosses the limit),
+ * a lone surrogate (`lone-surrogate`; in an object key, at the object's pointer), a number that is not finite or a
+ * value JSON has no form for (`json-value`). (Integers beyond 64 bits cannot be told apart from floats once parsed.)
+ * A value that has none costs one walk that keeps no path ({@link holdsProblem}); only one that has takes the walk
+ * that names it.
  */
 export function jsonProblem(value: unknown, maxDepth = MAX_DEPTH): SchemaProblem | null {
-  const stack: [unknown, number, Path][] = [[value, 0, null]];
+  return holdsProblem(value, maxDepth) ? firstProblem(value, maxDepth) : null;
+}
+
+/** Whether `value` holds anything {@link firstProblem} names (jsontext.py check_json_value's walk): iterative, the
+ * scalars looked at where their array or object is, only arrays and objects stacked, no path kept. */
+function holdsProblem(value: unknown, maxDepth: number): boolean {
+  if (typeof value !== "object" || value === null) return scalarProblem(value) !== null;
+  const stack: [object, number][] = [[value, 0]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [node, depth] = top;
+    if (depth >= maxDepth) return true;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const child: unknown = node[i];
+        if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+        else if (scalarProblem(child) !== null && (child !== undefined || i in node)) return true; // (a hole is none)
+      }
+    } else {
+      const record = node as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        if (hasLoneSurrogate(key)) return true;
+        const child = record[key];
+        if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+        else if (scalarProblem(child) !== null) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** The first problem of `value` in document order ({@link jsonProblem}), or null: a walk that keeps each node's path,
+ * for the error path only. */
+function firstProblem(value: unknown, maxDepth: number): SchemaProblem | null {
+  // (what is left to walk, the next one last; an object key holding a lone surrogate is an entry of its own, `key`)
+  const stack: [unknown, number, Path, boolean][] = [[value, 0, null, false]];
   while (stack.length) {
-    const [node, depth, path] = stack.pop()!;
+    const [node, depth, path, key] = stack.pop()!;
+    if (key) return { pointer: spelled(path), rule: "lone-surrogate", message: "object key: a string holds a lone UTF-16 surrogate" };
     if (typeof node === "object" && node !== null) {
-      if (depth >= maxDepth) return { pointer: deepPointer(value, maxDepth), rule: "max-depth", message: `nested deeper than ${maxDepth} levels (limits.max_depth)` };
+      // (the first array or object that deep in document order: the one deepPointer names)
+      if (depth >= maxDepth) return { pointer: spelled(path), rule: "max-depth", message: `nested deeper than ${maxDepth} levels (limits.max_depth)` };
       if (Array.isArray(node)) {
-        node.forEach((child, i) => stack.push([child, depth + 1, { key: i, up: path }]));
+        for (let i = node.length - 1; i >= 0; i--) if (i in node) stack.push([node[i], depth + 1, { key: i, up: path }, false]);
       } else {
-        for (const [key, child] of Object.entries(node)) {
-          if (hasLoneSurrogate(key)) return { pointer: spelled(path), rule: "lone-surrogate", message: "object key: a string holds a lone UTF-16 surrogate" };
-          stack.push([child, depth + 1, { key, up: path }]);
+        const record = node as Record<string, unknown>;
+        const keys = Object.keys(record);
+        for (let k = keys.length - 1; k >= 0; k--) {
+          const name = keys[k]!;
+          stack.push([record[name], depth + 1, { key: name, up: path }, false]);
+          if (hasLoneSurrogate(name)) stack.push([name, depth, path, true]);
         }
       }
     } else {

@@ -157,6 +157,19 @@ test("the compiled validators: role rules, event schema, date-time format", () =
   assert.deepEqual(validateMessage({ id: "m", role: "USER", content: [], timestamp: "2023-02-29T12:00:00Z" }).map((p) => [p.pointer, p.rule]), [["/timestamp", "timestamp"]]);
 });
 
+test("a value JSON cannot hold in several places: the first in document order is named, as Python names it", () => {
+  const first = (metadata) => validateMessage({ id: "m", role: "USER", content: [], metadata }).map((p) => [p.pointer, p.rule]);
+  let deep = [];
+  for (let i = 0; i < 300; i++) deep = [deep];
+  assert.deepEqual(first({ a: ["\ud800", "\udc00"] }), [["/metadata/a/0", "lone-surrogate"]]);
+  assert.deepEqual(first({ a: [NaN, Infinity] }), [["/metadata/a/0", "json-value"]]);
+  assert.deepEqual(first({ a: Infinity, "\ud800": 1 }), [["/metadata/a", "json-value"]]);
+  assert.deepEqual(first({ "\ud800": Infinity }), [["/metadata", "lone-surrogate"]]); // (a key before its value)
+  assert.deepEqual(first({ a: "\ud800", b: deep }), [["/metadata/a", "lone-surrogate"]]);
+  assert.deepEqual(first({ a: [[1], deep], b: "\ud800" })[0][1], "max-depth");
+  assert.equal(first({ a: [[1], deep], b: "\ud800" })[0][0], `/metadata/a/1${"/0".repeat(251)}`);
+});
+
 test("strict mode throws at the first problem and keeps what it had", () => {
   const r = new Reducer({ validate: validateEvent });
   r.feed(ev("AGENT_START", "1"));
