@@ -478,3 +478,114 @@ def test_an_agentscope_python_message_in_agent_result_is_read_alike(tmp_path: Pa
         py = _python(events, max_open)
         assert same_json(ts, py), (events, py, ts)
         assert py["problems"][0] == ["/1/result/role", "legacy-key"] or events[1]["result"]["role"] == "ASSISTANT"
+
+
+#: What an event's ids (``id``, ``replyId``, ``blockId``, ``toolCallId``) are given, of every JSON type: the strings
+#: the streams use, and what cannot be an id (no whole float: JSON.stringify writes 1.0 as 1)
+ODD_IDS: list[Any] = [True, False, None, 0, 1, -7, 1.5, -2.25e-7, 1e300, "", [], ["l"], [1, True, None], {}, {"o": 1}]
+ODD_IDS += [{"a": [1, {"b": "c"}]}, "it's", 'q"', "\n", "é" * 50, [[[[[[[1]]]]]]], list(range(9)), 2**53]
+REPR_SCRIPT = SCRIPT.replace(
+    "problems.map((p) => [p.pointer, p.rule])", "problems.map((p) => [p.pointer, p.rule, p.message])"
+)
+
+
+def odd_id_stream(rng: random.Random) -> list[Any]:
+    """Events of every kind that carries an id, each id a string the stream uses or, one time in four, any JSON
+    value (:data:`ODD_IDS`)."""
+    pools = {"id": [], "replyId": ["m1", "m2"], "blockId": ["t", "b"], "toolCallId": ["c1", "c2"]}
+    kinds = {
+        "AGENT_START": (),
+        "AGENT_END": (),
+        "MODEL_CALL_START": (),
+        "MODEL_CALL_END": (),
+        "REPLY_START": (),
+        "TEXT_BLOCK_START": ("blockId",),
+        "TEXT_BLOCK_DELTA": ("blockId",),
+        "TEXT_BLOCK_END": ("blockId",),
+        "THINKING_BLOCK_START": ("blockId",),
+        "THINKING_BLOCK_DELTA": ("blockId",),
+        "THINKING_BLOCK_END": ("blockId",),
+        "DATA_BLOCK_START": ("blockId",),
+        "DATA_BLOCK_DELTA": ("blockId",),
+        "DATA_BLOCK_END": ("blockId",),
+        "HINT_BLOCK": ("blockId",),
+        "TOOL_CALL_START": ("toolCallId",),
+        "TOOL_CALL_DELTA": ("toolCallId",),
+        "TOOL_CALL_END": ("toolCallId",),
+        "TOOL_RESULT_START": ("toolCallId",),
+        "TOOL_RESULT_TEXT_DELTA": ("toolCallId",),
+        "TOOL_RESULT_END": ("toolCallId",),
+    }
+    extra: dict[str, dict[str, Any]] = {
+        "TEXT_BLOCK_DELTA": {"delta": "x"},
+        "THINKING_BLOCK_DELTA": {"delta": "y"},
+        "DATA_BLOCK_START": {"mediaType": "image/png"},
+        "DATA_BLOCK_DELTA": {"delta": "QQ=="},
+        "HINT_BLOCK": {"hint": "h"},
+        "TOOL_CALL_START": {"toolCallName": "f"},
+        "TOOL_CALL_DELTA": {"delta": "{}"},
+        "TOOL_RESULT_START": {"toolCallName": "f"},
+        "TOOL_RESULT_TEXT_DELTA": {"delta": "ok"},
+        "TOOL_RESULT_END": {"state": "success"},
+    }
+    out: list[Any] = []
+    for n in range(rng.randint(1, 25)):
+        kind = rng.choice(list(kinds))
+        event: dict[str, Any] = {"type": kind, "id": f"e{n}", "createdAt": AT}
+        for key in ("id", "replyId", *kinds[kind]):
+            if rng.random() < 0.25:
+                event[key] = rng.choice(ODD_IDS)
+            elif key != "id":
+                event[key] = rng.choice(pools[key])
+        event.update(extra.get(kind, {}))
+        out.append(event)
+    return out
+
+
+def _python_said(events: list[Any], max_open: int | None) -> dict[str, Any]:
+    r = Reducer(max_open_blocks=max_open)
+    for e in events:
+        r.feed(e)
+    messages = [m.to_dict() for m in r.finish()]
+    return {
+        "messages": orjson.loads(orjson.dumps(messages)),
+        # (what the event schema's check found is said in each runtime's validator's words: docs/web.md)
+        "problems": [[p.pointer, p.rule, None if p.schema_location else p.message] for p in r.problems],
+        "notes": [[p.pointer, p.message] for p in r.problems if p.rule == "legacy-key"],
+        "checks": [[p.pointer, p.rule] for p in r.check_results()],
+    }
+
+
+@pytest.mark.fuzz
+def test_ids_of_every_json_type_are_said_alike(tmp_path: Path) -> None:
+    """Events whose ids (``id``, ``replyId``, ``blockId``, ``toolCallId``) are booleans, numbers, null, objects,
+    arrays or odd strings, through both reducers: the same messages and the same problems, pointer, rule and each
+    message word for word (a value quoted as Python's ``short_repr`` quotes it) but for what the event schema's
+    check found (pointer and rule: the words are each validator's own, docs/web.md)."""
+    rng = random.Random(f"{SEED}/odd-ids")
+    cases = [(odd_id_stream(rng), rng.choice([None, None, 2])) for _ in range(examples(1000))]
+    path = tmp_path / "streams.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
+    script = tmp_path / "reduce.mjs"
+    script.write_text(REPR_SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
+    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
+    results = json.loads(done.stdout)
+    mismatches = []
+    for (events, max_open), ts in zip(cases, results, strict=True):
+        py = _python_said(events, max_open)
+        for mine, theirs in zip(ts["problems"], py["problems"], strict=False):
+            if theirs[2] is None and mine[:2] == theirs[:2]:
+                mine[2] = None
+        if not same_json(ts, py):
+            mismatches.append((events, max_open, py, ts))
+    if mismatches:
+        events, max_open, py, ts = mismatches[0]
+        pytest.fail(
+            f"{len(mismatches)} of {len(cases)} streams differ; first (max_open_blocks={max_open}):\n"
+            f" events {json.dumps(events)}\n python {json.dumps(py)}\n ts     {json.dumps(ts)}"
+        )
+    said = {type(v).__name__ for events, _ in cases for e in events for k, v in e.items() if k != "createdAt"}
+    assert {"bool", "int", "float", "NoneType", "list", "dict", "str"} <= said
+    # (what quotes an id the reducer keeps, not the event's: a cut reply's open blocks, the one closed for room)
+    quoted = [p[2] for r in results for p in r["problems"] if p[1] in ("incomplete_stream", "max-open-blocks")]
+    assert any("True" in q for q in quoted) and any("max-open-blocks" in p[1] for r in results for p in r["problems"])

@@ -2,20 +2,7 @@
 import type { Json, Obj, Problem } from "./state.js";
 import { boundedProblem } from "./notes.js";
 import { pyRepr } from "./repr.js";
-import { isObject, pyStr } from "./state.js";
-
-/** Python's `==` on JSON values (a boolean equals the number it stands for: True == 1). */
-function same(a: Json, b: Json): boolean {
-  const scalar = (v: Json): boolean => typeof v === "number" || typeof v === "boolean";
-  if (scalar(a) && scalar(b)) return Number(a) === Number(b);
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
-  if (isObject(a) || isObject(b)) {
-    if (!isObject(a) || !isObject(b)) return false;
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]));
-  }
-  return a === b;
-}
+import { isObject, pyStr, pyEqual as same } from "./state.js";
 
 /** One problem (rule `agent-result`) per disagreement between a completed message and its AGENT_RESULT: a
  * role other than ASSISTANT (pointer `/<message>/role`), text or thinking of the result missing from the

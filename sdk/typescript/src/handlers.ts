@@ -8,7 +8,7 @@
 // skipped), and whatever reaches the message is checked when it is built (build.ts's salvage).
 import { enums, event as checkEvent, shapes } from "@agentmsg/schema/compiled";
 import { closeReply } from "./build.js";
-import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, assignOwn, isObject, keyOf, pyStr, req, setOwn, short } from "./state.js";
+import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, assignOwn, isObject, keyOf, pyEqual, pyStr, req, setOwn, short } from "./state.js";
 import type { Json, Obj, State } from "./state.js";
 import { pointerOf } from "./json.js";
 import { LEGACY_EVENT_TYPES, event as legacyEvent, readsAsTimestamp } from "./legacy.js";
@@ -116,7 +116,8 @@ function schemaCheck(st: State, e: Obj, i: number): boolean {
 function makeRoom(st: State, reply: Reply, i: number): void {
   if (reply.openCount() < st.maxOpen) return;
   const [table, id] = reply.oldestOpen();
-  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${pyRepr(id, 80)} opened first is closed as it is`);
+  const shown = reply.shown(table === "block" ? reply.byBlock : table === "call" ? reply.calls : reply.byResult, id);
+  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${pyRepr(shown, 80)} opened first is closed as it is`);
   if (table === "block") reply.closeBlock(id);
   else if (table === "call") {
     reply.closeCall(id);
@@ -320,7 +321,7 @@ function blockStart(kind: string): Handler {
         b.extra.id = raw;
       }
     }
-    reply.openBlock(id, b);
+    reply.openBlock(id, raw, b);
   };
 }
 
@@ -420,8 +421,8 @@ export function isBase64Fragment(s: string): boolean {
 function blockEnd(kind: string): Handler {
   return (st, e, i) => {
     const raw = req(e, "blockId");
-    const id = keyOf(raw);
     const reply = st.reply; // (between replies nothing is open: ignored, no implicit reply opened for it)
+    const id = reply === null ? null : keyOf(raw); // (an object or array is no key: only where it is looked up)
     const b = reply === null ? undefined : reply.byBlock.get(id);
     if (reply === null || b === undefined) {
       st.problem(i, "/blockId", "order", `END for ${kind} block ${pyRepr(raw)} that is not open: ignored`);
@@ -434,7 +435,8 @@ function blockEnd(kind: string): Handler {
 
 // ---- tool calls ----------------------------------------------------------------------------------------
 
-const sameModelCall = (b: Block, e: Obj): boolean => b.extra.replyId !== null && b.extra.replyId === get(e, "replyId");
+// (Python's ==: a replyId True is the model call 1's, an object one with the same keys and values the same)
+const sameModelCall = (b: Block, e: Obj): boolean => b.extra.replyId !== null && pyEqual(b.extra.replyId, get(e, "replyId"));
 
 function adoptName(b: Block, name: Json): void {
   if (typeof name === "string" && name && (b.name === null || (placeholder(b.name) && !placeholder(name)))) b.name = name;
@@ -461,7 +463,7 @@ function toolCallStart(st: State, e: Obj, i: number): void {
       // Java ends every open call whenever a chunk of another call arrives and starts it again at its
       // next chunk: within one model call (same replyId) it is the same call.
       makeRoom(st, reply, i);
-      reply.openCall(id, existing, false);
+      reply.openCall(id, raw, existing, false);
       adoptName(existing, get(e, "toolCallName"));
       return;
     }
@@ -477,7 +479,7 @@ function toolCallStart(st: State, e: Obj, i: number): void {
   if (typeof e.thoughtSignature === "string") b.extra.thoughtSignature = e.thoughtSignature;
   b.extra.id = raw;
   b.extra.replyId = get(e, "replyId");
-  reply.openCall(id, b, true);
+  reply.openCall(id, raw, b, true);
 }
 
 /** The open call a TOOL_CALL_DELTA/END is for; null when the event is to be ignored. */
@@ -496,7 +498,7 @@ function call(st: State, e: Obj, i: number): Block | null {
       // Java: a fragment of a call it ended when another call's chunk arrived (see above).
       if (!placeholder(name)) st.problem(i, "/toolCallId", "order", `delta for tool call ${pyRepr(raw)} after its END: the call goes on`);
       makeRoom(st, reply, i);
-      reply.openCall(id, b, false);
+      reply.openCall(id, raw, b, false);
       b.extra.implicit = true;
       adoptName(b, name);
       return b;

@@ -20,7 +20,7 @@ import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
 import type { Note } from "./legacy.js";
 import { shortRepr, pythonType } from "./repr.js";
 import { ReducerError, State, isObject, short } from "./state.js";
-import type { Key, Obj, Problem, Reply } from "./state.js";
+import type { Json, Obj, Problem, Reply } from "./state.js";
 
 export { ReducerError };
 export type { Problem } from "./state.js";
@@ -186,7 +186,7 @@ export class Reducer {
 }
 
 /** A key or name as Python's `short_repr(key, 40)` quotes it (a null is Python's `None`, a number its digits). */
-const quote40 = (key: Key): string => shortRepr(key, 40);
+const quote40 = (key: Json): string => shortRepr(key, 40);
 
 /** The rule of the problem `Reducer.finish` records for a reply the stream cut short (Python's `CUT_RULE`). */
 export const CUT_RULE = "incomplete_stream";
@@ -196,12 +196,12 @@ const MAX_NAMED = 10; // open things a cut problem names (the rest are counted)
  * results (the first MAX_NAMED named, the rest counted), as Python's reducer words it. */
 function stillOpen(r: Reply): string[] {
   const named: [number, string][] = [];
-  for (const [key, b] of r.byBlock) named.push([b.origin, `${b.kind} block ${quote40(key)}`]);
+  for (const [key, b] of r.byBlock) named.push([b.origin, `${b.kind} block ${quote40(r.shown(r.byBlock, key))}`]);
   for (const key of r.calls.keys()) {
     const call = r.byCall.get(key)!;
-    named.push([call.origin, `tool call ${quote40(key)} (${quote40(typeof call.name === "string" ? call.name : "")})`]);
+    named.push([call.origin, `tool call ${quote40(r.shown(r.calls, key))} (${quote40(typeof call.name === "string" ? call.name : "")})`]);
   }
-  for (const [key, t] of r.byResult) named.push([t.origin, `tool result ${quote40(key)} (${quote40(t.name ?? "")})`]);
+  for (const [key, t] of r.byResult) named.push([t.origin, `tool result ${quote40(r.shown(r.byResult, key))} (${quote40(t.name ?? "")})`]);
   named.sort((a, b) => a[0] - b[0]);
   const parts = named.slice(0, MAX_NAMED).map(([, text]) => text);
   if (named.length > MAX_NAMED) parts.push(`${named.length - MAX_NAMED} more`);

@@ -117,6 +117,10 @@ export class Reply {
   texts = new Map<Key, Block>();
   thinkings = new Map<Key, Block>();
   calls = new Map<Key, Block>();
+  /** The keys of byBlock, calls and byResult set with a boolean id first (keyOf: `true` is the key 1, `false` 0),
+   * and that id: Python's dict keeps the id a key was set with first (until it is deleted), and its messages
+   * quote it (`True`, not `1`): {@link shown}. */
+  #booleans = new Map<Map<Key, unknown>, Map<Key, boolean>>();
   msgId: Json = null;
   name: Json = null;
   timestamp: string | null = null;
@@ -150,8 +154,28 @@ export class Reply {
     return this.byBlock.size + this.calls.size + this.byResult.size;
   }
 
-  openBlock(id: Key, b: Block): void {
-    this.byBlock.set(id, b);
+  /** The id `key` of `table` (byBlock, calls or byResult) was set with, as Python's dict keeps and quotes it. */
+  shown(table: Map<Key, unknown>, key: Key): Json {
+    const id = this.#booleans.get(table)?.get(key);
+    return id === undefined ? key : id;
+  }
+
+  #put<V>(table: Map<Key, V>, key: Key, raw: Json, value: V): void {
+    if (typeof raw === "boolean" && !table.has(key)) {
+      let ids = this.#booleans.get(table);
+      if (ids === undefined) this.#booleans.set(table, (ids = new Map()));
+      ids.set(key, raw);
+    }
+    table.set(key, value);
+  }
+
+  #delete(table: Map<Key, unknown>, key: Key): void {
+    if (table.delete(key)) this.#booleans.get(table)?.delete(key);
+  }
+
+  /** Open block `b` under `id` (`keyOf(raw)`). */
+  openBlock(id: Key, raw: Json, b: Block): void {
+    this.#put(this.byBlock, id, raw, b);
     if (b.kind === "text") this.texts.set(id, b);
     else if (b.kind === "thinking") this.thinkings.set(id, b);
     this.blocks.push(b);
@@ -159,15 +183,16 @@ export class Reply {
 
   closeBlock(id: Key): void {
     const b = this.byBlock.get(id)!;
-    this.byBlock.delete(id);
+    this.#delete(this.byBlock, id);
     b.open = false;
     this.texts.delete(id);
     this.thinkings.delete(id);
   }
 
-  openCall(id: Key, b: Block, isNew: boolean): void {
+  /** (Re)open tool call `b` under `id` (`keyOf(raw)`). */
+  openCall(id: Key, raw: Json, b: Block, isNew: boolean): void {
     b.open = true;
-    this.calls.set(id, b);
+    this.#put(this.calls, id, raw, b);
     if (isNew) {
       this.byCall.set(id, b);
       this.blocks.push(b);
@@ -176,20 +201,20 @@ export class Reply {
 
   closeCall(id: Key): void {
     this.byCall.get(id)!.open = false;
-    this.calls.delete(id);
+    this.#delete(this.calls, id);
   }
 
   openResult(t: ToolResult, id: Key): void {
-    this.byResult.set(id, t);
+    this.#put(this.byResult, id, t.id, t);
     this.blocks.push(t);
   }
 
   closeResult(id: Key): void {
     this.byResult.get(id)!.open = false;
-    this.byResult.delete(id);
+    this.#delete(this.byResult, id);
   }
 
-  /** [table, id] of the open block, tool call or tool result started first. */
+  /** [table, key] of the open block, tool call or tool result started first. */
   oldestOpen(): ["block" | "call" | "result", Key] {
     const firsts: [number, "block" | "call" | "result", Key][] = [];
     for (const [table, map, origin] of [
@@ -264,6 +289,20 @@ export class State {
   current(): Reply {
     return (this.reply ??= new Reply(false, this.count - 1, this.eventId));
   }
+}
+
+/** Python's `==` on JSON values (a boolean equals the number it stands for: True == 1; an object's keys in any
+ * order). */
+export function pyEqual(a: Json, b: Json): boolean {
+  const scalar = (v: Json): boolean => typeof v === "number" || typeof v === "boolean";
+  if (scalar(a) && scalar(b)) return Number(a) === Number(b);
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => pyEqual(x, b[i]));
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return false;
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && pyEqual(a[k], b[k]));
+  }
+  return a === b;
 }
 
 /** Whether two JSON values are the same (Python's `agentmsg.ui._protocol.same_json`): a number by its value, never a

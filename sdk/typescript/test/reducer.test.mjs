@@ -170,6 +170,29 @@ test("a value JSON cannot hold in several places: the first in document order is
   assert.equal(first({ a: [[1], deep], b: "\ud800" })[0][0], `/metadata/a/1${"/0".repeat(251)}`);
 });
 
+test("ids that are no strings are quoted as Python's reducer quotes its keys: True, not 1", () => {
+  const r = new Reducer({ maxOpenBlocks: 2 });
+  r.feed(ev("AGENT_START", "1"));
+  r.feed(ev("TEXT_BLOCK_START", "2", { blockId: true }));
+  r.feed(ev("TEXT_BLOCK_START", "3", { blockId: 1 })); // (the same key in Python: True == 1)
+  r.feed(ev("TOOL_CALL_START", "4", { toolCallId: false, toolCallName: "f" }));
+  r.feed(ev("TOOL_RESULT_START", "5", { toolCallId: 2.5, toolCallName: "f" }));
+  r.feed(ev("TEXT_BLOCK_END", "6", { blockId: [1] })); // (a list is no key: malformed)
+  r.finish();
+  // (what the schema check says, "must be string", is the validator's own wording: left out)
+  const said = (reducer) => reducer.problems.filter((p) => !/must be string/.test(p.message)).map((p) => p.message);
+  assert.deepEqual(said(r), [
+    "text block 1 started twice: the second START is ignored",
+    "more than 2 blocks, tool calls and tool results open in one reply: the block True opened first is closed as it is",
+    "malformed TEXT_BLOCK_END event (TypeError: unhashable type: 'list'): event skipped",
+    "the stream ended inside reply m (no AGENT_END; open: tool call False ('f'), tool result 2.5 ('f')): kept with what arrived, marked INTERRUPTED",
+  ]);
+  // Between replies nothing is open: an END for any id, a list too, is for nothing open.
+  const between = new Reducer();
+  between.feed(ev("TEXT_BLOCK_END", "1", { blockId: [1, true] }));
+  assert.deepEqual(said(between), ["END for text block [1, True] that is not open: ignored"]);
+});
+
 test("strict mode throws at the first problem and keeps what it had", () => {
   const r = new Reducer({ validate: validateEvent });
   r.feed(ev("AGENT_START", "1"));
