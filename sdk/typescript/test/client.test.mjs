@@ -302,7 +302,10 @@ test("reduceSSE with onGap 'fail', and a 409 to a request that is not a resume, 
 });
 
 test("reduceSSE counts data that is not JSON as one event, rule json or lone-surrogate, as Python's reduce_stream does", async () => {
-  const events = [EVENTS[0], "not json", EVENTS[1], '{"type": "TEXT_BLOCK_DELTA", "id": "x", "blockId": "text", "delta": "\\ud800"}', ...EVENTS.slice(2)];
+  // (data with two problems: the first in the text is said, as orjson stops there: a lone surrogate, then a number
+  // that overflows, is lone-surrogate; the other way round, json)
+  const two = ['{"blockId": "\\ud800", "delta": 1e999}', '{"blockId": 1e999, "delta": "\\ud800"}'];
+  const events = [EVENTS[0], "not json", EVENTS[1], '{"type": "TEXT_BLOCK_DELTA", "id": "x", "blockId": "text", "delta": "\\ud800"}', ...two, ...EVENTS.slice(2)];
   const s = await serve((req, res) => {
     res.writeHead(200, { "content-type": "text/event-stream" });
     res.end(events.map((e) => `data: ${typeof e === "string" ? e : JSON.stringify(e)}\n\n`).join("") + "event: end\ndata: {}\n\n");
@@ -312,8 +315,8 @@ test("reduceSSE counts data that is not JSON as one event, rule json or lone-sur
     let reducer;
     const messages = await reduceSSE(s.url, { onInvalid: (sse) => invalid.push(sse.data), onEvent: (_e, r) => (reducer = r) });
     assert.deepEqual(messages, reduceEvents(EVENTS));
-    assert.equal(invalid.length, 2);
-    assert.deepEqual(reducer.problems.map((p) => [p.pointer, p.rule]), [["/1", "json"], ["/3", "lone-surrogate"]]);
+    assert.equal(invalid.length, 4);
+    assert.deepEqual(reducer.problems.map((p) => [p.pointer, p.rule]), [["/1", "json"], ["/3", "lone-surrogate"], ["/4", "lone-surrogate"], ["/5", "json"]]);
   } finally { await s.close(); }
 });
 
