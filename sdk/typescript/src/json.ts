@@ -3,6 +3,7 @@
 // accepts more (lone surrogate escapes, integers beyond 64 bits, numbers that overflow to Infinity):
 // those are refused here, so both runtimes agree on what is valid.
 import type { SchemaProblem } from "@agentmsg/schema/compiled";
+import { pyRepr, shortRepr } from "./repr.js";
 
 /** Nesting of arrays and objects a value may have (agentmsg.limits.max_depth; what JSON is written with). */
 export const MAX_DEPTH = 254;
@@ -17,12 +18,18 @@ const escape = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "
 /** The JSON pointer of a path of keys and indices. */
 export const pointerOf = (path: (string | number)[]): string => path.map((p) => `/${escape(String(p))}`).join("");
 
+/** How a problem says that `text`, a string or an object key, holds a lone UTF-16 surrogate (jsontext.py
+ * `surrogate_words`). */
+const surrogateWords = (text: string): string => `string ${shortRepr(text, 60)} holds a lone UTF-16 surrogate (not encodable as UTF-8)`;
+
+/** The rule and words of a value that is no array or object JSON cannot hold (jsontext.py `_scalar_problem`, in its
+ * words: NaN is Python's `nan`), or null. */
 function scalarProblem(value: unknown): [string, string] | null {
   switch (typeof value) {
     case "string":
-      return hasLoneSurrogate(value) ? ["lone-surrogate", "a string holds a lone UTF-16 surrogate (not encodable as UTF-8)"] : null;
+      return hasLoneSurrogate(value) ? ["lone-surrogate", surrogateWords(value)] : null;
     case "number":
-      return Number.isFinite(value) ? null : ["json-value", `${value} is not a JSON number`];
+      return Number.isFinite(value) ? null : ["json-value", `${pyRepr(value)} is not a JSON number`];
     case "boolean":
       return null;
     default:
@@ -127,7 +134,7 @@ function firstProblem(value: unknown, maxDepth: number): SchemaProblem | null {
   const stack: [unknown, number, Path, boolean][] = [[value, 0, null, false]];
   while (stack.length) {
     const [node, depth, path, key] = stack.pop()!;
-    if (key) return { pointer: spelled(path), rule: "lone-surrogate", message: "object key: a string holds a lone UTF-16 surrogate" };
+    if (key) return { pointer: spelled(path), rule: "lone-surrogate", message: `object key: ${surrogateWords(node as string)}` };
     if (typeof node === "object" && node !== null) {
       // (the first array or object that deep in document order: the one deepPointer names)
       if (depth >= maxDepth) return { pointer: spelled(path), rule: "max-depth", message: `nested deeper than ${maxDepth} levels (limits.max_depth)` };

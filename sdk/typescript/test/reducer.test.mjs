@@ -168,6 +168,11 @@ test("a value JSON cannot hold in several places: the first in document order is
   assert.deepEqual(first({ a: "\ud800", b: deep }), [["/metadata/a", "lone-surrogate"]]);
   assert.deepEqual(first({ a: [[1], deep], b: "\ud800" })[0][1], "max-depth");
   assert.equal(first({ a: [[1], deep], b: "\ud800" })[0][0], `/metadata/a/1${"/0".repeat(251)}`);
+  // ... in Python's words (jsontext.py _scalar_problem: the string's repr, Python's nan and inf)
+  const said = (metadata) => validateMessage({ id: "m", role: "USER", content: [], metadata }).map((p) => p.message);
+  assert.deepEqual(said({ a: ["x\ud800", NaN] }), ["string 'x\\ud800' holds a lone UTF-16 surrogate (not encodable as UTF-8)"]);
+  assert.deepEqual(said({ a: [-Infinity, NaN] }), ["-inf is not a JSON number"]);
+  assert.deepEqual(said({ "\udc00": 1 }), ["object key: string '\\udc00' holds a lone UTF-16 surrogate (not encodable as UTF-8)"]);
 });
 
 test("ids that are no strings are quoted as Python's reducer quotes its keys: True, not 1", () => {
