@@ -1491,6 +1491,14 @@ def test_created_at_of_each_chunk_is_its_own_reading_of_the_clock(monkeypatch: p
         base - 123_456_790,  # the second before's last
         base + 2_000_000_000,  # two seconds on
         base + 2_000_000_001,
+        base + 2_005_000_000,  # 5 ms on, in that second (its text and millisecond kept: small ints from here)
+        base + 2_876_543_210,  # that second's last nanosecond
+        base + 2_876_543_211,  # the next second's first (a millisecond on, past the second's end)
+        base + 3_876_543_210,  # that second's last nanosecond (a second and a nanosecond on)
+        base + 3_900_000_000,  # 24 ms on, in the next second
+        base + 3_999_999_999,  # 100 ms on, in that second
+        base + 3_998_999_999,  # back by a millisecond
+        base + 4_999_999_998,  # a second on, but a nanosecond
         base,  # the first reading again
     ]
     now = [readings[0]]

@@ -142,6 +142,10 @@ class StreamParser:
         #: ("2026-12-02T15:31:12.345"); at first none (no clock's nanoseconds are within a millisecond of it)
         self._ms_ns = -(1 << 62)
         self._ms_text = ""
+        #: that millisecond's second's text ("2026-12-02T15:31:12.") and the millisecond in it (345): a chunk read
+        #: later in the same second is stamped with small ints only (see feed)
+        self._ms_second = ""
+        self._ms_of = 0
         #: the builder's clock when the caller gave one, called at each chunk; None: the default one, read inline
         self._clock = None if self.builder.clock is _default_now else self.builder.clock
         self._after_end = False  # a payload after the end was said (see _past_end)
@@ -171,11 +175,21 @@ class StreamParser:
         if self._clock is None:
             # (chunks read back to back: the same millisecond, its text kept; the nanoseconds into it a small int,
             # no division of the clock's 64-bit nanoseconds)
-            into = _time_ns() - self._ms_ns
-            if 0 <= into < 1_000_000:
+            ns = _time_ns()
+            into = ns - self._ms_ns
+            # (two comparisons, not chained: a chained one takes twice the steps; a live chunk, mostly a millisecond
+            # or more after the last, is told by the first)
+            if into < 1_000_000 and into >= 0:
                 b.stamp = self._ms_text + MICROS_Z[into // 1000]
+            elif into < 1_000_000_000 and into > 0 and (ms := self._ms_of + into // 1_000_000) < 1000:
+                # (a live chunk: a few milliseconds after the last, mostly in the same second: its text and the
+                # millisecond in it kept, the chunk's millisecond and microsecond found from ``into``, an int of one
+                # 30-bit digit, not from the clock's nanoseconds, of three, each division of which costs more)
+                head = self._ms_second + MILLIS[ms]
+                self._ms_ns, self._ms_text, self._ms_of = ns - into % 1_000_000, head, ms
+                b.stamp = head + MICROS_Z[into // 1000 % 1000]
             else:
-                b.stamp = self._stamp_at(self._ms_ns + into)
+                b.stamp = self._stamp_at(ns)
         else:
             b.stamp = self._clock()
         framer = self._framer
@@ -274,13 +288,15 @@ class StreamParser:
 
     def _stamp_at(self, ns: int) -> str:
         """createdAt of a chunk read at ``ns`` (the default clock's nanoseconds) in another millisecond than the
-        last chunk: its text kept for the chunks after it (as :func:`~.builder.now` writes it)."""
+        last chunk and not later in its second (see feed): its text, its second's and the millisecond in it kept
+        for the chunks after it (as :func:`~.builder.now` writes it)."""
         micros = ns // 1000
         second = _builder.SECOND
         if second[0] != micros // 1_000_000:  # another second: formatted (and kept) by the builder's clock
             return _default_now()
-        head = second[1] + MILLIS[micros // 1000 % 1000]
-        self._ms_ns, self._ms_text = micros // 1000 * 1_000_000, head
+        ms = micros // 1000 % 1000
+        head = second[1] + MILLIS[ms]
+        self._ms_ns, self._ms_text, self._ms_second, self._ms_of = micros // 1000 * 1_000_000, head, second[1], ms
         return head + MICROS_Z[micros % 1000]
 
     def _route_events(self, route: Any) -> tuple[dict[str, Any], list[str] | None] | None:
