@@ -89,8 +89,9 @@ class _Body:
         try:
             try:
                 chunks, held = self.chunks, 0  # held: bytes in chunks, at most (counted anew at READ_AHEAD)
+                append = chunks.append
                 async for chunk in araw_chunks(response, encoded):  # content-decoded (a gzipped stream)
-                    chunks.append(chunk)
+                    append(chunk)
                     if self._waiter is not None:
                         self._wake()
                     held += len(chunk)

@@ -192,7 +192,6 @@ class StreamParser:
                 b.stamp = self._stamp_at(ns)
         else:
             b.stamp = self._clock()
-        framer = self._framer
         reader = self.reader
         dec = self._dec
         if dec is not None and dec.idle and type(chunk) is bytes:
@@ -203,16 +202,23 @@ class StreamParser:
             # With the reader's route: the payloads it reads come as (the string's value, the data), see the loop
             # (a decoder is kept with a scanner of the C kernel: json_string_between is there too)
             route = None if reader.done else reader.route
-            pos, stop, last_id = self._scan(chunk, dec.id_buffer, payloads, dec.dataless, route)  # type: ignore[misc]
+            # (the scanner taken as an attribute, then called: ``self._scan(...)`` is a method lookup, which an
+            # instance's attribute never specializes; and the two comparisons an ``if``'s, which specialize, not an
+            # expression's, which do not: about 250 instructions a chunk together)
+            scan = self._scan
+            pos, stop, last_id = scan(chunk, dec.id_buffer, payloads, dec.dataless, route)  # type: ignore[misc]
             if pos:  # whole events were dispatched: the last one's id
                 dec.id_buffer = dec.last_event_id = last_id
-            simple = stop < 0 and pos == len(chunk)  # every payload the scanner's: bytes, no problem
-            if not simple:
+            if stop < 0 and pos == len(chunk):
+                simple = True  # every payload the scanner's: bytes, no problem
+            else:
+                simple = False
                 dec.scan_on(chunk, pos, stop, payloads)
         elif self._sse is not None and type(chunk) is bytes:
             payloads, simple = self._sse(chunk), False
         else:
             simple = False
+            framer = self._framer
             payloads = framer.feed(chunk)
             if framer.decided:  # from now on, bytes go straight to the SSE decoder (or to the framer, not SSE)
                 self._sse = framer.sse_feed() or framer.feed
@@ -220,8 +226,9 @@ class StreamParser:
                 scanner = dec.idle_scanner() if dec is not None and _SCAN_ROUTES else None
                 if scanner is not None:
                     self._dec, self._scan = dec, cast(_RoutedScan, scanner)
-        loads = orjson.loads
-        between = _string_between  # (None: no route is read, as without the C kernel no reader makes one)
+        # (orjson.loads and _string_between are taken where they are called: a chunk is mostly one payload, read
+        # by the scan with its route, which calls neither; _string_between is None without the C kernel, where no
+        # reader makes a route)
         for payload in payloads:
             route = reader.route
             if type(payload) is tuple:  # read by the scan with the route (its string's value, its data): as below
@@ -234,12 +241,12 @@ class StreamParser:
                 text = None
                 if (
                     route is not None
-                    and between is not None
+                    and _string_between is not None
                     and payload.event == route[3]
                     and (simple or (type(data) is bytes and payload.problem is None))
                     and not reader.done
                 ):
-                    text = between(data, route[0], route[1], route[4])  # (bytes: simple, or looked at)
+                    text = _string_between(data, route[0], route[1], route[4])  # (bytes: simple, or looked at)
             if text is not None:  # a payload of the shape the last one had: its delta (route_text)
                 assert route is not None  # (for the type checker)
                 b.payload = data
@@ -268,7 +275,7 @@ class StreamParser:
                 if route is not None:
                     reader.route = None  # another payload: read as below, which may set the route again
                 try:
-                    obj = loads(data)
+                    obj = orjson.loads(data)
                 except orjson.JSONDecodeError:
                     pass  # _data reads it again, as text, to say why
                 else:
@@ -280,7 +287,7 @@ class StreamParser:
                             self._shape(exc)
                         continue
             self._data(payload.event, data, payload.problem)
-        if framer.notes and b.opened():
+        if self._framer.notes and b.opened():
             self._say_notes()
         events = b.events  # (b.drain(), inline)
         b.events = []
