@@ -540,7 +540,12 @@ def test_a_status_past_599_is_a_server_error_that_says_it_is_no_http_status(raw:
     InternalServerError, retried): a ServerError, retried as a 5xx is. It was said as 'openai 600: boom', which
     did not say why a 600 is a server error; the message now says so, the provider's words kept before it."""
     body = b'{"error": {"message": "boom"}}'
-    head = b"HTTP/1.1 %d Weird\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (status, len(body))
+    # (Connection: close: a server thread slow to close its end, under load, let the client send a retry on the
+    # kept-alive connection, which the server never reads: that retry failed as a dropped connection, not a 600)
+    head = b"HTTP/1.1 %d Weird\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (
+        status,
+        len(body),
+    )
     server = raw(lambda conn: conn.sendall(head + body))
     kw: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 2, "backoff": 0.01}
 
