@@ -337,6 +337,111 @@ def test_the_url_sent_again_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> N
     assert parsed == ["http://gateway.test/v1/chat/completions"]
 
 
+def test_requests_are_built_as_httpx_builds_them_its_merges_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client's requests through httpx's own client are what ``build_request`` makes of them (the same URL,
+    headers in the same order, content and extensions), httpx's merge of the client's headers with the request's
+    made once for the same headers (it merged and encoded them again for every request: about 8 us of a streamed
+    reply's request), sync and async, called or streamed: again when the http client's headers change in place,
+    and for every request of an http client with cookies or of a subclass of httpx's, or given a header httpx puts in
+    itself (``Host``)."""
+    import asyncio
+
+    from agentmsg import UserMessage
+    from agentmsg.clients import AsyncClient, Client
+
+    merged: list[object] = []
+    merge = httpx._client.BaseClient._merge_headers
+
+    def counted(self: Any, headers: Any = None) -> Any:
+        merged.append(self)
+        return merge(self, headers)
+
+    monkeypatch.setattr(httpx._client.BaseClient, "_merge_headers", counted)
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(401, json={"error": {"message": "no"}})
+
+    def expected(client: Any, http: Any, text: str, stream: bool) -> httpx.Request:
+        out = client._outgoing(client.format([UserMessage(text)], stream=stream))
+        made: httpx.Request = http.build_request("POST", out.url, headers=out.headers, content=out.content)
+        return made
+
+    def check(client: Any, http: Any, texts: list[str], streams: list[bool]) -> None:
+        assert len(sent) == len(texts)
+        before = len(merged)
+        for request, text, stream in zip(sent, texts, streams, strict=True):
+            made = expected(client, http, text, stream)
+            assert request.url == made.url and request.method == "POST" and request.content == made.content
+            assert request.headers.raw == made.headers.raw
+            trace = request.extensions.pop("trace", None)  # (the sync client's stream's: httpcore's trace)
+            assert (trace is not None) == (stream and isinstance(client, Client))
+            assert request.extensions == made.extensions
+        del merged[before:]
+        sent.clear()
+
+    class Own(httpx.Client):
+        pass
+
+    texts = ["hi", "a longer question", "hi", "there"]
+    http = httpx.Client(transport=httpx.MockTransport(handler), headers={"x-pool": "1"})
+    client = Client("openai", base_url="http://gateway.test/v1", api_key="k", model="m", http_client=http)
+    for text in texts[:3]:
+        with pytest.raises(AuthenticationError):
+            client.call([UserMessage(text)])
+    with pytest.raises(AuthenticationError):
+        list(client.stream([UserMessage(texts[3])], raise_on_error=False))
+    assert merged == [http, http]  # (a call's, then a stream's: their accept differs)
+    check(client, http, texts, [False, False, False, True])
+    merged.clear()
+    http.headers["x-pool"] = "2"  # (in place: merged again, once)
+    for text in texts[:2]:
+        with pytest.raises(AuthenticationError):
+            client.call([UserMessage(text)])
+    assert merged == [http] and [r.headers["x-pool"] for r in sent] == ["2", "2"]
+    check(client, http, texts[:2], [False, False])
+    merged.clear()
+    http.cookies.set("session", "s-1", domain="gateway.test")  # (httpx's Cookie header: merged every time)
+    for text in texts[:2]:
+        with pytest.raises(AuthenticationError):
+            client.call([UserMessage(text)])
+    assert merged == [http, http] and [r.headers["cookie"] for r in sent] == ["session=s-1"] * 2
+    check(client, http, texts[:2], [False, False])
+    merged.clear()
+    own = Own(transport=httpx.MockTransport(handler))
+    client = Client("openai", base_url="http://gateway.test/v1", api_key="k", model="m", http_client=own)
+    for text in texts[:3]:
+        with pytest.raises(AuthenticationError):
+            client.call([UserMessage(text)])
+    assert merged == [own] * 3
+    check(client, own, texts[:3], [False] * 3)
+    merged.clear()
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    given = {"Host": "proxy.test"}  # (a header httpx puts in itself, given: httpx builds each request)
+    client = Client(
+        "openai", base_url="http://gateway.test/v1", api_key="k", model="m", headers=given, http_client=http
+    )
+    for text in texts[:2]:
+        with pytest.raises(AuthenticationError):
+            client.call([UserMessage(text)])
+    assert merged == [http, http] and [r.headers["host"] for r in sent] == ["proxy.test"] * 2
+    check(client, http, texts[:2], [False] * 2)
+    merged.clear()
+
+    async def main() -> tuple[Any, Any]:
+        http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        aclient = AsyncClient("openai", base_url="http://gateway.test/v1", api_key="k", model="m", http_client=http)
+        for text in texts[:3]:
+            with pytest.raises(AuthenticationError):
+                await aclient.call([UserMessage(text)])
+        return aclient, http
+
+    aclient, ahttp = asyncio.run(main())
+    assert merged == [ahttp]
+    check(aclient, ahttp, texts[:3], [False] * 3)
+
+
 # ---- the numeric settings, checked whenever set ------------------------------------------------------------------
 
 NAN, INF = float("nan"), float("inf")

@@ -532,9 +532,7 @@ class AsyncClient(BaseClient):
             try:
                 response = await _once(
                     http.send(
-                        http.build_request(
-                            "POST", self._url(out.url), headers=out.headers, content=out.content, timeout=self._timeout
-                        ),
+                        self._built(http, out),
                         stream=True,
                         follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
                     ),

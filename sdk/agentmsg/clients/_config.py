@@ -321,6 +321,37 @@ class Setting(Generic[_T]):
         obj.__dict__[self.name] = self.check(self.name, value)
 
 
+#: The http clients whose ``build_request`` is httpx's own: :meth:`BaseClient._built` makes their requests
+_PLAIN: Final = (httpx.Client, httpx.AsyncClient)
+
+
+#: The headers httpx puts in a request itself (from its URL and content): a request given one of them is built by
+#: httpx each time (:meth:`BaseClient._built`)
+_AUTO: Final = frozenset({b"host", b"content-length", b"transfer-encoding"})
+
+
+def _extensions(trace: Any) -> dict[str, Any] | None:
+    return None if trace is None else {"trace": trace}
+
+
+def _from_template(
+    http: httpx.Client | httpx.AsyncClient,
+    url: httpx.URL,
+    template: httpx.Headers,
+    content: bytes,
+    timeout: Any,
+    trace: Any,
+) -> httpx.Request:
+    """A request of ``content`` to ``url`` with the headers of ``template`` (its ``Content-Length`` put in) and the
+    extensions ``build_request`` gives it (``trace``, then the timeout: ``http``'s own for ``USE_CLIENT_DEFAULT``)."""
+    limit = (http.timeout if timeout is httpx.USE_CLIENT_DEFAULT else httpx.Timeout(timeout)).as_dict()
+    extensions = {"timeout": limit} if trace is None else {"trace": trace, "timeout": limit}
+    request = httpx.Request("POST", url, headers=template, stream=httpx.ByteStream(content), extensions=extensions)
+    request.headers["Content-Length"] = str(len(content))
+    request.read()
+    return request
+
+
 class BaseClient:
     """What :class:`~agentmsg.clients.Client` and :class:`~agentmsg.clients.AsyncClient` share: the settings (each
     an attribute, which may be changed between calls), the formatter, the stream parser, the request to send and
@@ -507,6 +538,44 @@ class BaseClient:
     def _outgoing(self, request: FormattedRequest) -> Outgoing:
         """The HTTP request to send (raises before anything is sent when the key or a header cannot be)."""
         return Outgoing(request_url(self.base_url, request, self.model), self._headers(request), request.body_bytes())
+
+    def _built(self, http: httpx.Client | httpx.AsyncClient, out: Outgoing, trace: Any = None) -> httpx.Request:
+        """The request ``http.build_request("POST", ...)`` makes of ``out`` (``trace``: httpcore's trace extension,
+        or none), with the client's ``timeout``. httpx's own client (not a subclass), without cookies or params,
+        and headers httpx can encode: the request is made from the headers the last one had (the http client's
+        merged with the request's, ``Host`` before and ``Content-Length`` after, as httpx orders them), its
+        length put in. ``build_request`` merged and normalized them again for every request (the client's headers
+        copied, each of the request's looked up and replaced, all of them encoded again: about 8 us of a streamed
+        reply's request). They are kept for the http client, its headers, the request's and the URL (by
+        identity: :meth:`_url`'s) they were made for, once a request made so has been found equal to httpx's own
+        (its headers, URL, content and extensions) and neither gave a header httpx puts in itself (``Host``,
+        ``Content-Length``, ``Transfer-Encoding``); otherwise (or any other client) ``build_request`` makes each."""
+        url = self._url(out.url)
+        timeout = self._timeout
+        headers, content = out.headers, out.content
+        state: tuple[Any, ...] | None = None
+        if type(http) in _PLAIN and type(headers) is httpx.Headers and content and not http.params and not http.cookies:
+            state = (http.headers.raw, headers.raw)
+            kept = self.__dict__.get("_template")
+            if kept is not None and kept[0] is http and kept[1] is url and kept[2] == state:
+                if kept[3] is not None:
+                    return _from_template(http, url, kept[3], content, timeout, trace)
+                state = None  # (a request made so differed from httpx's: httpx makes each)
+        built: httpx.Request = http.build_request(
+            "POST", url, headers=headers, content=content, timeout=timeout, extensions=_extensions(trace)
+        )
+        if state is not None:
+            made = _from_template(http, url, built.headers, content, timeout, trace)
+            same = (
+                _AUTO.isdisjoint(k.lower() for part in state for k, _ in part)  # (none of them given: httpx's own)
+                and made.method == built.method
+                and made.url == built.url
+                and made.headers.raw == built.headers.raw
+                and made.content == built.content
+                and made.extensions == built.extensions
+            )
+            self.__dict__["_template"] = (http, url, state, httpx.Headers(built.headers) if same else None)
+        return built
 
     def _url(self, url: str) -> httpx.URL:
         """``url`` (an :class:`Outgoing`'s) as httpx parses it, kept for the URLs sent lately (:data:`URLS_KEPT`;

@@ -677,14 +677,7 @@ class Client(BaseClient):
             if stream is not None:
                 stream._check()
             try:
-                sent = self.http.build_request(
-                    "POST",
-                    self._url(out.url),
-                    headers=out.headers,
-                    content=out.content,
-                    timeout=self._timeout,
-                    extensions=None if trace is None else {"trace": trace},
-                )
+                sent = self._built(self.http, out, trace)
                 if stream is not None:
                     stream._traced = sent.extensions  # (this attempt's: its trace taken out once it is connected)
                 response = self.http.send(
