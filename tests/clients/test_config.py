@@ -225,6 +225,31 @@ def test_the_headers_go_to_httpx_encoded_once() -> None:
     client.close()
 
 
+def test_the_headers_kept_go_to_httpx_uncopied_and_unchanged() -> None:
+    """The client's own sending gives httpx the headers it keeps (``copy=False``), not a copy per request (httpx
+    copies them as it builds the request): the same object for every request of the same headers, never changed
+    by the requests sent with it, and a copy still for anyone else."""
+    from agentmsg import UserMessage
+    from agentmsg.clients import Client
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(401, json={"error": {"message": "no"}})
+
+    client = Client(
+        "openai", api_key="sk-1", model="m", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    request = client.format([UserMessage("hi")], stream=False)
+    kept = client._outgoing(request, copy=False).headers
+    assert isinstance(kept, httpx.Headers) and client._outgoing(request, copy=False).headers is kept
+    copied = client._outgoing(request).headers
+    assert isinstance(copied, httpx.Headers) and copied is not kept and copied.raw == kept.raw
+    made = list(kept.raw)
+    for text in ("hi", "a longer question", "hi"):
+        with pytest.raises(AuthenticationError):
+            client.call([UserMessage(text)])
+    assert client._outgoing(request, copy=False).headers is kept and kept.raw == made
+
+
 def test_the_headers_of_requests_with_their_own_are_made_once_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """A formatter's own headers (Anthropic's version, on every request) do not make each request's headers again:
     made and checked once for the same own headers, again when they differ; each request gets what

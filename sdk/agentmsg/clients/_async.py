@@ -525,7 +525,7 @@ class AsyncClient(BaseClient):
         http = self._pool()
         if http.is_closed:
             raise client_closed(self.provider, False)
-        out = self._outgoing(request)
+        out = self._outgoing(request, copy=False)  # (the headers kept: httpx copies them)
         policy = self._retry_policy()
         attempt = 0
         while True:

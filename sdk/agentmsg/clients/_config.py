@@ -344,7 +344,7 @@ def _from_template(
 ) -> httpx.Request:
     """A request of ``content`` to ``url`` with the headers of ``template`` (its ``Content-Length`` put in) and the
     extensions ``build_request`` gives it (``trace``, then the timeout: ``http``'s own for ``USE_CLIENT_DEFAULT``)."""
-    limit = (http.timeout if timeout is httpx.USE_CLIENT_DEFAULT else httpx.Timeout(timeout)).as_dict()
+    limit = (http.timeout if timeout is httpx.USE_CLIENT_DEFAULT else timeout).as_dict()  # (build_request's copy's)
     extensions = {"timeout": limit} if trace is None else {"trace": trace, "timeout": limit}
     request = httpx.Request("POST", url, headers=template, stream=httpx.ByteStream(content), extensions=extensions)
     request.headers["Content-Length"] = str(len(content))
@@ -535,9 +535,11 @@ class BaseClient:
     def _timeout(self) -> Any:
         return self.timeout if self.timeout is not None else httpx.USE_CLIENT_DEFAULT
 
-    def _outgoing(self, request: FormattedRequest) -> Outgoing:
-        """The HTTP request to send (raises before anything is sent when the key or a header cannot be)."""
-        return Outgoing(request_url(self.base_url, request, self.model), self._headers(request), request.body_bytes())
+    def _outgoing(self, request: FormattedRequest, copy: bool = True) -> Outgoing:
+        """The HTTP request to send (raises before anything is sent when the key or a header cannot be). ``copy``
+        False: its headers are the ones kept (:meth:`_headers`), for httpx to copy (:meth:`_built`)."""
+        url = request_url(self.base_url, request, self.model)
+        return Outgoing(url, self._headers(request, copy), request.body_bytes())
 
     def _built(self, http: httpx.Client | httpx.AsyncClient, out: Outgoing, trace: Any = None) -> httpx.Request:
         """The request ``http.build_request("POST", ...)`` makes of ``out`` (``trace``: httpcore's trace extension,
@@ -546,35 +548,38 @@ class BaseClient:
         merged with the request's, ``Host`` before and ``Content-Length`` after, as httpx orders them), its
         length put in. ``build_request`` merged and normalized them again for every request (the client's headers
         copied, each of the request's looked up and replaced, all of them encoded again: about 8 us of a streamed
-        reply's request). They are kept for the http client, its headers, the request's and the URL (by
-        identity: :meth:`_url`'s) they were made for, once a request made so has been found equal to httpx's own
+        reply's request). They are kept for the http client, its headers, the request's (by identity: the ones
+        :meth:`_headers` keeps, ``out`` made with ``copy=False``) and the URL (by identity: :meth:`_url`'s), once a request made so has been found equal to httpx's own
         (its headers, URL, content and extensions) and neither gave a header httpx puts in itself (``Host``,
         ``Content-Length``, ``Transfer-Encoding``); otherwise (or any other client) ``build_request`` makes each."""
         url = self._url(out.url)
         timeout = self._timeout
         headers, content = out.headers, out.content
-        state: tuple[Any, ...] | None = None
+        pool: list[tuple[bytes, bytes]] | None = None  # the http client's headers, when the request may be made so
         if type(http) in _PLAIN and type(headers) is httpx.Headers and content and not http.params and not http.cookies:
-            state = (http.headers.raw, headers.raw)
+            pool = http.headers.raw
             kept = self.__dict__.get("_template")
-            if kept is not None and kept[0] is http and kept[1] is url and kept[2] == state:
-                if kept[3] is not None:
-                    return _from_template(http, url, kept[3], content, timeout, trace)
-                state = None  # (a request made so differed from httpx's: httpx makes each)
+            if kept is not None and kept[0] is http and kept[1] is url and kept[2] is headers and kept[3] == pool:
+                if kept[4] is not None:
+                    return _from_template(http, url, kept[4], content, timeout, trace)
+                pool = None  # (a request made so differed from httpx's: httpx makes each)
         built: httpx.Request = http.build_request(
             "POST", url, headers=headers, content=content, timeout=timeout, extensions=_extensions(trace)
         )
-        if state is not None:
+        if pool is not None:
             made = _from_template(http, url, built.headers, content, timeout, trace)
             same = (
-                _AUTO.isdisjoint(k.lower() for part in state for k, _ in part)  # (none of them given: httpx's own)
+                isinstance(headers, httpx.Headers)
+                and _AUTO.isdisjoint(
+                    k.lower() for part in (pool, headers.raw) for k, _ in part
+                )  # (none given: httpx's)
                 and made.method == built.method
                 and made.url == built.url
                 and made.headers.raw == built.headers.raw
                 and made.content == built.content
                 and made.extensions == built.extensions
             )
-            self.__dict__["_template"] = (http, url, state, httpx.Headers(built.headers) if same else None)
+            self.__dict__["_template"] = (http, url, headers, pool, httpx.Headers(built.headers) if same else None)
         return built
 
     def _url(self, url: str) -> httpx.URL:
@@ -594,14 +599,15 @@ class BaseClient:
             self.__dict__["_parsed_urls"] = kept
         return parsed
 
-    def _headers(self, request: FormattedRequest) -> httpx.Headers | dict[str, str]:
+    def _headers(self, request: FormattedRequest, copy: bool = True) -> httpx.Headers | dict[str, str]:
         """The headers of a request (:func:`request_headers`, checked against ``base_url``). They are the same for
         every request of the client's settings now (the spec, ``api_key``, ``base_url``, ``headers=``), of its
         kind (streamed or not) and of the same headers of its own (a formatter's: Anthropic's version, the same
         for every request): made and checked once for them (about 8 us a request), each request given a copy;
         settings or a request's own headers that changed make them again. The copy is an ``httpx.Headers`` made
         from the one kept (a copy of its list), which httpx takes as it is: from a dict it encodes and lowers each
-        name and value again, for every request (about 3 us of a streamed reply's request). Headers httpx
+        name and value again, for every request (about 3 us of a streamed reply's request); ``copy`` False: the one
+        kept itself, for a caller that only gives it to httpx, which copies it (:meth:`_built`). Headers httpx
         cannot encode are given as the dict, for httpx to refuse when the request is built, as it did."""
         stream = bool(request.stream)
         own = request.headers
@@ -620,7 +626,9 @@ class BaseClient:
             checked = self._checked_headers(request)
             cached = made[stream] = (state, checked, _prepared(checked))
         prepared = cached[2]
-        return httpx.Headers(prepared) if prepared is not None else dict(cached[1])
+        if prepared is None:
+            return dict(cached[1])
+        return httpx.Headers(prepared) if copy else prepared
 
     def _checked_headers(self, request: FormattedRequest) -> dict[str, str]:
         headers = request_headers(self.spec, self.api_key, request, self.extra_headers)

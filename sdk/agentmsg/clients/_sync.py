@@ -669,7 +669,7 @@ class Client(BaseClient):
         wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
         self._refuse_if_closed()
         self._close_abandoned()
-        out = self._outgoing(request)
+        out = self._outgoing(request, copy=False)  # (the headers kept: httpx copies them)
         policy = self._retry_policy()
         trace = _tracer(stream) if stream is not None else None
         attempt = 0
