@@ -905,8 +905,9 @@ class Reader(PayloadReader):
                 continue
             fn = as_object(tc.get("function"))
             call_id = tc.get("id") if isinstance(tc.get("id"), str) else ""
-            if isinstance(tc.get("index"), int):
-                key: Any = ("index", tc["index"])
+            index = b.call_index(tc.get("index"))  # (beyond 64 bits, a boolean: none, said)
+            if index is not None:
+                key: Any = ("index", index)
             elif whole or self.incremental is False:
                 key = ("position", position)
             elif call_id:
@@ -931,8 +932,8 @@ class Reader(PayloadReader):
                 assert isinstance(args, str)
                 # The call's own field: by its index or id; a continuation (id "" and no index) is the last
                 # call's (keyed by its place in the chunk, parallel continuations would share one field).
-                if isinstance(tc.get("index"), int):
-                    field = f"arguments/index {tc['index']}"
+                if index is not None:
+                    field = f"arguments/index {index}"
                 elif call_id:
                     field = f"arguments/id {call_id}"
                 elif self.incremental is None and i in self.last_call:

@@ -807,8 +807,8 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
     if isinstance(calls, list):
         for position, tc in enumerate(calls):
             if isinstance(tc, dict):
-                index = tc.get("index")
-                entries.append((("index", index) if isinstance(index, int) else ("position", position), tc))
+                index = b.call_index(tc.get("index"))  # (beyond 64 bits, a boolean: none, said)
+                entries.append((("index", index) if index is not None else ("position", position), tc))
     elif calls is not None:
         b.problem("type", f"tool_calls is a JSON {json_type(calls)}, not an array: left out")
     legacy = m.get("function_call")
@@ -856,8 +856,8 @@ def _arguments_fragment(delta: Mapping[str, Any]) -> tuple[tuple[str, int], str]
     if type(tc) is not dict or len(tc) != 2:
         return None
     index, fn = tc.get("index"), tc.get("function")
-    if type(index) is not int or type(fn) is not dict or len(fn) != 1:
-        return None
+    if type(index) is not int or not INT_MIN <= index <= INT_MAX or type(fn) is not dict or len(fn) != 1:
+        return None  # (an index beyond 64 bits: read and said by _tool_calls)
     arguments = fn.get("arguments")
     return (("index", index), arguments) if type(arguments) is str else None
 

@@ -1731,6 +1731,59 @@ def test_a_choice_index_beyond_64_bits_is_read_as_the_first_whole_and_streamed(p
         assert {e.get("source") for e in streamed} == {f"choice/{edge}"}
 
 
+def _called(provider: str, index: int, call: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    """A payload of ``provider`` (OpenAI's, DashScope's chunk shape) whose one choice's delta (DashScope: message)
+    holds one tool call of ``index``, its other fields ``call``'s; ``finish``: the stream's last payload."""
+    tool_calls = [{"index": index, **call}]
+    if provider == "openai":
+        choice = {"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": finish}
+        return {"id": "c1", "model": "m", "choices": [choice]}
+    message = {"role": "assistant", "content": "", "tool_calls": tool_calls}
+    return {"output": {"choices": [{"message": message, "finish_reason": finish or "null"}]}, "request_id": "q1"}
+
+
+@pytest.mark.parametrize("index", [2**64, 2**70, -(2**63) - 1], ids=["2^64", "2^70", "-2^63-1"])
+@pytest.mark.parametrize("provider", ["openai", "dashscope"])
+def test_a_tool_call_index_beyond_64_bits_is_read_alike_whole_and_streamed(provider: str, index: int) -> None:
+    """A tool call's index beyond 64 bits (OpenAI's chunk shape, DashScope's) was read two ways, unsaid: a stream's
+    payload (orjson: the nearest float) as no index (the call by its place), a whole response or a streamed payload
+    the codec reads (one holding 1e400) as index <the integer>; a stream whose first chunk the codec read and the
+    next orjson split one call in two (the second nameless, both arguments broken). All read it as no index now
+    (StreamBuilder.call_index, as StreamBuilder.index reads a choice's), said alike; an index of 64 bits (2^64-1,
+    -2^63) is still the call's key and says nothing."""
+    mod = get(provider)
+    first = {"id": "t1", "type": "function", "function": {"name": "f", "arguments": '{"a":'}}
+    then = {"function": {"arguments": "1}"}} if provider == "openai" else {"id": "", "function": {"arguments": "1}"}}
+
+    def runs(i: int) -> list[list[dict[str, Any]]]:
+        stream = (_called(provider, i, first), _called(provider, i, then), _called(provider, i, {}, "tool_calls"))
+        whole = _called(provider, i, {**first, "function": {"name": "f", "arguments": '{"a":1}'}}, "tool_calls")
+        if provider == "openai":
+            whole["choices"][0]["message"] = whole["choices"][0].pop("delta")
+            del stream[2]["choices"][0]["delta"]["tool_calls"]
+        else:
+            del stream[2]["output"]["choices"][0]["message"]["tool_calls"]
+        codec = _written(stream[0]).replace(b"{", b'{"seed": 1e400, ', 1) + _written(*stream[1:])
+        return [
+            list(mod.parse_stream(_written(*stream))),
+            list(mod.parse_stream(codec)),  # (its first chunk read by the codec, the index an exact integer)
+            list(mod.response_events(json.dumps(whole))),
+        ]
+
+    message = (
+        "a tool call's index is not an integer (a number beyond 64 bits): read as none (the call routed by its place)"
+    )
+    for events in runs(index):
+        assert [(e["value"]["rule"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"] == [
+            ("type", message)
+        ]
+        assert calls(reduce_ok([e for e in events if e["type"] != "CUSTOM"])) == [("t1", "f", {"a": 1})]
+    for edge in (2**64 - 1, -(2**63)):
+        for events in runs(edge):
+            assert said(events) == []
+            assert calls(reduce_ok(events)) == [("t1", "f", {"a": 1})]
+
+
 def _late_stream(provider: str, kind: str, late: bool) -> bytes:
     """A stream of ``provider`` whose choice 0 gives two fragments of ``kind`` (text, reasoning or arguments), then,
     with ``late``, its finish reason and then three more (a late fragment repeats its shape: the C kernels route it);

@@ -1357,6 +1357,17 @@ class StreamBuilder:
             self.not_integer(value, what, f"read as {default}")
         return default
 
+    def call_index(self, value: Any) -> int | None:
+        """A tool call's index (OpenAI's chunk shape, DashScope's too): ``value`` when it is an integer of 64 bits,
+        None when absent (None); any other JSON value is said (problem ``type``) and read as absent, the call routed
+        as one without an index is. An integer beyond 64 bits is none, as :meth:`index` reads it: a stream's payload
+        holds it as orjson's float, a whole response (a payload the codec reads) as it is: both read and said alike."""
+        if type(value) is int and INT_MIN <= value <= INT_MAX:
+            return value
+        if value is not None:
+            self.not_integer(value, "a tool call's index", "read as none (the call routed by its place)")
+        return None
+
     def not_integer(self, value: Any, what: str, then: str) -> None:
         """A payload field that is an integer of 64 bits, ``value`` (not None) being none: said (problem ``type``),
         ``then`` saying what became of it. An integer beyond 64 bits is named so, whether the codec read it (a whole
