@@ -208,13 +208,85 @@ def test_tool_results_read_from_result_objects_past_the_limit_are_said_where_the
         (lambda: Msg.from_dict(msg), "msg", in_msg),
         (lambda: Msg.from_json(json.dumps(msg)), "msg", in_msg),
         (lambda: agentmsg.read_legacy_keys(msg), "msg", in_msg),
-        (lambda: agentmsg.decode_messages(json.dumps([msg])), "msg", "/0" + in_msg),
+        # (a conversation is one level deeper: at an odd limit it crosses it a tool result earlier, not at the output
+        # of that one, named where it was read, its next result's place; the same place at an even limit)
+        (lambda: agentmsg.decode_messages(json.dumps([msg])), "msg", "/0/content/0" + "/result" * (max_depth // 2 - 1)),
     ]
     for read, kind, pointer in reads:
         with pytest.raises(agentmsg.SizeLimitError) as info:
             read()
         assert info.value.kind == kind
         assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "max-depth")]
+
+
+def _written_at(depth: int) -> str:
+    """The pointer, in a message, of the list or dict ``depth`` levels deep on the path of tool results nested in each
+    other's output, as written: the message 1, content 2, the first result 3, its output 4, the next result 5, ..."""
+    return "/content/0" + "/output/0" * ((depth - 3) // 2) + ("/output" if depth % 2 == 0 else "")
+
+
+def _agent_result_problems(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """The problems (but the notes of legacy keys) of a reducer fed a run whose AGENT_RESULT holds ``message``."""
+    ts = "2026-11-22T10:34:38.563248392Z"
+    events = [
+        {"type": kind, "id": f"e{n}", "createdAt": ts, "replyId": "r", **keys}
+        for n, (kind, keys) in enumerate(
+            (("AGENT_START", {}), ("AGENT_RESULT", {"result": message}), ("AGENT_END", {}))
+        )
+    ]
+    r = agentmsg.Reducer()
+    for e in events:
+        r.feed(e)
+    r.finish()
+    return [(p.pointer, p.rule) for p in r.problems if p.rule != "legacy-key"]
+
+
+@pytest.mark.parametrize("over", [-1, 0, 1], ids=["limit-1", "limit", "limit+1"])
+def test_tool_results_read_from_result_objects_are_held_to_the_limit_by_every_reader(
+    over: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight tool results nested in each other's legacy ``result`` objects are 11 levels as read and 19 as written
+    (each ``result`` read as an output list of one block). Under ``limits.max_depth`` 18 or 19, Msg.from_json refused
+    such a message (its current form too deep) while decode_messages, whose own check of the current form held it to
+    the deepest orjson writes (254), read it, one level deeper still in its array. Every reader now holds the form
+    read to the limit: a message alone (Msg.from_json, from_dict, a JSON Lines record) at 19 levels, one in a
+    conversation or an AGENT_RESULT event (one level deeper: docs/wire-format.md) at 20, each refused at the list or
+    dict that crosses the limit (its pointer as written) and read below it."""
+    written = 19  # (the message as written: its text block, the deepest part, 3 + 2 * 8 levels down)
+    limit = written - over  # (over: how far the message alone is past the limit)
+    block: Any = {"type": "text", "text": "x"}
+    for _ in range(8):
+        block = {"type": "tool_result", "id": "c", "result": block}
+    msg = {"id": "m", "role": "ASSISTANT", "content": [block]}
+    text = json.dumps(msg)
+
+    def record() -> Msg:
+        (got,) = agentmsg.read_records(text.encode() + b"\n")
+        assert got.problem is None
+        return Msg.from_dict(got.value, notes=[])
+
+    monkeypatch.setattr(agentmsg.limits, "max_depth", limit)
+    alone = [] if limit >= written else [(_written_at(limit + 1), "max-depth")]
+    reads: list[tuple[Callable[[], Any], str, list[tuple[str, str]]]] = [
+        (lambda: Msg.from_json(text, notes=[]), "from_json", alone),
+        (lambda: Msg.from_dict(msg, notes=[]), "from_dict", alone),
+        (record, "a JSON Lines record", alone),
+    ]
+    for read, name, refused in reads:
+        if not refused:
+            assert read().to_dict()["content"][0]["type"] == "tool_result", name
+            continue
+        with pytest.raises(agentmsg.SizeLimitError) as info:
+            read()
+        assert [(p.pointer, p.rule) for p in info.value.problems] == refused, name
+    deeper = [] if limit > written else [(_written_at(limit), "max-depth")]  # (one level deeper: at one level less)
+    if deeper:
+        with pytest.raises(agentmsg.SizeLimitError) as info:
+            agentmsg.decode_messages(f"[{text}]", notes=[])
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/0" + at, rule) for at, rule in deeper]
+    else:
+        assert len(agentmsg.decode_messages(f"[{text}]", notes=[])) == 1
+    assert _agent_result_problems(msg) == [("/1/result" + at, rule) for at, rule in deeper]
 
 
 def test_tool_results_at_the_depth_limit_are_read_with_their_notes() -> None:
