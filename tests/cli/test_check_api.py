@@ -558,3 +558,56 @@ def test_a_conversation_is_held_as_its_messages_text_until_the_end() -> None:
         problems, notes = across.problems()
         assert (problems, notes) == conversation_problems(orjson.dumps(messages), provider)
         assert len(problems if provider is None else problems + notes) >= 500 // 7
+
+
+def _results_in_results(n: int) -> dict[str, Any]:
+    """A message of ``n`` tool results nested in each other's legacy ``result`` (one level each as read, two read in
+    their current form: an output list of one block), the innermost holding a text block."""
+    block: Any = {"type": "text", "text": "x"}
+    for _ in range(n):
+        block = {"type": "tool_result", "id": "c", "result": block}
+    return {"id": "m", "role": "ASSISTANT", "content": [block]}
+
+
+@pytest.mark.parametrize("kind", ["message", "jsonl", "events"])
+def test_legacy_results_past_the_limit_are_a_finding_not_a_traceback(kind: str) -> None:
+    """128 tool results nested in each other's legacy ``result`` (a 5 KB file, 259 levels as read in their current
+    form) made ``agentmsg.check`` and ``agentmsg validate`` raise SizeLimitError out of the legacy reader, for a
+    message, JSON Lines of them and an AGENT_RESULT event alike, and the tolerant reducer raised it too (strict: its
+    pointer without the event's index). It is a finding, rule ``max-depth``, at the pointer the readers name
+    (Msg.from_json; the reducer's problem, the event skipped): bad content is findings, never an exception."""
+    msg = _results_in_results(128)
+    with pytest.raises(agentmsg.SizeLimitError) as info:
+        agentmsg.Msg.from_json(json.dumps(msg), notes=[])
+    (refused,) = info.value.problems
+    ts = "2026-11-22T10:34:38.563248392Z"
+    events = [
+        {"type": t, "id": f"e{n}", "createdAt": ts, "replyId": "r", **keys}
+        for n, (t, keys) in enumerate((("AGENT_START", {}), ("AGENT_RESULT", {"result": msg}), ("AGENT_END", {})))
+    ]
+    expected: tuple[int | None, str]
+    if kind == "events":
+        r = agentmsg.Reducer()
+        for e in events:
+            r.feed(e)
+        r.finish()
+        (deep,) = [p for p in r.problems if p.rule == "max-depth"]
+        assert deep.pointer.startswith("/1/result/content/0/result")
+        with pytest.raises(agentmsg.SizeLimitError) as strict:  # (strict: raised, at the event's pointer)
+            agentmsg.reduce_events(events, strict=True)
+        assert (strict.value.kind, [(p.pointer, p.rule) for p in strict.value.problems]) == (
+            "event",
+            [(deep.pointer, "max-depth")],
+        )
+        data, expected = b"".join(orjson.dumps(e) + b"\n" for e in events), (1, deep.pointer[2:])
+    elif kind == "jsonl":
+        data, expected = orjson.dumps(msg) + b"\n" + orjson.dumps(msg) + b"\n", (0, refused.pointer)
+    else:
+        data, expected = orjson.dumps(msg), (None, refused.pointer)
+    report = check(data)
+    deep_findings = [(f.instance, f.pointer) for f in report.findings if f.rule == "max-depth" and f.pointer]
+    assert deep_findings[0] == expected
+    if kind == "jsonl":
+        assert deep_findings == [expected, (1, refused.pointer)]
+    done = run("validate", "-", stdin=data.decode())
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "[max-depth]" in done.stdout + done.stderr

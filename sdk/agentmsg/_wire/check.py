@@ -272,7 +272,10 @@ def _check(instance: Any, kind: str, strict: bool, parsed: bool = False) -> tupl
     schema rejects the legacy form: the note says what a reader makes of it); ``strict`` refuses it (an error).
     ``parsed``: the instance was read by ``loads`` (``read_records``), which held it to ``check_json_value``
     already: it is not checked again, nor its depth walked again for its legacy keys (an SSE event's data is)."""
-    legacy = (read_legacy_keys_checked if parsed else read_legacy_keys)(instance, kind)[1]
+    try:
+        legacy = (read_legacy_keys_checked if parsed else read_legacy_keys)(instance, kind)[1]
+    except SizeLimitError as exc:  # (legacy keys nesting past the limit in their current form: as the readers say it)
+        return list(exc.problems), []
     try:
         (validate_checked if parsed else validate)(instance, kind, strict=strict)
     except ValidationError as exc:

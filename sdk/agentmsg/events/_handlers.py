@@ -24,7 +24,7 @@ from agentmsg._codec.jsontext import INT_MAX, INT_MIN
 from agentmsg._codec.schemas import schema_documents, validate
 from agentmsg._codec.timestamps import java_form_of_instant
 from agentmsg._native import speedups as _speedups
-from agentmsg.errors import Problem, ValidationError, pointer_of, short_repr
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, short_repr
 from agentmsg.events._build import close_reply
 from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
@@ -156,7 +156,12 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
         # The seed documents' shapes (a MODEL_CALL_END's own inputTokens, a DATA_BLOCK_DELTA's data, ...): read in
         # their current form, each said (rule legacy-key; strict mode stops at the first)
         notes: list[Problem] = []
-        e = legacy.event(e, notes)
+        try:
+            e = legacy.event(e, notes)
+        except SizeLimitError as exc:  # (its legacy keys nest past the limit in their current form: as a message's)
+            for p in exc.problems:  # (strict: raised, a limit)
+                st.problem(i, p.pointer, p.rule, f"{p.message}: event skipped", limit=True)
+            return
         for note in notes:
             st.problem(i, note.pointer, note.rule, note.message)
     trusted = st.trusted

@@ -50,7 +50,7 @@ from typing import Any, cast
 from agentmsg._codec import legacy
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate, validate_parsed
-from agentmsg.errors import Problem, ValidationError, WrongTypeError, require_count, short_repr
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, WrongTypeError, require_count, short_repr
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
@@ -185,7 +185,10 @@ class Reducer:
             kind = event.get("type")
             if type(kind) is str and kind in legacy.LEGACY_EVENT_TYPES:
                 notes: list[Problem] = []
-                legacy.event(event, notes)
+                try:
+                    legacy.event(event, notes)
+                except SizeLimitError as exc:  # (its legacy keys nest past the limit in their current form)
+                    raise exc.under(f"/{index}", "event") from None
                 if notes:  # refused with its own rule, before the schema says what the legacy shape breaks
                     raise ValidationError([n.under(f"/{index}") for n in notes[:1]], "event")
             try:
