@@ -36,6 +36,7 @@ from agentmsg import (
 )
 from agentmsg.cli import main
 from agentmsg.providers import gemini, openai
+from agentmsg.providers.base import Entry
 from tests._support.budget import examples
 from tests.conftest import ROOT
 from tests.oracles import formatted
@@ -373,14 +374,18 @@ def _signed_call(index: int | None = None) -> dict[str, Any]:
 FIXTURES = ROOT / "tests" / "fixtures" / "providers"
 
 
-def module(name: str) -> Any:
-    """The provider module of a registry name (or of a fixtures folder, named as the registry names providers)."""
+def entry(name: str) -> Entry:
+    """The registry entry of a name (every registry name's provider is an :class:`Entry` of its module)."""
     from agentmsg.providers import get
-    from agentmsg.providers.base import Entry
 
     provider = get(name)
-    assert isinstance(provider, Entry), provider  # every registry name's provider is an Entry of its module
-    return provider.module
+    assert isinstance(provider, Entry), provider
+    return provider
+
+
+def module(name: str) -> Any:
+    """The provider module of a registry name (or of a fixtures folder, named as the registry names providers)."""
+    return entry(name).module
 
 
 def parser_for(path: Path) -> Any:
@@ -390,6 +395,23 @@ def parser_for(path: Path) -> Any:
 
 
 STREAMS = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".sse", ".jsonl"))
+
+
+def same_reader(name: str) -> tuple[str, ...]:
+    """The registry names whose entries read with ``name``'s reader, in registry order (``openai``'s: its
+    OpenAI-compatible variants too): the names the CLI's hints name for a reply or stream of that shape (``try
+    --provider openai/deepseek/...``)."""
+    from agentmsg.providers import NAMES
+
+    reader = entry(name).reader
+    return tuple(other for other in NAMES if entry(other).reader is reader)
+
+
+def reader_groups() -> tuple[tuple[str, ...], ...]:
+    """The registry's names grouped by the reader they share (:func:`same_reader`), in registry order."""
+    from agentmsg.providers import NAMES
+
+    return tuple(dict.fromkeys(same_reader(name) for name in NAMES))
 
 
 def ids(paths: list[Path]) -> list[str]:

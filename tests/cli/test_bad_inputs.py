@@ -20,6 +20,7 @@ import pytest
 from agentmsg import limits
 from agentmsg.cli import build_parser, main
 from agentmsg.providers import providers
+from tests._support.providers import same_reader
 from tests.conftest import ROOT
 
 #: the longest line a command may print on stderr (validate: on stdout too), its input's path left out
@@ -670,9 +671,8 @@ def test_every_command_s_reply_hint_reads_the_start_to_a_line_end(
         assert code in (1, 2)
         hints.append([line for line in err.splitlines() if "'agentmsg parse --provider" in line])
     short, long = hints
-    said = (
-        "--provider anthropic'" if kind == "anthropic" else "--provider openai/deepseek/dashscope-compatible --stream'"
-    )
+    flag = "" if kind == "anthropic" else " --stream"  # (OpenAI's as JSON lines: no SSE)
+    said = f"--provider {'/'.join(same_reader(kind))}{flag}'"  # (every registry name whose reader reads it)
     assert len(short) == 1 and said in short[0], short
     assert long == short
 

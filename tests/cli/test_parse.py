@@ -15,8 +15,25 @@ from agentmsg import ThinkingBlock, reduce_events
 from agentmsg.cli import main
 from agentmsg.providers import gemini, openai
 from tests._support.events import jsonl_lines
-from tests._support.providers import CITE, FIX, chunk, cited_response, ev, one, run_cli, said_texts, sse, tc
+from tests._support.providers import (
+    CITE,
+    FIX,
+    chunk,
+    cited_response,
+    ev,
+    one,
+    reader_groups,
+    run_cli,
+    said_texts,
+    same_reader,
+    sse,
+    tc,
+)
 from tests.conftest import ROOT
+
+#: what the hints name for an OpenAI Chat Completions reply or stream: every registry name that reads one (the
+#: openai module's reader is its OpenAI-compatible variants' too), in registry order
+_OPENAI = "/".join(same_reader("openai"))
 
 
 def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -368,15 +385,14 @@ def test_cli_parse_think_tags_open_and_exclusive(tmp_path: Path, capsys: pytest.
 
 _USER = {"id": "m1", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
 _EVENT = {"type": "TEXT_BLOCK_DELTA", "replyId": "r", "blockId": "b", "delta": "x", "createdAt": "2025-01-01T00:00:00Z"}
-#: one whole reply of each reader (the openai shape is deepseek's and dashscope-compatible's too)
-_REPLIES = {
-    "openai": "openai/chat_completion_text.json",
-    "anthropic": "anthropic/message_text.json",
-    "gemini": "gemini/generate_content_text.json",
-    "dashscope": "dashscope/native_multimodal_response_docs.json",
-    "openai-responses": "openai-responses/response_text.json",
-}
-_OPENAI_SHAPE = ("openai", "deepseek", "dashscope-compatible")
+
+
+def _whole_reply(name: str) -> Path:
+    """A whole reply of ``name``'s reader: the smallest recorded in the fixtures folder of that registry name (the
+    plainest; not a request, nor an OpenAI-compatible server's ``compat_`` reply kept there)."""
+    replies = [path for path in (FIX / name).glob("*.json") if not path.name.startswith(("request_", "compat_"))]
+    assert replies, f"no whole reply of {name!r} in {FIX / name}: record one (docs/adding-a-provider.md)"
+    return min(replies, key=lambda path: (path.stat().st_size, path.name))
 
 
 @pytest.mark.parametrize("provider", agentmsg.providers.NAMES)
@@ -394,11 +410,9 @@ def test_cli_parse_refuses_what_is_no_reply_of_the_provider_with_the_hint_that_r
         "event": (orjson.dumps(_EVENT), "reduce them with 'agentmsg reduce'"),
         "events": (orjson.dumps([_EVENT, _EVENT]), "reduce them with 'agentmsg reduce'"),
     }
-    own = "openai" if provider in _OPENAI_SHAPE else provider
-    for other, fixture in _REPLIES.items():
-        if other != own:
-            try_it = f"try --provider {'/'.join(_OPENAI_SHAPE) if other == 'openai' else other}"
-            inputs[other] = ((FIX / fixture).read_bytes(), try_it)
+    for names in reader_groups():  # a whole reply of each other reader, with the names that read it
+        if provider not in names:
+            inputs[names[0]] = (_whole_reply(names[0]).read_bytes(), f"try --provider {'/'.join(names)}")
     for name, (data, hint) in inputs.items():
         path = tmp_path / f"{name}.json"
         path.write_bytes(data)
@@ -408,7 +422,7 @@ def test_cli_parse_refuses_what_is_no_reply_of_the_provider_with_the_hint_that_r
         assert (code, out) == (2, ""), (provider, name, code, out)
         assert err.count("\n") == 1 and err.startswith(f"agentmsg: {path}: not "), (provider, name, err)
         if hint is not None:
-            assert hint in err, (provider, name, err)
+            assert err.endswith(f"{hint})\n"), (provider, name, err)  # (the names that read it, and no other)
         else:
             assert "try --provider" not in err
 
@@ -423,7 +437,7 @@ def test_cli_parse_of_json_lines_without_stream_says_to_add_it(
     assert run_cli("parse", "--provider", "openai", str(path)) == (2, "")
     assert "a streamed body? add --stream" in capsys.readouterr().err
     assert run_cli("parse", "--provider", "anthropic", str(path)) == (2, "")
-    assert "try --provider openai/deepseek/dashscope-compatible with --stream" in capsys.readouterr().err
+    assert f"try --provider {_OPENAI} with --stream" in capsys.readouterr().err
     assert run_cli("parse", "--provider", "openai", "--stream", str(path))[0] == 1  # (no finish reason: cut)
 
 
@@ -448,7 +462,7 @@ def test_cli_parse_of_long_json_lines_without_stream_asks_the_readers_about_its_
     path.write_bytes(line * (8 * CHUNK // len(line)))
     for provider, said in [
         ("openai", "a streamed body? add --stream)\n"),
-        ("anthropic", "try --provider openai/deepseek/dashscope-compatible with --stream)\n"),
+        ("anthropic", f"try --provider {_OPENAI} with --stream)\n"),
     ]:
         asked.clear()
         capsys.readouterr()
@@ -457,7 +471,7 @@ def test_cli_parse_of_long_json_lines_without_stream_asks_the_readers_about_its_
         assert asked and all(len(data) < CHUNK + len(line) and data.endswith(b"\n") for data in asked), [
             len(d) for d in asked
         ]
-        assert len(asked) == (1 if provider == "openai" else 7)
+        assert len(asked) == (1 if provider == "openai" else len(agentmsg.providers.NAMES))  # (its own, each other)
 
 
 @pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
@@ -491,8 +505,8 @@ def test_cli_parse_json_lines_end_at_lf_as_every_reader_ends_them(
             code, out = run_cli(command, str(path))
             assert code == 1 and "unexpected content after document: line 1 column 57" in out + capsys.readouterr().err
     else:
-        assert said.endswith("try --provider openai/deepseek/dashscope-compatible with --stream)\n")
-        assert len(asked) == 7 and max(asked) < CHUNK + len(line) + len(end), asked
+        assert said.endswith(f"try --provider {_OPENAI} with --stream)\n")
+        assert len(asked) == len(agentmsg.providers.NAMES) and max(asked) < CHUNK + len(line) + len(end), asked
 
 
 @pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
@@ -552,7 +566,7 @@ def test_cli_parse_hint_decodes_a_whole_body_once(
 @pytest.mark.parametrize(
     ("provider", "stream", "hint"),
     [
-        ("anthropic", "openai/stream_finish_length.sse", "try --provider openai/deepseek/dashscope-compatible"),
+        ("anthropic", "openai/stream_finish_length.sse", f"try --provider {_OPENAI}"),
         ("openai", "anthropic/stream_docs_basic.sse", "try --provider anthropic"),
         ("gemini", "anthropic/stream_docs_basic.sse", "try --provider anthropic"),
         ("dashscope", "gemini/stream_text.sse", "try --provider gemini"),
@@ -601,7 +615,7 @@ def _crossing_the_first_chunk(kind: str) -> bytes:
 @pytest.mark.parametrize(
     ("kind", "provider", "hint"),
     [
-        ("openai", "anthropic", "(it reads as an openai stream: try --provider openai/deepseek/dashscope-compatible)"),
+        ("openai", "anthropic", f"(it reads as an openai stream: try --provider {_OPENAI})"),
         ("anthropic", "openai", "(it reads as an anthropic stream: try --provider anthropic)"),
         (
             "events",

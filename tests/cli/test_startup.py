@@ -15,6 +15,8 @@ from typing import Final
 
 import pytest
 
+from agentmsg.providers import MODULES
+
 COMMAND_MODULES = {
     f"agentmsg.cli.{module}"
     for module in ("validate", "schema", "events", "format", "count", "trim", "parse", "chat", "serve")
@@ -184,10 +186,9 @@ def test_the_parser_built_on_demand_is_the_whole_one() -> None:
     assert lazy.format_help() == whole.format_help()
 
 
-#: the provider modules (the registry's, each imported on its first use)
-PROVIDER_MODULES = {
-    f"agentmsg.providers.{module}" for module in ("openai", "anthropic", "gemini", "dashscope", "openai_responses")
-}
+#: the provider modules (the registry's table, read without importing them: each is imported on its first use;
+#: tests/providers/shared/test_contract.py holds the table to the package's files)
+PROVIDER_MODULES = {f"agentmsg.providers.{module}" for module in MODULES}
 
 
 @pytest.mark.parametrize("command", ["format", "validate", "count", "trim"])
@@ -195,9 +196,7 @@ def test_a_help_page_lists_the_providers_without_importing_them(command: str) ->
     """``--provider``'s choices are the registry's names, from its table: listing them imported every provider
     module (``format --help`` 323 -> 215 ms, best of 10). (``parse --help`` and ``chat --help`` list each
     provider's stream flags and key variables, which are in the modules.)"""
-    from agentmsg.providers import MODULES
-
-    assert {f"agentmsg.providers.{module}" for module in MODULES} == PROVIDER_MODULES
+    assert len(PROVIDER_MODULES) > 1  # (the table, read)
     code, modules = _imported(command, "--help")
     assert code == 0
     assert modules & PROVIDER_MODULES == set()
