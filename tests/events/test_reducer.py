@@ -1406,3 +1406,36 @@ def test_reduce_events_reducer_is_the_keyword_one(strict: bool, source: str | No
         return {**got, "window": (st.window.size, st.window.current, st.window.previous)}
 
     assert fields(Reducer._of(strict, source, name)) == fields(Reducer(strict=strict, source=source, name=name))
+
+
+def test_a_value_quoted_in_a_problem_is_cut_not_repr_whole() -> None:
+    """The handlers quoted a wrong value by ``repr`` cut to 80 characters: the whole repr was made first, and a
+    value nested past the stack (events fed as objects, trusted) raised in it, so the MODEL_CALL_END was skipped,
+    its usage lost. Every value quoted goes through ``short_repr`` (cut in depth): the event is applied and the
+    problem quotes the value's start."""
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    at = "2026-01-01T00:00:00Z"
+    r = Reducer()
+    r.feed_many(
+        [
+            {"type": "AGENT_START", "id": "0", "createdAt": at, "replyId": "r"},
+            {
+                "type": "MODEL_CALL_END",
+                "id": "1",
+                "createdAt": at,
+                "replyId": "r",
+                "usage": {"inputTokens": 3},
+                "metadata": {"grounding": deep, "model": deep},
+            },
+            {"type": "AGENT_END", "id": "2", "createdAt": at, "replyId": "r"},
+        ],
+        trusted=True,
+    )
+    (message,) = r.finish()
+    assert message.usage is not None and message.usage.input_tokens == 3
+    assert [(p.pointer, p.rule, p.message) for p in r.problems] == [
+        ("/1/metadata/model", "type", "model [[[[[[[...]]]]]]] is not a string: not taken"),
+        ("/1/metadata/grounding", "type", "grounding [[[[[[[...]]]]]]] is not an object: not taken"),
+    ]

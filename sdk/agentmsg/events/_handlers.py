@@ -232,7 +232,7 @@ def _make_room(st: State, reply: Reply, i: int) -> None:
         i,
         "",
         "max-open-blocks",
-        f"more than {st.max_open} blocks, tool calls and tool results open in one reply: the {table} {key!r:.80}"
+        f"more than {st.max_open} blocks, tool calls and tool results open in one reply: the {table} {short_repr(key)}"
         " opened first is closed as it is",
         limit=True,
     )
@@ -295,7 +295,7 @@ def _ending(st: State, meta: dict[str, Any], i: int, key: str) -> str | None:
     value = meta.get(key)
     if value is None or type(value) is str:
         return value
-    st.problem(i, f"/metadata/{key}", "type", f"{key} {value!r:.80} is not a string: not taken")
+    st.problem(i, f"/metadata/{key}", "type", f"{key} {short_repr(value)} is not a string: not taken")
     return None
 
 
@@ -309,15 +309,20 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         model = _ending(st, meta, i, "model")
         refusal = meta.get("refusal")
         if refusal is not None and refusal is not True:
-            st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
+            st.problem(i, "/metadata/refusal", "type", f"refusal {short_repr(refusal)} is not true: not taken")
         structured = meta.get("structuredOutput")
         if structured is not None and type(structured) is not dict:
             st.problem(
-                i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
+                i,
+                "/metadata/structuredOutput",
+                "type",
+                f"structuredOutput {short_repr(structured)} is no object: not taken",
             )
         grounding = meta.get("grounding")
         if grounding is not None and type(grounding) is not dict:
-            st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
+            st.problem(
+                i, "/metadata/grounding", "type", f"grounding {short_repr(grounding)} is not an object: not taken"
+            )
     else:
         finish_reason = model = refusal = structured = grounding = None
     usage = e.get("usage")
@@ -399,7 +404,7 @@ def _usage_sums(st: State, reply: Reply, usage: dict[str, Any], i: int) -> dict[
                 i,
                 pointer_of(("usage", k)),
                 "usage-not-summed",
-                f"usage {k!r:.80} is no count the usage schema declares, so it is not summed: this model call's"
+                f"usage {short_repr(k)} is no count the usage schema declares, so it is not summed: this model call's"
                 f" value replaces the earlier one ({_shown_value(before[k])})",
             )
         changed[k] = v
@@ -458,7 +463,7 @@ def _open_block(st: State, e: dict[str, Any], i: int, kind: str) -> Block:
             i,
             "/blockId",
             "order",
-            f"{kind} delta for block {block_id!r:.80} that was never started: the block is started here",
+            f"{kind} delta for block {short_repr(block_id)} that was never started: the block is started here",
         )
     else:
         # The id belongs to an open block of another kind: that block keeps what it has and is closed,
@@ -467,7 +472,7 @@ def _open_block(st: State, e: dict[str, Any], i: int, kind: str) -> Block:
             i,
             "/blockId",
             "order",
-            f"{kind} delta for block {block_id!r:.80}, an open {b.kind} block: that block is closed, a {kind} block started",
+            f"{kind} delta for block {short_repr(block_id)}, an open {b.kind} block: that block is closed, a {kind} block started",
         )
         reply.close_block(block_id)
     _block_start(kind)(st, {"blockId": block_id}, i)
@@ -507,7 +512,11 @@ def _thinking_delta(st: State, e: dict[str, Any], i: int) -> None:
             continue
         if type(value) is not str:
             st.problem(
-                i, f"/{key}", "type", f"{key} {value!r:.80} is not a string: ignored", schema=_SIGNATURE_SCHEMA + key
+                i,
+                f"/{key}",
+                "type",
+                f"{key} {short_repr(value)} is not a string: ignored",
+                schema=_SIGNATURE_SCHEMA + key,
             )
             continue
         if key == "signature":
