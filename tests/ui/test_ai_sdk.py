@@ -326,20 +326,66 @@ def test_the_encoder_takes_any_event_and_says_what_it_could_not_use() -> None:
     out = enc.feed("nope")  # type: ignore[arg-type]
     out += enc.feed({"type": "REPLY_START", "id": "x", "createdAt": AT})
     out += enc.feed({"type": "TEXT_BLOCK_DELTA", "id": "y", "createdAt": AT, "replyId": "r", "delta": "a"})
-    # (the delta opens an implicit reply first: a note too)
+    # (the delta, which the reducer skips, opens no implicit reply: said as the reducer says it)
     assert [(p.pointer, p.rule) for p in enc.notes] == [
         ("/0", "type"),
         ("/1/type", "enum"),
-        ("/2", "ui-wrapped"),
         ("/2", "required"),
         ("/2", "ui-wrapped"),
     ]
     # what is an object is carried whole, so the reducer of the decoded stream reports it as it would have
     carried = [c["data"]["event"]["type"] for c in out if c["type"] == ai_sdk.CARRIER and "event" in c["data"]]
     assert carried == ["REPLY_START", "TEXT_BLOCK_DELTA"]
-    assert [c["type"] for c in enc.close()] == [ai_sdk.CARRIER, "finish"]  # the implicit reply ends, for the UI
+    assert [c["type"] for c in out] == [ai_sdk.CARRIER] * 2  # no UI message: no reply
+    assert enc.close() == []
     assert enc.feed({"type": "AGENT_END", "id": "z", "createdAt": AT, "replyId": "r"}) == []
     assert enc.notes[-1].rule == "order"
+
+
+def test_events_that_open_no_reply_get_no_ui_message() -> None:
+    """Between replies, events the reducer opens no reply for (an END of a block not open, a TOOL_RESULT_END it
+    skips for want of its state, after an AGENT_END a MODEL_CALL_END that would only open an empty reply) got an
+    id-less ``start`` and a ``finish``, with the finish reason and usage of the reply before: the AI SDK's reader goes
+    on with that message at such a start and took them again. They are carried whole, in no UI message, and said as
+    the reducer says them; the decoded stream reduces to the same messages."""
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, **keys}
+
+    reply = [
+        ev(0, "AGENT_START", replyId="r"),
+        ev(1, "MODEL_CALL_START", replyId="r"),
+        ev(2, "TEXT_BLOCK_DELTA", replyId="r", blockId="b", delta="hi"),
+        ev(3, "MODEL_CALL_END", replyId="r", metadata={"finishReason": "length"}, usage={"inputTokens": 2}),
+        ev(4, "AGENT_END", replyId="r"),
+    ]
+    stray = [
+        ev(5, "TEXT_BLOCK_END", blockId="b"),
+        ev(6, "TOOL_RESULT_END", toolCallId="c"),
+        ev(7, "MODEL_CALL_END", usage={"inputTokens": 1}),
+        ev(8, "THINKING_BLOCK_END", replyId="r", blockId="t"),
+    ]
+    finish = {"type": "finish", "finishReason": "length", "messageMetadata": {"usage": {"inputTokens": 2}}}
+    for events, first in ((reply + stray, 5), (stray[:2] + stray[3:], 0)):  # (after a reply; at the stream's start)
+        enc = ai_sdk.AiSdkEncoder()
+        chunks = [c for e in events for c in enc.feed(e)] + enc.close()
+        tail = chunks[chunks.index(finish) + 1 :] if first else chunks
+        assert [c["data"]["event"] for c in tail if c["type"] == ai_sdk.CARRIER] == [
+            {k: v for k, v in e.items() if k != "id"} for e in events[first:]
+        ]
+        assert [c["type"] for c in tail] == [ai_sdk.CARRIER] * len(events[first:])  # no start, no finish
+        said = [(p.pointer, p.rule) for p in enc.notes if p.rule != "ui-wrapped"]
+        assert said[-len(events[first:]) :] == [
+            (f"/{first}/blockId", "order"),
+            (f"/{first + 1}", "required"),
+            (f"/{first + 2}", "after-end") if first else (f"/{first + 2}/blockId", "order"),
+            *([(f"/{first + 3}/blockId", "order")] if first else []),
+        ]
+        expected, r = reduce(events)
+        back, _, _ = round_trip(events)
+        got, r2 = reduce(back)
+        n = len(events[first:])  # (what the reducer says of them, it says of the decoded stream)
+        assert got == expected and [p.rule for p in r2.problems][-n:] == [p.rule for p in r.problems][-n:]
 
 
 @pytest.mark.fuzz

@@ -446,3 +446,17 @@ def reduce_events(
     reducer = Reducer._of(strict, source, name)
     reducer.feed_many(events, trusted=trusted)
     return reducer.finish()
+
+
+def _opens_reply(event: Mapping[str, Any], *, after_end: bool) -> tuple[bool, list[Problem]]:
+    """Whether ``event``, fed between replies (``after_end``: after an AGENT_END), opens one, and what the reducer
+    says of it (pointers under ``/0``): the reducer's own answer (a block END outside a reply, an event it skips
+    for a missing key, one after an AGENT_END that would only open an empty reply: none). For the UI encoders,
+    which write no message for a reply the reducer never has. Not checked against the event schema (the event is
+    fed trusted: a value shared many times over is not walked path by path)."""
+    reducer = Reducer(dedupe_window=None)
+    st = reducer._st
+    if after_end:
+        st.ended = 0
+    reducer.feed_many([event], trusted=True)
+    return st.reply is not None, reducer.problems

@@ -43,7 +43,7 @@ from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
-from agentmsg.events._handlers import ONLY_EMPTY
+from agentmsg.events.reducer import _opens_reply
 from agentmsg.ui._protocol import SAFE_INTEGER, Notes, quoted, same_json, sse_frame, value_text
 from agentmsg.ui._requests import ChatRequest, read_chat_request
 
@@ -248,10 +248,16 @@ class AiSdkEncoder:
             ev = dict(event)
             # an event that needs a reply, outside one, opens an implicit reply (docs/events.md rule 1)
             opens = kind not in _NO_REPLY and (kind != "CUSTOM" or ev.get("name") == ERROR_EVENT)
-            if opens and self._ended and not self._started and (kind in ONLY_EMPTY or kind == "CUSTOM"):
-                # between replies, an event that would only open an empty reply opens none: the reducer skips it
-                # there (rule after-end), and so it goes whole, in no UI message
-                return self._whole(event)
+            if opens and not self._started:
+                opened, said = _opens_reply(ev, after_end=self._ended)
+                if not opened:
+                    # between replies, an event the reducer opens no reply for (a block END outside one, one it skips
+                    # for a missing key, after an AGENT_END one that would only open an empty reply: rule after-end)
+                    # goes whole, in no UI message: said as the reducer says it. (A ``start`` and ``finish`` of no
+                    # message reached the AI SDK's reader: an id-less ``start`` goes on with the message before it,
+                    # whose finish reason and metadata the ``finish`` set again.)
+                    self.notes.extend(Problem(f"/{index}{p.pointer[2:]}", p.rule, p.message) for p in said)
+                    return self._whole(event)
             before = self._open_start(ev) if opens else []
             try:
                 return before + _ENCODERS[kind](self, ev, index)
