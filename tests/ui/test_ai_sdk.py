@@ -388,6 +388,32 @@ def test_events_that_open_no_reply_get_no_ui_message() -> None:
         assert got == expected and [p.rule for p in r2.problems][-n:] == [p.rule for p in r.problems][-n:]
 
 
+def test_an_implicit_reply_s_finish_says_nothing_of_the_reply_before() -> None:
+    """The finish reason, usage and model of a reply were kept past its AGENT_END (only an AGENT_START cleared
+    them): the ``finish`` of an implicit reply after it said that reply's ``error``, usage and model, which the AI
+    SDK's reader merges into the message it builds. An implicit reply starts afresh too."""
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, **keys}
+
+    events = [
+        ev(0, "AGENT_START", replyId="r"),
+        ev(1, "MODEL_CALL_START", replyId="r", modelName="m1"),
+        ev(2, "MODEL_CALL_END", replyId="r", usage={"inputTokens": 2}),
+        ev(3, "CUSTOM", replyId="r", name="agentmsg.error", value={"message": "x"}),
+        ev(4, "AGENT_END", replyId="r"),
+        ev(5, "TEXT_BLOCK_DELTA", blockId="b", delta="two"),
+    ]
+    finishes = [c for c in ai_sdk.encode(events) if c["type"] == "finish"]
+    assert finishes == [
+        {"type": "finish", "finishReason": "error", "messageMetadata": {"usage": {"inputTokens": 2}, "model": "m1"}},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    expected, _ = reduce(events)
+    assert [m["metadata"].get("agentmsg_errors") for m in expected] == [[{"message": "x"}], None]
+    assert reduce(round_trip(events)[0])[0] == expected
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("seed", range(200))
 def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:

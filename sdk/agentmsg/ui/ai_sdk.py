@@ -327,6 +327,7 @@ class AiSdkEncoder:
         if self._started:
             return []
         self._started = True
+        self._fresh()
         start: dict[str, Any] = {"type": "start"}
         if ev.get("type") == "MODEL_CALL_START" and _is_plain_id(ev.get("replyId")):
             start["messageId"] = self._message_id = ev["replyId"]
@@ -336,6 +337,12 @@ class AiSdkEncoder:
         if isinstance(ev.get("id"), str):  # it names the reply when nothing else does (docs/events.md rule 8)
             return [{"type": CARRIER, "data": {"uiOnly": True, "opener": ev["id"]}, "transient": True}, start]
         return [_UI_ONLY, start]
+
+    def _fresh(self) -> None:
+        """A reply starts (AGENT_START, or an implicit one): nothing its ``finish`` says is the reply before's."""
+        self._generate_reason = self._raw_finish = self._model = None
+        self._errored = False
+        self._usage = {}
 
     def _new_message(self, message_id: str) -> None:
         """A ``start`` naming ``message_id``: the AI SDK's reader starts a new UIMessage when it names another than
@@ -366,9 +373,7 @@ class AiSdkEncoder:
         self._implicit = False
         self._reply = ev.get("replyId")
         self._started = True
-        self._generate_reason = self._raw_finish = self._model = None
-        self._errored = False
-        self._usage = {}
+        self._fresh()
         start: dict[str, Any] = {"type": "start"}
         self._message_id = None
         if _is_plain_id(self._reply):
