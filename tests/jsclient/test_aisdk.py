@@ -169,6 +169,9 @@ def streams() -> list[list[Any]]:
     from tests.jsclient.test_reducer import random_stream  # garbled streams: every rule of the encoder and decoder
 
     out += [ai_sdk.encode(random_stream(random.Random(seed))) for seed in range(100)]
+    from tests.ui.test_ai_sdk import UNNAMED_MODEL_CALL  # (a replyId carried as null)
+
+    out.append(ai_sdk.encode(UNNAMED_MODEL_CALL))
     rng = random.Random(4031)
     out += [reordered(s, rng) for s in list(out) for _ in range(2)]
     # more notes than a decoder keeps (10,000): both keep as many and count the rest in one last note, at the cap

@@ -414,6 +414,29 @@ def test_an_implicit_reply_s_finish_says_nothing_of_the_reply_before() -> None:
     assert reduce(round_trip(events)[0])[0] == expected
 
 
+#: an implicit reply whose model call has no replyId, after events that have one (docs/events.md rule 8: the reply is
+#: named after its first event, no model call naming it); tests/jsclient/test_aisdk.py decodes it in TypeScript too
+UNNAMED_MODEL_CALL: list[dict[str, Any]] = [
+    {"type": "TOOL_CALL_START", "id": "e0", "createdAt": AT, "replyId": "m2", "toolCallId": "c", "toolCallName": "f"},
+    {"type": "MODEL_CALL_START", "id": "e1", "createdAt": AT},
+    {"type": "TEXT_BLOCK_DELTA", "id": "e2", "createdAt": AT, "replyId": "m2", "blockId": "b", "delta": "hi"},
+    {"type": "MODEL_CALL_END", "id": "e3", "createdAt": AT},
+]
+
+
+def test_a_model_call_of_no_replyid_comes_back_without_one() -> None:
+    """The decoder gives every event the replyId last carried; a MODEL_CALL_START of none, in an implicit reply
+    whose events had one, came back with it and named the reply (``m2`` for ``msg-e0``). Its absence is carried
+    (null, which the decoder drops, and which sticks: the next event's replyId is carried again)."""
+    expected, _ = reduce(UNNAMED_MODEL_CALL)
+    assert [m["id"] for m in expected] == ["msg-e0"]
+    back, enc, _ = round_trip(UNNAMED_MODEL_CALL)
+    assert [e.get("replyId", "-") for e in back if e["type"] == "MODEL_CALL_START"] == ["-"]
+    assert [e["replyId"] for e in back if e["type"] == "TEXT_BLOCK_DELTA"] == ["m2"]
+    assert reduce(back)[0] == expected
+    assert ("/1", "ui-wrapped") in [(p.pointer, p.rule) for p in enc.notes]
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("seed", range(200))
 def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:

@@ -456,6 +456,16 @@ class AiSdkEncoder:
         if isinstance(ev.get("modelName"), str):
             self._model = ev["modelName"]
         out.append({"type": "start-step"})
+        if ev.get("replyId") is None and self._reply is not None:
+            # a model call of no replyId, where the decoder would give it the reply's: its replyId names an implicit
+            # reply (docs/events.md rule 8), so its absence is carried (null, which the decoder drops) and sticks
+            self._note(
+                "rest:MODEL_CALL_START:no-replyId", f"MODEL_CALL_START of no replyId: carried on a {CARRIER} chunk"
+            )
+            self._reply = None
+            fields = {k: v for k, v in ev.items() if k not in _ENVELOPE}
+            fields["replyId"] = None
+            return [{"type": CARRIER, "data": {"rest": "MODEL_CALL_START", "fields": fields}, "transient": True}, *out]
         return self._rest(ev, (), out)
 
     def _model_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
@@ -1225,6 +1235,8 @@ class AiSdkDecoder:
                     self._conflict(kind, key, value, out[key])
             if "replyId" in rest and kind != "AGENT_START":
                 self._reply = rest["replyId"]  # a carried replyId sticks, as in the encoder
+                if self._reply is None:  # (carried null: the event had none)
+                    out.pop("replyId", None)
         return out
 
     def _conflict(self, kind: str, key: str, value: Any, visible: Any) -> None:

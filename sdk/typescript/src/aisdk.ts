@@ -351,7 +351,10 @@ export class AiSdkDecoder {
         else if (!has(out, key) || settable(kind, key, value, out[key])) setOwn(out, key, value);
         else if (!sameJson(value, out[key])) this.#conflict(kind, key, value, out[key]);
       }
-      if (has(rest, "replyId") && kind !== "AGENT_START") this.#reply = rest.replyId;
+      if (has(rest, "replyId") && kind !== "AGENT_START") {
+        this.#reply = rest.replyId;
+        if (this.#reply === null) delete out.replyId; // (carried null: the event had none)
+      }
     }
     return out;
   }
