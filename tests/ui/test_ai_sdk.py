@@ -437,6 +437,38 @@ def test_a_model_call_of_no_replyid_comes_back_without_one() -> None:
     assert ("/1", "ui-wrapped") in [(p.pointer, p.rule) for p in enc.notes]
 
 
+def test_a_start_for_a_block_open_as_the_other_kind_is_ignored_as_the_reducer_ignores_it() -> None:
+    """A TEXT_BLOCK_START for a block open as thinking (or the reverse): the reducer ignores it (that id is open,
+    "started twice") and the thinking goes on. The encoder ended the reasoning part and opened a text part, which
+    came back as an empty text block between two thinking blocks. It is carried as it came (rule order said), the
+    reasoning part open as it is; a text delta of that id still ends it and starts a text part, as the reducer does."""
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
+
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "THINKING_BLOCK_START", blockId="b"),
+        ev(2, "THINKING_BLOCK_DELTA", blockId="b", delta="one "),
+        ev(3, "TEXT_BLOCK_START", blockId="b"),
+        ev(4, "THINKING_BLOCK_DELTA", blockId="b", delta="two"),
+        ev(5, "TEXT_BLOCK_DELTA", blockId="b", delta="text"),
+        ev(6, "AGENT_END"),
+    ]
+    expected, _ = reduce(events)
+    assert [b.get("thinking", b.get("text")) for b in expected[0]["content"]] == ["one two", "text"]
+    back, enc, _ = round_trip(events)
+    assert reduce(back)[0] == expected
+    assert ("/3", "order") in [(p.pointer, p.rule) for p in enc.notes]
+    parts = [(c["type"], c.get("id")) for c in ai_sdk.encode(events) if c["type"].startswith(("text", "reasoning"))]
+    assert parts[:4] == [
+        ("reasoning-start", "b"),
+        ("reasoning-delta", "b"),
+        ("reasoning-delta", "b"),
+        ("reasoning-end", "b"),
+    ]
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("seed", range(200))
 def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:

@@ -989,9 +989,10 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
                 " on with that block): a new part, as the step that ended closed it"
             )
         if block_id in other:
-            self._order(f"{ev['type']} for a block open as {other_part}: that one is ended first")
-            other.discard(block_id)
-            out.append({"type": f"{other_part}-end", "id": block_id})
+            # the reducer ignores it (a block of that id is open: "started twice"), and a delta of this kind ends
+            # that block and starts one of its own: carried as it came, the part open as it is
+            self._order(f"{ev['type']} for a block open as {other_part}: carried as it is (the reducer ignores it)")
+            return out + _carried(ev)
         open_ids.add(block_id)
         if stepped:  # the START whole, for the decoder's reducer to ignore as this one does; the new part the UI's
             return [*out, *self._whole(ev), *self._ui_only([{"type": f"{part}-start", "id": block_id}])]
