@@ -469,6 +469,33 @@ def test_a_start_for_a_block_open_as_the_other_kind_is_ignored_as_the_reducer_ig
     ]
 
 
+def test_an_end_for_a_block_open_as_the_other_kind_ends_it_as_the_reducer_does() -> None:
+    """A TEXT_BLOCK_END for a block open as thinking: the reducer ends that block (an END ends the block of its id),
+    and a THINKING_BLOCK_START of that id then opens a new one. The encoder carried the END and left the reasoning
+    part open, so that START was taken for a second one and sent nothing: the new block was lost. The END goes
+    whole and the part ends for the UI only; the START opens a new part."""
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
+
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "THINKING_BLOCK_START", blockId="b"),
+        ev(2, "THINKING_BLOCK_DELTA", blockId="b", delta="one"),
+        ev(3, "TEXT_BLOCK_END", blockId="b", metadata={"k": 1}),
+        ev(4, "THINKING_BLOCK_START", blockId="b"),
+        ev(5, "THINKING_BLOCK_DELTA", blockId="b", delta="two"),
+        ev(6, "AGENT_END"),
+    ]
+    expected, _ = reduce(events)
+    assert [(b["thinking"], b["metadata"]) for b in expected[0]["content"]] == [("one", {"k": 1}), ("two", None)]
+    back, enc, _ = round_trip(events)
+    assert reduce(back)[0] == expected
+    assert ("/3", "order") in [(p.pointer, p.rule) for p in enc.notes]
+    parts = [c["type"] for c in ai_sdk.encode(events) if c["type"].startswith("reasoning")]
+    assert parts == ["reasoning-start", "reasoning-delta", "reasoning-end"] * 2
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("seed", range(200))
 def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:

@@ -1018,12 +1018,19 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         return self._rest(ev, ("blockId", "delta"), [*out, chunk])
 
     def end(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        open_ids, _ = parts(self)
+        open_ids, other = parts(self)
         block_id = self._require(ev, index, "blockId")
         if block_id not in open_ids:  # (or the reducer ends there a block its model call's end closed)
             if block_id in self._stepped:  # (its part ended with its step: the END goes whole, keys and all)
                 self._stepped.discard(block_id)
                 return self._whole(ev)
+            if block_id in other:
+                # the reducer ends the block of that id, of the other kind: the END goes whole (its keys and all,
+                # the decoded stream's reducer ends it too) and that part ends, for the UI only (a START of that id
+                # after it opens a new part, as the reducer opens a new block)
+                self._order(f"{ev['type']} for a block open as {other_part}: that block ends (carried as it is)")
+                other.discard(block_id)
+                return [*_carried(ev), *self._ui_only([{"type": f"{other_part}-end", "id": block_id}])]
             # an END naming no open part (another id than its START's, one ended already): the AI SDK's reader
             # refuses a {part}-end of a part it does not have, and the reducer says it and ignores it (or ends a
             # block of the other kind): carried as it came, so that the decoded stream's reducer does the same
