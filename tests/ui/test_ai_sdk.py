@@ -496,6 +496,30 @@ def test_an_end_for_a_block_open_as_the_other_kind_ends_it_as_the_reducer_does()
     assert parts == ["reasoning-start", "reasoning-delta", "reasoning-end"] * 2
 
 
+def test_a_second_start_of_an_open_block_is_carried_so_the_reducer_says_it() -> None:
+    """A second TEXT_BLOCK_START of an open block: the reducer ignores it and says so (rule order). The encoder
+    dropped it, said nothing, and the reducer of the decoded stream had nothing to say. It is carried as it came
+    (with its keys): the message is the same, and so is what the reducer says of it."""
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
+
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TEXT_BLOCK_START", blockId="b"),
+        ev(2, "TEXT_BLOCK_DELTA", blockId="b", delta="one"),
+        ev(3, "TEXT_BLOCK_START", blockId="b", future=1),
+        ev(4, "TEXT_BLOCK_END", blockId="b"),
+        ev(5, "AGENT_END"),
+    ]
+    expected, r = reduce(events)
+    got, r2 = reduce(round_trip(events)[0])
+    assert got == expected
+    said = [(p.rule, p.message) for p in r.problems]
+    assert ("order", "text block 'b' started twice: the second START is ignored") in said
+    assert [(p.rule, p.message) for p in r2.problems] == said
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("seed", range(200))
 def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:

@@ -979,8 +979,8 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         open_ids, other = parts(self)
         block_id = self._require(ev, index, "blockId")
         out = self._open_start(ev)
-        if block_id in open_ids:  # the reducer ignores a second START
-            return out
+        if block_id in open_ids:  # the reducer ignores a second START, and says it: carried as it came
+            return out + _carried(ev)
         stepped = block_id in self._stepped
         if stepped:  # (a part its model call's end closed, still open for the reducer)
             self._stepped.discard(block_id)
