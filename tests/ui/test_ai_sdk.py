@@ -520,6 +520,22 @@ def test_a_second_start_of_an_open_block_is_carried_so_the_reducer_says_it() -> 
     assert [(p.rule, p.message) for p in r2.problems] == said
 
 
+def test_a_custom_event_between_replies_gets_no_ui_message() -> None:
+    """A CUSTOM event (no error) outside a reply: the reducer opens no reply for it. The encoder opened one for its
+    ``data-<name>`` chunk, an id-less ``start`` and a ``finish`` the AI SDK's reader takes for the message before
+    it. It goes whole, in no UI message, and comes back as the event it was."""
+    events: list[dict[str, Any]] = [
+        {"type": "AGENT_START", "id": "e0", "createdAt": AT, "replyId": "r"},
+        {"type": "AGENT_END", "id": "e1", "createdAt": AT, "replyId": "r"},
+        {"type": "CUSTOM", "id": "e2", "createdAt": AT, "replyId": "r", "name": "x", "value": {"k": 1}},
+    ]
+    chunks = ai_sdk.encode(events)
+    assert [c["type"] for c in chunks] == [ai_sdk.CARRIER, "start", "finish", ai_sdk.CARRIER]
+    back, _, _ = round_trip(events)
+    assert [e for e in back if e["type"] == "CUSTOM"] == [{**events[2], "id": "ui-3"}]
+    assert reduce(back)[0] == reduce(events)[0]
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("seed", range(200))
 def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:

@@ -827,7 +827,8 @@ class AiSdkEncoder:
             text = value.get("message") if isinstance(value, dict) else None
             error = {"type": "error", "errorText": text if isinstance(text, str) else value_text(value)}
             return self._open_start(ev) + self._rest(ev, ("name",), [error])
-        if not isinstance(name, str) or f"data-{name}" == CARRIER or "value" not in ev:
+        if not isinstance(name, str) or f"data-{name}" == CARRIER or "value" not in ev or not self._started:
+            # (outside a reply the reducer opens none for it: it goes whole, in no UI message)
             return self._whole(ev)
         chunk: dict[str, Any] = {"type": f"data-{name}", "data": ev["value"]}
         if name in TRANSIENT_CUSTOM:
