@@ -13,7 +13,7 @@ import type { Json, Obj, State } from "./state.js";
 import { pointerOf } from "./json.js";
 import { LEGACY_EVENT_TYPES, event as legacyEvent, readsAsTimestamp } from "./legacy.js";
 import type { Note } from "./legacy.js";
-import { pyRepr, pythonType, shownValue } from "./repr.js";
+import { pyRepr, pythonType, shortRepr, shownValue } from "./repr.js";
 import { schemaProblems } from "./validate.js";
 
 type Handler = (st: State, e: Obj, i: number) => void;
@@ -117,7 +117,7 @@ function makeRoom(st: State, reply: Reply, i: number): void {
   if (reply.openCount() < st.maxOpen) return;
   const [table, id] = reply.oldestOpen();
   const shown = reply.shown(table === "block" ? reply.byBlock : table === "call" ? reply.calls : reply.byResult, id);
-  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${pyRepr(shown, 80)} opened first is closed as it is`);
+  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${shortRepr(shown)} opened first is closed as it is`);
   if (table === "block") reply.closeBlock(id);
   else if (table === "call") {
     reply.closeCall(id);
@@ -175,7 +175,7 @@ function ending(st: State, e: Obj, i: number, key: string): string | null {
   const meta = e.metadata;
   const value = isObject(meta) && Object.hasOwn(meta, key) ? meta[key] : null;
   if (value === null || typeof value === "string") return value;
-  st.problem(i, `/metadata/${key}`, "type", `${key} ${pyRepr(value, 80)} is not a string: not taken`);
+  st.problem(i, `/metadata/${key}`, "type", `${key} ${shortRepr(value)} is not a string: not taken`);
   return null;
 }
 
@@ -190,13 +190,13 @@ function modelEnd(st: State, e: Obj, i: number): void {
   const model = ending(st, e, i, "model");
   const meta = e.metadata;
   const refusal = isObject(meta) && Object.hasOwn(meta, "refusal") ? meta.refusal : null;
-  if (refusal !== null && refusal !== true) st.problem(i, "/metadata/refusal", "type", `refusal ${pyRepr(refusal, 80)} is not true: not taken`);
+  if (refusal !== null && refusal !== true) st.problem(i, "/metadata/refusal", "type", `refusal ${shortRepr(refusal)} is not true: not taken`);
   // the reply's JSON (a provider parser reads it): the message's _structured_output
   const structured = isObject(meta) && Object.hasOwn(meta, "structuredOutput") ? meta.structuredOutput : null;
-  if (structured !== null && !isObject(structured)) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${pyRepr(structured, 80)} is no object: not taken`);
+  if (structured !== null && !isObject(structured)) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${shortRepr(structured)} is no object: not taken`);
   // The provider's citation and grounding data of the whole reply (message metadata agentmsg_grounding): the last wins.
   const grounding = isObject(meta) && Object.hasOwn(meta, "grounding") ? meta.grounding : null;
-  if (grounding !== null && !isObject(grounding)) st.problem(i, "/metadata/grounding", "type", `grounding ${pyRepr(grounding, 80)} is not an object: not taken`);
+  if (grounding !== null && !isObject(grounding)) st.problem(i, "/metadata/grounding", "type", `grounding ${shortRepr(grounding)} is not an object: not taken`);
   const usage = get(e, "usage");
   const changed = truthy(usage) && isObject(usage) ? usageSums(st, reply, usage, i) : null;
   if (reply.modelOpen > 0) reply.modelOpen--;
@@ -276,7 +276,7 @@ function usageSums(st: State, reply: Reply, usage: Obj, i: number): Obj {
     // A key the usage schema declares no count (a newer producer's): kept as given and written back. It
     // cannot be summed, so a later model call's value replaces the earlier one, said.
     if (had(k)) {
-      st.problem(i, pointerOf(["usage", k]), "usage-not-summed", `usage ${pyRepr(k, 80)} is no count the usage schema declares, so it is not summed: this model call's value replaces the earlier one (${shownValue(held(k))})`);
+      st.problem(i, pointerOf(["usage", k]), "usage-not-summed", `usage ${shortRepr(k)} is no count the usage schema declares, so it is not summed: this model call's value replaces the earlier one (${shownValue(held(k))})`);
     }
     setOwn(total, k, v);
   }
@@ -333,11 +333,11 @@ function openBlock(st: State, e: Obj, i: number, kind: string): Block {
   const b = reply.byBlock.get(id);
   if (b !== undefined && (b.kind === kind || (kind === "data" && b.kind === "whole"))) return b;
   if (b === undefined) {
-    st.problem(i, "/blockId", "order", `${kind} delta for block ${pyRepr(raw, 80)} that was never started: the block is started here`);
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${shortRepr(raw)} that was never started: the block is started here`);
   } else {
     // The id belongs to an open block of another kind: that block keeps what it has and is closed, the
     // delta starts a block of its own kind under the id (never mixed into the other block).
-    st.problem(i, "/blockId", "order", `${kind} delta for block ${pyRepr(raw, 80)}, an open ${b.kind} block: that block is closed, a ${kind} block started`);
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${shortRepr(raw)}, an open ${b.kind} block: that block is closed, a ${kind} block started`);
     reply.closeBlock(id);
   }
   blockStart(kind)(st, { blockId: raw }, i);
@@ -368,7 +368,7 @@ function thinkingDelta(st: State, e: Obj, i: number): void {
     const value = get(e, k);
     if (value === null) continue;
     if (typeof value !== "string") {
-      st.problem(i, `/${k}`, "type", `${k} ${pyRepr(value, 80)} is not a string: ignored`);
+      st.problem(i, `/${k}`, "type", `${k} ${shortRepr(value)} is not a string: ignored`);
       continue;
     }
     if (k === "signature") b.signature = (b.signature ?? "") + value;
