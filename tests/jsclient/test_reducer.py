@@ -282,26 +282,34 @@ def random_stream(rng: random.Random) -> list[Any]:
     return out
 
 
-def _typescript(tmp_path: Path, cases: Sequence[tuple[list[Any], int | None]]) -> list[dict[str, Any]]:
+def _typescript(
+    tmp_path: Path, cases: Sequence[tuple[list[Any], int | None]], template: str | None = None
+) -> list[dict[str, Any]]:
     """What the TypeScript reducer (@agentmsg/client, built) makes of each stream (events, max_open_blocks): its
-    messages, problems and checks, as :func:`_python` gives Python's."""
+    messages, problems and checks, as :func:`_python` gives Python's (``template``: the script, SCRIPT by
+    default)."""
     path = tmp_path / "streams.jsonl"
     path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
     script = tmp_path / "reduce.mjs"
-    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
+    script.write_text((template or SCRIPT) % json.dumps(built_client().as_uri()), encoding="utf-8")
     done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
     results: list[dict[str, Any]] = json.loads(done.stdout)
     return results
 
 
-def _python(events: list[Any], max_open: int | None) -> dict[str, Any]:
+def _python(events: list[Any], max_open: int | None, said: bool = False) -> dict[str, Any]:
+    """What Python's reducer makes of a stream, as :func:`_typescript` gives TypeScript's; ``said``: each problem's
+    words too (but the event schema's check's, said in each runtime's validator's words: docs/web.md)."""
     r = Reducer(max_open_blocks=max_open)
     for e in events:
         r.feed(e)
     messages = [m.to_dict() for m in r.finish()]
     return {
         "messages": orjson.loads(orjson.dumps(messages)),
-        "problems": [[p.pointer, p.rule] for p in r.problems],
+        "problems": [
+            [p.pointer, p.rule, None if p.schema_location else p.message] if said else [p.pointer, p.rule]
+            for p in r.problems
+        ],
         "notes": [[p.pointer, p.message] for p in r.problems if p.rule == "legacy-key"],  # (the same text too)
         "checks": [[p.pointer, p.rule] for p in r.check_results()],
     }
@@ -542,20 +550,6 @@ def odd_id_stream(rng: random.Random) -> list[Any]:
     return out
 
 
-def _python_said(events: list[Any], max_open: int | None) -> dict[str, Any]:
-    r = Reducer(max_open_blocks=max_open)
-    for e in events:
-        r.feed(e)
-    messages = [m.to_dict() for m in r.finish()]
-    return {
-        "messages": orjson.loads(orjson.dumps(messages)),
-        # (what the event schema's check found is said in each runtime's validator's words: docs/web.md)
-        "problems": [[p.pointer, p.rule, None if p.schema_location else p.message] for p in r.problems],
-        "notes": [[p.pointer, p.message] for p in r.problems if p.rule == "legacy-key"],
-        "checks": [[p.pointer, p.rule] for p in r.check_results()],
-    }
-
-
 @pytest.mark.fuzz
 def test_ids_of_every_json_type_are_said_alike(tmp_path: Path) -> None:
     """Events whose ids (``id``, ``replyId``, ``blockId``, ``toolCallId``) are booleans, numbers, null, objects,
@@ -564,15 +558,10 @@ def test_ids_of_every_json_type_are_said_alike(tmp_path: Path) -> None:
     check found (pointer and rule: the words are each validator's own, docs/web.md)."""
     rng = random.Random(f"{SEED}/odd-ids")
     cases = [(odd_id_stream(rng), rng.choice([None, None, 2])) for _ in range(examples(1000))]
-    path = tmp_path / "streams.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
-    script = tmp_path / "reduce.mjs"
-    script.write_text(REPR_SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
-    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
-    results = json.loads(done.stdout)
+    results = _typescript(tmp_path, cases, REPR_SCRIPT)
     mismatches = []
     for (events, max_open), ts in zip(cases, results, strict=True):
-        py = _python_said(events, max_open)
+        py = _python(events, max_open, said=True)
         for mine, theirs in zip(ts["problems"], py["problems"], strict=False):
             if theirs[2] is None and mine[:2] == theirs[:2]:
                 mine[2] = None
