@@ -782,8 +782,8 @@ def _legacy_messages(
         return
     for k, item in enumerate(messages):
         m = as_object(item.get(key) if key is not None and isinstance(item, dict) else item)
-        index = item.get("index") if isinstance(item, dict) else None
-        at = index if type(index) is int else k
+        # (its index as a choice's is read: beyond 64 bits, or no integer, its place, said)
+        at = b.index(item.get("index"), k, "a legacy message's index") if isinstance(item, dict) else k
         role = m.get("role") or roles.get((i, at))
         roles[(i, at)] = role
         if role in (None, "assistant"):

@@ -1784,6 +1784,43 @@ def test_a_tool_call_index_beyond_64_bits_is_read_alike_whole_and_streamed(provi
             assert calls(reduce_ok(events)) == [("t1", "f", {"a": 1})]
 
 
+@pytest.mark.parametrize("index", [2**64, 2**70, -(2**63) - 1], ids=["2^64", "2^70", "-2^63-1"])
+def test_a_legacy_message_index_beyond_64_bits_is_read_alike_whole_and_streamed(index: int) -> None:
+    """A message's index in Azure's legacy On Your Data choice (``messages``) beyond 64 bits was read two ways,
+    unsaid: a stream's payload (orjson: the nearest float) as the message's place, one the codec reads (holding
+    1e400) as the integer. A tool message whose role came in a codec-read chunk lost it in the next, orjson's: its
+    citations were read as the reply's text. It is read as a choice's index is (StreamBuilder.index): its place,
+    said, streamed and whole alike; an index of 64 bits (2^64-1, -2^63) is still the message's key, unsaid."""
+
+    def legacy(i: int, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        ch = {"index": 0, "messages": [{"index": i, "delta": delta, "end_turn": False}], "finish_reason": finish}
+        return {"id": "r", "model": "m", "choices": [ch]}
+
+    def runs(i: int) -> list[list[dict[str, Any]]]:
+        stream = (
+            legacy(i, {"role": "tool", "content": '{"citations": ['}),
+            legacy(i, {"content": "]}"}),
+            legacy(i, {"role": "assistant", "content": "hi"}, "stop"),
+        )
+        codec = _written(stream[0]).replace(b"{", b'{"seed": 1e400, ', 1) + _written(*stream[1:])
+        message = {"index": i, "role": "assistant", "content": "hi", "end_turn": True}
+        whole = {"id": "r", "model": "m", "choices": [{"index": 0, "messages": [message], "finish_reason": "stop"}]}
+        return [
+            list(openai.parse_stream(_written(*stream))),
+            list(openai.parse_stream(codec)),  # (its first chunk read by the codec, the index an exact integer)
+            openai.response_events(json.dumps(whole)),
+        ]
+
+    message = "a legacy message's index is not an integer (a number beyond 64 bits): read as 0"
+    for events in runs(index):
+        assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.problem"] == [message]
+        assert reduce_ok([e for e in events if e["type"] != "CUSTOM"]).text_content == "hi"
+    for edge in (2**64 - 1, -(2**63)):
+        for events in runs(edge):
+            assert said(events) == []
+            assert reduce_ok([e for e in events if e["type"] != "CUSTOM"]).text_content == "hi"
+
+
 def _late_stream(provider: str, kind: str, late: bool) -> bytes:
     """A stream of ``provider`` whose choice 0 gives two fragments of ``kind`` (text, reasoning or arguments), then,
     with ``late``, its finish reason and then three more (a late fragment repeats its shape: the C kernels route it);
