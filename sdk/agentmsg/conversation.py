@@ -87,8 +87,9 @@ def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
     without its list or map keys (tool results' ``output``, ``metadata``) would be written with them one level
     too deep. Such input is refused (``max-depth``, at the list or map that crosses the limit as it would be
     written, as the readers name the part of their input that does); anything shallower is always writable."""
-    # ([parsed] too deep for orjson: a walk, where writing it held a few copies of every long text)
-    if deeper_than(parsed, MAX_WRITABLE_DEPTH - 1):
+    # ([parsed] too deep for orjson, or for a lowered limit, which the writers hold too: a walk, where writing it
+    # held a few copies of every long text)
+    if deeper_than(parsed, limits.max_depth - 1):
         dumps_json(msgs, "msg")  # (raises SizeLimitError, at that list or map, when the written form is too deep)
 
 

@@ -586,6 +586,66 @@ def test_a_lowered_max_depth_holds_on_every_path_the_fast_one_included(monkeypat
         limits.max_depth = 255  # deeper could not be written
 
 
+def _lists(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [19, 20, 21], ids=["limit-1", "limit", "limit+1"])
+def test_the_writers_hold_a_lowered_max_depth_as_the_readers_do(monkeypatch: pytest.MonkeyPatch, depth: int) -> None:
+    """Under ``limits.max_depth = 20`` the writers held only orjson's own 254 levels: a message made 21 levels
+    deep after construction (or before the limit was lowered) was written by to_json, to_dict, encode_messages,
+    block_to_json and encode_sse_event, and then refused when read back under the same limit. Every writer holds
+    the limit now, said as a reader says it (``max-depth``, at the part past it); what it writes reads back."""
+    from agentmsg._codec.converter import dumps_json
+    from agentmsg.events.sse import encode_sse_event
+
+    monkeypatch.setattr(limits, "max_depth", 20)
+    msg = UserMessage("x", metadata={})
+    msg.metadata["a"] = _lists(depth - 2)  # (the message, its metadata, then the lists: ``depth`` levels)
+    block = ToolUseBlock(id="c", name="f", input={})
+    block.input["a"] = _lists(depth - 2)  # (the block, its input, the lists)
+    event = {"type": "CUSTOM", "name": "n", "value": _lists(depth - 1)}  # (the event, the lists)
+    writes: dict[str, tuple[Callable[[], Any], Callable[[Any], Any] | None, str]] = {
+        "to_json": (msg.to_json, Msg.from_json, "/metadata/a"),
+        "to_json_bytes": (msg.to_json_bytes, Msg.from_json, "/metadata/a"),
+        "to_dict": (msg.to_dict, Msg.from_dict, "/metadata/a"),
+        "dumps_json": (partial(dumps_json, msg, "msg"), Msg.from_json, "/metadata/a"),
+        "encode_messages": (partial(agentmsg.encode_messages, [msg]), agentmsg.decode_messages, "/0/metadata/a"),
+        "block_to_json": (partial(agentmsg.block_to_json, block), agentmsg.block_from_json, "/input/a"),
+        "block_to_dict": (partial(agentmsg.block_to_dict, block), agentmsg.block_from_dict, "/input/a"),
+        "encode_sse_event": (partial(encode_sse_event, event), None, "/value"),
+    }
+    for name, (write, read, at) in writes.items():
+        # (a conversation is one level deeper: its messages are held to one level less)
+        deepest = depth + (name == "encode_messages")
+        if deepest <= 20:
+            written = write()
+            if read is not None:
+                read(written)
+            else:
+                jsontext.loads(written.split("data: ", 1)[1].split("\n", 1)[0])
+        else:
+            crossing = at + "/0" * (20 - len(at.split("/")) + 1)  # (the list 20 levels in: the first past it)
+            assert _problems(write) == [(crossing, "max-depth")], name
+
+
+def test_a_conversation_read_under_a_lowered_limit_is_one_its_writer_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``limits.max_depth = 20`` a conversation whose innermost tool result, read without ``output``, would be
+    written with it one level past the limit was accepted, and encode_messages then refused what decode_messages
+    gave (the check of its written form held only orjson's 254). Refused as it is read now, as at the default
+    limit; one level shallower reads and writes back."""
+    monkeypatch.setattr(limits, "max_depth", 20)
+    bare = [_nested_results(8, {"type": "tool_result", "id": "c"})]  # (its output, if written, 21 levels in)
+    assert _problems(partial(agentmsg.decode_messages, json.dumps(bare))) == [
+        ("/0/content/0" + "/output/0" * 8 + "/output", "max-depth")
+    ]
+    shallower = [_nested_results(7, {"type": "tool_result", "id": "c"})]
+    assert agentmsg.decode_messages(agentmsg.encode_messages(agentmsg.decode_messages(json.dumps(shallower))))
+
+
 def test_a_conversation_at_the_limit_is_refused_when_its_written_form_would_be_deeper() -> None:
     """Blocks sit one level deeper in a conversation: a tool result read without ``output``/``metadata`` at
     level 254 would be written with them at 255. Refused, on the fast and the detailed path alike, at the list that

@@ -47,7 +47,19 @@ import cattrs
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, depth_error, encode_error, json_value_copy
+from agentmsg._codec.jsontext import (
+    INT_MAX,
+    INT_MIN,
+    MAX_WRITABLE_DEPTH,
+    check_json_value,
+    deeper_than,
+    depth_error,
+    depth_message,
+    encode_error,
+    json_value_copy,
+    written_too_deep,
+)
+from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._native import speedups as _speedups  # the optional C writer (None: pure Python)
 from agentmsg.errors import Problem, ValidationError, pointer_of
@@ -884,11 +896,16 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
     if _native_encode is not None:
         out = _native_encode(value, native_plans, json_default, _orjson_dumps)
         if out is not None:
+            if limits.max_depth < MAX_WRITABLE_DEPTH and written_too_deep(out):  # (the readers' limit, lowered)
+                raise refusal(value, ValueError(depth_message()), kind)
             return out
     try:
-        return _dumps_long_apart(value)
+        out = _dumps_long_apart(value)
     except orjson.JSONEncodeError as exc:
         raise refusal(value, exc, kind) from None
+    if limits.max_depth < MAX_WRITABLE_DEPTH and written_too_deep(out):
+        raise refusal(value, ValueError(depth_message()), kind)
+    return out
 
 
 #: A model object's string field longer than this (in characters) is written by :func:`_dumps_long_apart`
@@ -954,11 +971,15 @@ def dict_of(value: Any, kind: str, copy: bool = True) -> Any:
     the dict shares no mutable container with ``value`` (:data:`copy_hooks`); without it (the SDK's own reading,
     e.g. a constructor validating what it built) free-form values are the object's own."""
     try:
-        return (copy_hooks if copy else unstructure_hooks)[value.__class__](value)
+        out = (copy_hooks if copy else unstructure_hooks)[value.__class__](value)
     except (WrongValue, orjson.JSONEncodeError) as exc:
         raise refusal(value, exc, kind) from None
     except RecursionError:  # only an object changed after construction can be this deep
         raise depth_error(kind) from None
+    max_depth = limits.max_depth
+    if max_depth < MAX_WRITABLE_DEPTH and deeper_than(out, max_depth):  # (the readers' limit, when lowered)
+        raise refusal(value, ValueError(depth_message()), kind)
+    return out
 
 
 def reachable_models(cls: type, known: Mapping[type, Any] | None = None) -> set[type]:

@@ -63,6 +63,7 @@ __all__ = [
     "unwritten_at",
     "utf8_size",
     "writable",
+    "written_too_deep",
     "written_twice",
 ]
 
@@ -1318,11 +1319,26 @@ def _raise_first(instance: Any, kind: str | None) -> None:
 
 def dumps(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     """Compact JSON (orjson). A value that cannot be written raises :class:`ValidationError` naming the
-    rule (``max-depth``, ``integer-range``, ``lone-surrogate``, ``json-value``), never a bare TypeError."""
+    rule (``max-depth``, ``integer-range``, ``lone-surrogate``, ``json-value``), never a bare TypeError; so does one
+    nested deeper than a lowered ``limits.max_depth`` (:func:`written_too_deep`: what the readers would refuse)."""
     try:
-        return _orjson_dumps(value, default=default)
+        out = _orjson_dumps(value, default=default)
     except orjson.JSONEncodeError as exc:
         raise encode_error(value, default, exc) from None
+    if limits.max_depth < MAX_WRITABLE_DEPTH and written_too_deep(out):
+        raise encode_error(value, default, ValueError(depth_message()))
+    return out
+
+
+def written_too_deep(out: bytes) -> bool:
+    """Whether JSON text a writer wrote nests deeper than ``limits.max_depth``, which every reader holds it to:
+    what is written is read back under the same limits. At the default limit never (orjson's writer refuses
+    deeper, and the writers call this only below it); below it, a count of the brackets, then (when there are
+    more than the limit) the text read and walked: a lowered limit's cost, not the default path's."""
+    max_depth = limits.max_depth
+    if max_depth >= MAX_WRITABLE_DEPTH or out.count(b"[") + out.count(b"{") <= max_depth:
+        return False
+    return deeper_than(_orjson_loads(out), max_depth)
 
 
 def encode_error(
