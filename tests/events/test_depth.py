@@ -97,11 +97,7 @@ def test_every_event_reader_says_a_deep_event_at_the_array_or_object_that_crosse
     bad = with_raw(ev(3, "CUSTOM", name="n"), "value", text)
     inside = pointer_of(["value", *steps[:253]])  # (the event, its value, then level 2, 3, ... 254)
     lines = stream(bad)
-    bodies = {
-        "jsonl": b"\n".join(lines) + b"\n",
-        "sse": b"".join(b"data: " + line + b"\n\n" for line in lines),
-        "values": b"[" + b",".join(lines) + b"]",
-    }
+    bodies = _bodies(lines)
     for kind, body in bodies.items():
         r = Reducer()
         (msg,) = reduce_stream(body, reducer=r)
@@ -172,13 +168,18 @@ def test_a_lowered_limit_holds_for_every_event_reader(monkeypatch: pytest.Monkey
     assert _deep_problems(r) == [("/3/value" + "/0" * 7, "max-depth")]
 
 
-def test_sse_and_json_array_streams_are_held_to_the_limit_too() -> None:
-    lines = stream(BAD_LINES["custom-value"])
+def _bodies(lines: list[bytes], *kinds: str) -> dict[str, bytes]:
+    """The event lines as a stream body of each kind (all three, or those named): JSON Lines, SSE, a JSON array."""
     bodies = {
+        "jsonl": b"\n".join(lines) + b"\n",
         "sse": b"".join(b"data: " + line + b"\n\n" for line in lines),
         "values": b"[" + b",".join(lines) + b"]",
     }
-    for kind, body in bodies.items():
+    return {k: v for k, v in bodies.items() if not kinds or k in kinds}
+
+
+def test_sse_and_json_array_streams_are_held_to_the_limit_too() -> None:
+    for kind, body in _bodies(stream(BAD_LINES["custom-value"]), "sse", "values").items():
         r = Reducer()
         (msg,) = reduce_stream(body, reducer=r)
         assert msg.text_content == "kept too", kind

@@ -16,7 +16,7 @@ from agentmsg import Reducer, ValidationError, ui
 from agentmsg.cli._rules import RULES
 from agentmsg.ui import ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, UIProtocol
-from tests._support.events import CASES, base_streams, events_of, load, read_jsonl
+from tests._support.events import CASES, base_streams, ev, events_of, load, read_jsonl
 from tests._support.uistreams import AISDK_CONTRADICTED
 
 AT = "2026-01-01T00:00:00Z"
@@ -443,9 +443,6 @@ def test_a_start_for_a_block_open_as_the_other_kind_is_ignored_as_the_reducer_ig
     came back as an empty text block between two thinking blocks. It is carried as it came (rule order said), the
     reasoning part open as it is; a text delta of that id still ends it and starts a text part, as the reducer does."""
 
-    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
-        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
-
     events = [
         ev(0, "AGENT_START"),
         ev(1, "THINKING_BLOCK_START", blockId="b"),
@@ -475,9 +472,6 @@ def test_an_end_for_a_block_open_as_the_other_kind_ends_it_as_the_reducer_does()
     part open, so that START was taken for a second one and sent nothing: the new block was lost. The END goes
     whole and the part ends for the UI only; the START opens a new part."""
 
-    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
-        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
-
     events = [
         ev(0, "AGENT_START"),
         ev(1, "THINKING_BLOCK_START", blockId="b"),
@@ -500,9 +494,6 @@ def test_a_second_start_of_an_open_block_is_carried_so_the_reducer_says_it() -> 
     """A second TEXT_BLOCK_START of an open block: the reducer ignores it and says so (rule order). The encoder
     dropped it, said nothing, and the reducer of the decoded stream had nothing to say. It is carried as it came
     (with its keys): the message is the same, and so is what the reducer says of it."""
-
-    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
-        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
 
     events = [
         ev(0, "AGENT_START"),
@@ -1195,9 +1186,6 @@ def test_a_carried_tool_name_is_the_one_the_chunk_shows_or_not_applied() -> None
     ]
     assert [b["name"] for b in reduce(events)[0][0]["content"]] == ["f", "f", "f"]
 
-    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
-        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
-
     renamed = [
         ev(0, "AGENT_START"),
         ev(1, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
@@ -1238,9 +1226,6 @@ def test_a_tool_call_delta_s_other_name_round_trips_and_its_call_s_own_is_not_ca
     differs from its call's (docs/ai-sdk.md). The condition was inverted: a differing name was dropped, no note,
     and the call's own name carried for nothing. Now the other name (a real one, or a Java placeholder) comes back
     on its delta, and the call's own is not carried."""
-
-    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
-        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
 
     events = [
         ev(0, "AGENT_START"),

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from agentmsg import Reducer, emit_events
 from agentmsg.ui import ai_sdk
 from agentmsg.web import EventEndpoint
-from tests._support.events import CASES, _random_message, events_of, load, read_jsonl
+from tests._support.events import CASES, _random_message, ev, events_of, load, read_jsonl
 from tests._support.jsclient import NODE
 from tests.conftest import ROOT
 from tests.web._http import serving
@@ -241,11 +241,6 @@ def test_an_implicit_reply_after_a_reply_is_one_message_to_the_ai_package_and_sa
     no messageId for the second, and the ai package's reader goes on with the first UIMessage (both texts in it).
     agentmsg's decoder gives the two replies back and says where the reader merged them (rule duplicate, at the
     second ``start``), as it says a start naming the message again."""
-    at = "2026-01-01T00:00:00Z"
-
-    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
-        return {"type": kind, "id": f"e{i}", "createdAt": at, "replyId": "r", **keys}
-
     events = [
         ev(0, "AGENT_START"),
         ev(1, "TEXT_BLOCK_START", blockId="b1"),
