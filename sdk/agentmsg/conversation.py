@@ -8,7 +8,7 @@ from typing import Any
 
 from agentmsg._codec import legacy
 from agentmsg._codec.converter import dumps_json
-from agentmsg._codec.jsontext import MAX_WRITABLE_DEPTH, JsonInput, check_json_value, deeper_than, loads
+from agentmsg._codec.jsontext import JsonInput, deeper_than, loads
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import array_validator_for_kind
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
@@ -47,10 +47,6 @@ def decode_messages(data: JsonInput, *, strict: bool = False, notes: list[Proble
             mapped = [legacy.message(m, found, f"/{i}") for i, m in enumerate(parsed)]
             if found and strict:
                 legacy.refuse(found, "msg")
-            if found and limits.max_depth < MAX_WRITABLE_DEPTH:
-                # (a legacy key read in its current form nests deeper: held to the limit as Msg.from_json holds it,
-                # at the part past it; at the default limit _check_writable finds it, writing the messages)
-                check_json_value(mapped, "msg")
             if not strict and array_validator_for_kind("msg").is_valid(mapped):
                 out = [decoding.structure_open(m) for m in mapped]
                 parsed = mapped
