@@ -33,6 +33,7 @@ from agentmsg._codec.converter import (
     beyond_error,
     dict_of,
     dumps_json,
+    guard_field,
     prepare_json,
     reachable_models,
     surely_writes,
@@ -308,7 +309,7 @@ def restore_usage(msg: _msg_mod.Msg) -> None:
             raise beyond_error({"metadata": msg.metadata}, exc, "msg", structure) from None
 
 
-#: The usage's slot, under the property that keeps its metadata copy (:func:`_guard_usage`).
+#: The usage's slot, under the property that keeps its metadata copy (:func:`_keep_usage_copy`).
 _USAGE_SLOT: Any = _msg_mod.Msg.__dict__["usage"]
 
 _REASONS = ", ".join(repr(g.value) for g in GenerateReason)
@@ -761,44 +762,35 @@ class Msg(_msg_mod.Msg):
         )
 
 
-def _usage_setter(slot: Any) -> Callable[[Msg, Any], None]:
-    """What ``msg.usage = value`` does once the message is built: the old usage's metadata copy ``_chat_usage`` goes
-    with it when it is one (:func:`_without_usage_copy`), and a usage holding a key AgentScope Java 2.0.0's ChatUsage
-    lacks gets its own, as a constructor and ``copy(usage=...)`` give it (the value set is kept as it is: not
-    completed from a copy). Left in place, the old copy was written beside the new usage, and a reader (or a trip
-    through Java) put its counts back into the new one. The metadata is replaced, not changed in place. While the
-    message is built (no usage set yet) only the value is set; a value that is no usage (refused when the message
-    is written) gets no copy."""
-    put = slot.__set__
-    get = slot.__get__
-
-    def set_usage(msg: Msg, value: Any) -> None:
-        try:
-            old = get(msg, type(msg))
-        except AttributeError:  # (being built: the constructor made its copy)
-            put(msg, value)
-            return
-        metadata = before = msg.metadata
-        try:
-            if isinstance(old, ChatUsage) and old is not value:
-                metadata = _without_usage_copy(metadata, old)
-            wire = unstructure_hooks[ChatUsage](value) if isinstance(value, ChatUsage) else None
-        except WrongValue:  # (a count of the wrong type: refused when the message is written, at its pointer)
-            wire = None
-        beyond_java = wire is not None and not JAVA_USAGE_KEYS.issuperset(wire)
-        if beyond_java and isinstance(metadata, Mapping) and metadata.get(METADATA_CHAT_USAGE) != wire:
-            metadata = {**metadata, METADATA_CHAT_USAGE: wire}
-        put(msg, value)
-        if metadata is not before:
-            msg.metadata = metadata
-
-    return set_usage
+def _keep_usage_copy(msg: Msg, value: Any) -> None:
+    """What ``msg.usage = value`` does once the message is built, before the value is set (:func:`guard_field`): the
+    old usage's metadata copy ``_chat_usage`` goes with it when it is one (:func:`_without_usage_copy`), and a usage
+    holding a key AgentScope Java 2.0.0's ChatUsage lacks gets its own, as a constructor and ``copy(usage=...)`` give
+    it (the value set is kept as it is: not completed from a copy). Left in place, the old copy was written beside
+    the new usage, and a reader (or a trip through Java) put its counts back into the new one. The metadata is
+    replaced, not changed in place. While the message is built (no usage set yet) nothing is done; a value that is
+    no usage (refused when the message is written) gets no copy."""
+    try:
+        old = _USAGE_SLOT.__get__(msg, type(msg))
+    except AttributeError:  # (being built: the constructor made its copy)
+        return
+    metadata = before = msg.metadata
+    try:
+        if isinstance(old, ChatUsage) and old is not value:
+            metadata = _without_usage_copy(metadata, old)
+        wire = unstructure_hooks[ChatUsage](value) if isinstance(value, ChatUsage) else None
+    except WrongValue:  # (a count of the wrong type: refused when the message is written, at its pointer)
+        wire = None
+    beyond_java = wire is not None and not JAVA_USAGE_KEYS.issuperset(wire)
+    if beyond_java and isinstance(metadata, Mapping) and metadata.get(METADATA_CHAT_USAGE) != wire:
+        metadata = {**metadata, METADATA_CHAT_USAGE: wire}
+    if metadata is not before:
+        msg.metadata = metadata
 
 
-# ``Msg.usage``: a property over the usage's slot (:func:`_usage_setter`), which is also ``_usage_slot``
-# (:func:`~agentmsg._codec.converter.slot_name`): the decoders set it and the C writer reads it through that.
-Msg._usage_slot = _USAGE_SLOT  # type: ignore[attr-defined]
-Msg.usage = property(_USAGE_SLOT.__get__, _usage_setter(_USAGE_SLOT), doc=_USAGE_SLOT.__doc__)  # type: ignore[assignment,misc]
+# ``Msg.usage``: a property over the usage's slot, which is also ``_usage_slot`` (the decoders set it and the C
+# writer reads it through that), as blocks' ``type`` is guarded
+guard_field(Msg, "usage", _keep_usage_copy)
 
 
 def _pinned(role: MsgRole, doc: str) -> Any:

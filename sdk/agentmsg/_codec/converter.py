@@ -273,10 +273,11 @@ def beyond_error(
 
 
 def guard_field(cls: type, name: str, check: Callable[[Any, Any], None]) -> None:
-    """Hold field ``name`` of ``cls`` (a slotted subclass of a generated class) to ``check``, which raises for a value
-    the field may not be set to: a property over the field's slot, whose reads are the slot's own C getter. The slot
-    is also the class's attribute ``_<name>_slot`` (:func:`slot_name`), through which the structure hooks set it and
-    the C writer reads it, at a slot's cost: their values are the schema's already."""
+    """Hold field ``name`` of ``cls`` (a slotted subclass of a generated class) to ``check``, called with the object
+    and the value before the value is set: it raises for a value the field may not be set to, or keeps what mirrors
+    the field in step (``Msg.usage``'s metadata copy). A property over the field's slot, whose reads are the slot's
+    own C getter. The slot is also the class's attribute ``_<name>_slot`` (:func:`slot_name`), through which the
+    structure hooks set it and the C writer reads it, at a slot's cost: their values are the schema's already."""
     slot = getattr(cls, name)
     put = slot.__set__
 
