@@ -1774,3 +1774,42 @@ def test_a_call_gone_on_without_its_reply_id_is_said(missing: str) -> None:
             " events the reply's replyId)",
         )
     ]
+
+
+@pytest.mark.parametrize(("end", "delta"), [("x", "x"), ("m", "m"), ("m", None), (None, "m")])
+def test_a_call_an_end_started_goes_on_as_the_reducer_goes_on(end: str | None, delta: str | None) -> None:
+    """A TOOL_CALL_END for a call never started: the reducer starts the call there (rule order), with the END's
+    replyId, and ends it; a delta for it goes on in that call when both name the same model call, else it adds a
+    new call. The END was carried whole and forgotten, so the delta opened a new UI call, whose decoded START took the
+    reply's replyId: the decoded stream's reducer had two calls where the events reduce to one (END and delta of
+    replyId "x" in model call "m"), and lost the order problem of the call going on. The encoder now keeps the call
+    the END started (its part opened and finished for the UI only) and goes on with it as the reducer does; where
+    the decoded delta takes the reply's replyId in place of none, it says so (rule order, at the delta)."""
+
+    def event(n: int, kind: str, reply: str | None, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{n}", "createdAt": AT, **({} if reply is None else {"replyId": reply}), **keys}
+
+    events = [
+        event(0, "AGENT_START", "r"),
+        event(1, "MODEL_CALL_START", "m"),
+        event(2, "TOOL_CALL_END", end, toolCallId="c", toolCallName="f"),
+        event(3, "TOOL_CALL_DELTA", delta, toolCallId="c", toolCallName="f", delta='{"a":1}'),
+        event(4, "MODEL_CALL_END", "m"),
+        event(5, "AGENT_END", "r"),
+    ]
+    expected, r = reduce(events)
+    goes_on = end is not None and end == delta
+    assert [b["content"] for b in expected[0]["content"]] == (['{"a":1}'] if goes_on else [None, '{"a":1}'])
+    back, enc, _ = round_trip(events)
+    got, r2 = reduce(back)
+    said = [(n.pointer, n.rule) for n in enc.notes if n.rule == "order"]
+    if (end, delta) == ("m", None):  # (the decoded delta takes the reply's replyId "m": one call)
+        assert said == [("/3", "order")]
+        return
+    assert got == expected
+    if goes_on:  # the END's and the delta's order problems, said by the decoded stream's reducer too
+        assert [p.rule for p in r2.problems] == [p.rule for p in r.problems] == ["order", "order"]
+    enc = ai_sdk.AiSdkEncoder()
+    chunks = [c for e in events for c in enc.feed(e)] + enc.close()
+    assert reader_refusals(chunks) == []
+    assert [c["type"] for c in chunks if c["type"].startswith("tool-")][:1] == ["tool-input-start"]

@@ -604,6 +604,20 @@ class AiSdkEncoder:
         call = self._calls.get(call_id)
         if call is None or call["end"] is None:
             return call, []
+        own = ev.get("replyId")
+        if call.get("by_end"):
+            # a call its END started (the END went whole): the reducer's block has the END's replyId, and goes on
+            # only when the event names the same model call; the decoded events take the reply's replyId when they
+            # have none, so an event of none where the reply's is the END's goes on there: said, at this event
+            if call["own"] is not None and own == call["own"]:
+                return call, []
+            if own is None and self._reply == call["own"]:
+                self._order(
+                    f"{ev['type']} for tool call {quoted(call_id, 60)} that an END started, with no replyId: the"
+                    " reducer adds a new call; the UI stream adds one too, but its reader's reducer goes on with the"
+                    " call (the decoder gives its events the reply's replyId)"
+                )
+            return None, self._finish_call(call_id)
         if ev.get("replyId", self._reply) == call["reply"]:
             if call["own"] is None or ev.get("replyId") is None:
                 # the reducer goes on with an ended call in the same model call only when both events name it (a
@@ -741,8 +755,15 @@ class AiSdkEncoder:
         call_id = self._require(ev, index, "toolCallId")
         self._stepped_call(ev, call_id)
         call = self._calls.get(call_id)
-        if call is None or call["end"] is not None:
-            return self._whole(ev)  # the reducer ignores it (or starts the call): carried as it came
+        if call is None:
+            # a call never started: the reducer starts it here (rule order) and ends it. The END goes whole (the
+            # decoded stream's reducer does the same, and says it), the UI's part is opened and finished for the UI
+            # only; a START or delta of the call in the same model call goes on with it (:meth:`_going_on`)
+            call, chunks = self._open_call(call_id, ev)
+            call.update(end=ev, sent=True, by_end=True)
+            return [*self._whole(ev), *self._ui_only(chunks)]
+        if call["end"] is not None:
+            return self._whole(ev)  # the reducer ignores it: carried as it came
         out = self._name_call(call, call_id, ev.get("toolCallName"))
         if out:  # the END named a call its placeholder hid: the reducer's block takes the name from it (carried)
             call["named_by_end"] = True
