@@ -1813,3 +1813,37 @@ def test_a_call_an_end_started_goes_on_as_the_reducer_goes_on(end: str | None, d
     chunks = [c for e in events for c in enc.feed(e)] + enc.close()
     assert reader_refusals(chunks) == []
     assert [c["type"] for c in chunks if c["type"].startswith("tool-")][:1] == ["tool-input-start"]
+
+
+@pytest.mark.parametrize("ends", [1, 2])
+def test_a_model_call_inside_an_open_one_nests_in_the_round_trip(ends: int) -> None:
+    """A MODEL_CALL_START inside an open model call: the reducer nests it (the open one is not ended), so an implicit
+    reply the stream ends after one MODEL_CALL_END still has a model call open: INTERRUPTED, and said (rule
+    incomplete_stream). UI steps do not nest: the encoder ended the open step at the second start, its decoded
+    MODEL_CALL_END closed the first model call, and the decoded reply came back complete, unsaid. That end of the
+    step is for the UI only now: the decoded model calls nest as the events' do (and a second MODEL_CALL_END ends
+    them both)."""
+
+    def event(n: int, kind: str, reply: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{n}", "createdAt": AT, "replyId": reply, **keys}
+
+    events = [
+        event(0, "MODEL_CALL_START", "m1"),
+        event(1, "MODEL_CALL_START", "m2"),
+        event(2, "TEXT_BLOCK_START", "m2", blockId="b"),
+        event(3, "TEXT_BLOCK_DELTA", "m2", blockId="b", delta="hi"),
+        event(4, "TEXT_BLOCK_END", "m2", blockId="b"),
+        *[event(5 + n, "MODEL_CALL_END", "m2") for n in range(ends)],
+    ]
+    expected, r = reduce(events)
+    reason = expected[0]["metadata"].get("agentscope_generate_reason")
+    assert reason == ("INTERRUPTED" if ends == 1 else None)
+    back, _, _ = round_trip(events)
+    got, r2 = reduce(back)
+    assert got == expected
+    assert [p.rule for p in r2.problems] == [p.rule for p in r.problems]
+    enc = ai_sdk.AiSdkEncoder()
+    chunks = [c for e in events for c in enc.feed(e)] + enc.close()
+    assert reader_refusals(chunks) == []
+    steps = [c["type"] for c in chunks if c["type"].endswith("-step")]
+    assert steps == ["start-step", "finish-step"] * (1 + ends)  # (the UI's steps do not nest)

@@ -157,6 +157,9 @@ class AiSdkEncoder:
         self._reply: Any = None  # the replyId the decoder will give events (AGENT_START's, then each model call's)
         self._started = False  # a ``start`` chunk was sent for the open reply
         self._step_open = False
+        #: the open reply's model calls not ended, as the reducer counts them (a MODEL_CALL_START inside an open one
+        #: nests; UI steps do not): one left open cuts an implicit reply (INTERRUPTED)
+        self._model_open = 0
         self._text: set[str] = set()
         self._reasoning: set[str] = set()
         #: the blocks the end of a model call closed (a step ends its parts) that the source has not ended: the reducer
@@ -280,7 +283,7 @@ class AiSdkEncoder:
         AI SDK's reader starts a new message at a ``start`` with another id, without the parts of this one."""
         out = self._unended()
         out += self._finish_calls(ended_only=True)
-        if self._started and self._implicit and not self._step_open and not self._calls:
+        if self._started and self._implicit and not self._model_open and not self._step_open and not self._calls:
             # an implicit reply the stream ended after its model calls: complete, its UI message finished too
             # (a carrier tells the decoder that this ``finish`` stands for no AGENT_END)
             out += [_UI_ONLY]
@@ -341,6 +344,7 @@ class AiSdkEncoder:
     def _fresh(self) -> None:
         """A reply starts (AGENT_START, or an implicit one): nothing its ``finish`` says is the reply before's."""
         self._generate_reason = self._raw_finish = self._model = None
+        self._model_open = 0
         self._errored = False
         self._usage = {}
 
@@ -450,8 +454,11 @@ class AiSdkEncoder:
         self._stepped_calls.update(k for k, call in self._calls.items() if call["end"] is None)
         out += self._finish_calls()
         if self._step_open:
+            # a model call inside an open one: the reducer nests it (the open one is not ended), the UI's steps do
+            # not: the open step ends for the UI only, so that the decoded stream's model calls nest too
             out += self._close_open_parts(stepped=True)
-            out.append({"type": "finish-step"})
+            out += [_UI_ONLY, {"type": "finish-step"}]
+        self._model_open += 1
         self._step_open = True
         if isinstance(ev.get("modelName"), str):
             self._model = ev["modelName"]
@@ -485,6 +492,8 @@ class AiSdkEncoder:
         # the calls of this model call end with it (docs/events.md rule 3), and those open since an earlier one
         out += self._finish_calls()
         self._stepped_calls.clear()
+        if self._model_open:
+            self._model_open -= 1
         if self._step_open:
             self._step_open = False
             out += self._close_open_parts(stepped=True)
