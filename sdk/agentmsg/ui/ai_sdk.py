@@ -739,6 +739,7 @@ class AiSdkEncoder:
     def _tool_call_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
         text = self._require(ev, index, "delta")
+        stepped = call_id in self._stepped_calls  # (open for the reducer: its delta goes on in it)
         self._stepped_call(ev, call_id)
         out = self._open_start(ev)
         call, finished = self._going_on(call_id, ev)
@@ -746,6 +747,13 @@ class AiSdkEncoder:
         name = ev.get("toolCallName")
         if call is None:
             call, chunks = self._open_call(call_id, ev)
+            if chunks and not stepped:
+                # a delta for a call not open: the reducer starts the call here (rule order). The delta goes whole,
+                # so that the decoded stream's reducer does the same and says it (a decoded START would open the
+                # call unsaid); the call's part is opened, and this delta shown, for the UI only
+                call["text"].append(text)
+                chunk = {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text}
+                return [*out, *self._whole(ev), *self._ui_only([*chunks, chunk])]
             out += chunks
         else:
             out += self._name_call(call, call_id, name)
