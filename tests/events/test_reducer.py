@@ -1439,3 +1439,30 @@ def test_a_value_quoted_in_a_problem_is_cut_not_repr_whole() -> None:
         ("/1/metadata/model", "type", "model [[[[[[[...]]]]]]] is not a string: not taken"),
         ("/1/metadata/grounding", "type", "grounding [[[[[[[...]]]]]]] is not an object: not taken"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("event", "after_end", "opened", "rules"),
+    [
+        ({"type": "TEXT_BLOCK_DELTA", "blockId": "b", "delta": "x"}, False, True, ["order"]),
+        ({"type": "TEXT_BLOCK_END", "blockId": "b"}, False, False, ["order"]),
+        ({"type": "TOOL_CALL_DELTA", "delta": "x"}, False, False, ["required"]),
+        ({"type": "MODEL_CALL_END"}, True, False, ["after-end"]),
+        ({"type": "MODEL_CALL_END"}, False, True, []),
+    ],
+)
+def test_opens_reply_answers_as_the_reducer_fed_the_event_between_replies(
+    event: dict[str, Any], after_end: bool, opened: bool, rules: list[str]
+) -> None:
+    """``opens_reply``, the seam the UI encoders ask (agentmsg.ui.ai_sdk), says whether the reducer opens a reply
+    for an event between replies, and what it says of it: what a reducer fed the event there does."""
+    from agentmsg.events.reducer import opens_reply
+
+    got, said = opens_reply({**event, "id": "e1", "createdAt": TS}, after_end=after_end)
+    assert (got, [p.rule for p in said]) == (opened, rules)
+    before = [ev(0, "AGENT_START"), ev(1, "AGENT_END")] if after_end else []
+    r = Reducer()
+    for e in [*before, {**event, "id": "e2", "createdAt": TS}]:
+        r.feed(e)
+    assert len(r.finish()) == len(before) // 2 + opened
+    assert [p.rule for p in r.problems if p.rule != CUT_RULE] == rules

@@ -448,12 +448,14 @@ def reduce_events(
     return reducer.finish()
 
 
-def _opens_reply(event: Mapping[str, Any], *, after_end: bool) -> tuple[bool, list[Problem]]:
+def opens_reply(event: Mapping[str, Any], *, after_end: bool) -> tuple[bool, list[Problem]]:
     """Whether ``event``, fed between replies (``after_end``: after an AGENT_END), opens one, and what the reducer
     says of it (pointers under ``/0``): the reducer's own answer (a block END outside a reply, an event it skips
-    for a missing key, one after an AGENT_END that would only open an empty reply: none). For the UI encoders,
-    which write no message for a reply the reducer never has. Not checked against the event schema (the event is
-    fed trusted: a value shared many times over is not walked path by path)."""
+    for a missing key, one after an AGENT_END that would only open an empty reply: none). Not checked against the
+    event schema (the event is fed trusted: a value shared many times over is not walked path by path).
+
+    The seam the UI encoders (``agentmsg.ui``) ask, so that they write no message for a reply the reducer never
+    has: internal, for agentmsg's own packages (not in ``__all__``, nor in :mod:`agentmsg.events`)."""
     reducer = Reducer(dedupe_window=None)
     st = reducer._st
     if after_end:

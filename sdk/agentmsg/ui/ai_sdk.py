@@ -43,7 +43,7 @@ from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
-from agentmsg.events.reducer import _opens_reply
+from agentmsg.events.reducer import opens_reply
 from agentmsg.ui._protocol import SAFE_INTEGER, Notes, quoted, same_json, sse_frame, value_text
 from agentmsg.ui._requests import ChatRequest, read_chat_request
 
@@ -252,7 +252,7 @@ class AiSdkEncoder:
             # an event that needs a reply, outside one, opens an implicit reply (docs/events.md rule 1)
             opens = kind not in _NO_REPLY and (kind != "CUSTOM" or ev.get("name") == ERROR_EVENT)
             if opens and not self._started:
-                opened, said = _opens_reply(ev, after_end=self._ended)
+                opened, said = opens_reply(ev, after_end=self._ended)
                 if not opened:
                     # between replies, an event the reducer opens no reply for (a block END outside one, one it skips
                     # for a missing key, after an AGENT_END one that would only open an empty reply: rule after-end)
