@@ -220,6 +220,68 @@ def test_events_given_as_python_values_that_deep_are_problems_too() -> None:
         reduce_events([{**ev(0, "AGENT_START"), "replyId": deep}], strict=True)
 
 
+def _shared(depth: int, *, as_list: bool, twice: bool = True) -> Any:
+    """A dict (a list) of the same dict (list) twice, ``depth`` levels down: ``depth`` containers, ``2**depth``
+    paths; not ``twice``: the chain of one each, the same depth (its first path is the shared value's)."""
+    value: Any = [] if as_list else {}
+    for _ in range(depth):
+        if as_list:
+            value = [value, value] if twice else [value]
+        else:
+            value = {"a": value, "b": value} if twice else {"a": value}
+    return value
+
+
+def _carrying(value: Any) -> dict[str, list[dict[str, Any]]]:
+    """Replies whose events, fed as objects, carry ``value`` where it reaches the message."""
+    result = {"id": "m", "role": "ASSISTANT", "content": [], "metadata": {"k": value}}
+    return {
+        "grounding": [ev(1, "MODEL_CALL_END", usage={"inputTokens": 3}, metadata={"grounding": {"v": value}})],
+        "agent-result": [ev(1, "AGENT_RESULT", result=result)],
+        "error": [ev(1, "CUSTOM", name="agentmsg.error", value={"message": "m", "detail": value})],
+        "tool-input": [
+            ev(1, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+            ev(2, "TOOL_CALL_END", toolCallId="c", input={"v": value}),
+        ],
+    }
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("trusted", [False, True], ids=["checked", "trusted"])
+@pytest.mark.parametrize("as_list", [False, True], ids=["dicts", "lists"])
+def test_a_value_sharing_its_members_past_the_limit_is_reduced_as_the_same_depth_unshared(
+    as_list: bool, trusted: bool
+) -> None:
+    """A value in events fed as objects that shares its members (a dict of the same dict twice, 300 levels down:
+    300 containers, 2**300 paths) as a grounding, AGENT_RESULT metadata, an error's value or a tool call's input:
+    the message's walk for what JSON cannot carry went path by path (fed trusted, where the schema check does not
+    skip the event first, for ever; a snapshot too). It walks each container once per depth now: the reply's message,
+    snapshot and problems are those of a chain of one container per level, as deep (the guard: 2**300 paths would
+    take for ever). A tool call's input so, fed trusted, is no such chain: its block is left out (a chain's deepest
+    value is, and the block kept), as the same value unshared, whose every path is too deep, would be."""
+
+    def reduced(events: list[dict[str, Any]]) -> tuple[Any, ...]:
+        r = Reducer()
+        r.feed_many([ev(0, "AGENT_START"), *events], trusted=trusted)
+        snapshot = r.snapshot()
+        r.feed_many([ev(9, "AGENT_END")], trusted=trusted)
+        messages = [m.to_json_bytes() for m in r.finish()]
+        return snapshot and snapshot.to_json_bytes(), messages, [(p.pointer, p.rule, p.message) for p in r.problems]
+
+    shared = _carrying(_shared(300, as_list=as_list))
+    chain = _carrying(_shared(300, as_list=as_list, twice=False))
+    for where, events in shared.items():
+        got = reduced(events)
+        assert any(rule == "max-depth" for _, rule, _ in got[2]), where
+        if trusted and where == "tool-input":
+            snapshot, (message,), problems = got
+            assert snapshot is not None and orjson.loads(snapshot)["content"] == orjson.loads(message)["content"] == []
+            assert [(pointer, rule) for pointer, rule, _ in problems] == [("/1", "max-depth")]
+            assert problems[0][2].endswith("block left out")
+            continue
+        assert got == reduced(chain[where]), where
+
+
 def test_a_legacy_key_holding_the_same_deep_value_is_refused_unread() -> None:
     """A tool result's legacy ``result`` beside its ``output`` (a tool call's ``arguments`` beside its ``input``) 100,000
     deep: the comparison recursed (a bare RecursionError; a RangeError in @agentmsg/client), and the event is now refused

@@ -1466,3 +1466,44 @@ def test_opens_reply_answers_as_the_reducer_fed_the_event_between_replies(
         r.feed(e)
     assert len(r.finish()) == len(before) // 2 + opened
     assert [p.rule for p in r.problems if p.rule != CUT_RULE] == rules
+
+
+@pytest.mark.parametrize("how", ["feed", "feed_many", "reduce_events"])
+def test_a_grounding_listing_one_dict_many_times_is_walked_once(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """A grounding (events fed as objects, checked against the schema) that lists the same dict 40 times: the
+    message's walk for what JSON cannot carry walked that dict at each of its 40 places, 40 times its strings (a dict
+    of 100,000 keys: 7 s of the reply's 10 s). It walks a dict or list it met no deeper once now: the message holds
+    the grounding as given, no problem, and the strings the walk looks at are the dict's, about once."""
+    from agentmsg._codec.jsontext import has_lone_surrogate
+
+    big = {f"k{i}": f"value {i}" for i in range(5000)}
+    grounding = {"provider": "p", "chunks": [big] * 40}
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "MODEL_CALL_END", usage={"inputTokens": 3}, metadata={"grounding": grounding}),
+        ev(2, "AGENT_END"),
+    ]
+    looked_at = 0
+
+    def counted(text: str) -> bool:
+        nonlocal looked_at
+        looked_at += 1
+        return has_lone_surrogate(text)
+
+    monkeypatch.setattr("agentmsg.events._build.has_lone_surrogate", counted)
+    problems: list[Any] = []
+    if how == "reduce_events":
+        messages = reduce_events(events)
+    else:
+        r = Reducer()
+        if how == "feed":
+            for e in events:
+                r.feed(e)
+        else:
+            r.feed_many(events)
+        messages = r.finish()
+        problems = r.problems
+    (message,) = messages
+    assert message.metadata["agentmsg_grounding"] == grounding and problems == []
+    assert message.usage is not None and message.usage.input_tokens == 3
+    assert 2 * len(big) <= looked_at < 3 * len(big)  # (its keys and values once; 40 times was 400,000)

@@ -243,6 +243,9 @@ def _origin(path: list[str | int], origins: list[int], origin: int) -> int:
 
 
 _BIG_TEXT = frozenset({"text", "thinking", "content", "data"})  # a message's bulk: built from checked deltas
+#: the values (dicts, lists and what they hold) :func:`_unwritable` meets before it remembers the dicts and lists it
+#: walked: a small message pays nothing for it, and a value shared below that is walked at each of its paths
+_REMEMBER_AFTER = 1 << 12
 
 
 def _unwritable(
@@ -253,15 +256,37 @@ def _unwritable(
     JSON-value check anyway (a list or map nested ``limits.max_depth`` deep or more, a key that is not a
     string or has a lone surrogate, a value of any other type, NaN or an infinity). The bulk text fields
     (built from deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap, unless
-    ``text_too``: events fed as Python objects, whose text nothing has checked."""
+    ``text_too``: events fed as Python objects, whose text nothing has checked.
+
+    Past :data:`_REMEMBER_AFTER` values, a dict or list met again no deeper than it was walked at is not walked again
+    (it holds nothing deeper than it did), so that a value sharing its members (events fed as objects: a grounding
+    listing the same big dict 40 times, or the same dict twice a hundred levels down) costs its values, not its
+    paths. The values in one not walked again are at paths not listed: when any value is listed and any container was
+    not walked again, the full check is asked for too (it finds them, and the salvage says what it leaves out)."""
     out: list[list[str | int]] = []
     lone: list[list[str | int]] = []
     recheck = False
     max_depth = limits.max_depth
     stack: list[tuple[Any, list[str | int]]] = [(data, [])]
+    # (past _REMEMBER_AFTER values, each container's id and the greatest depth it was walked at, as
+    # jsontext.check_json_value's walk keeps them; ``data`` holds every one of them alive)
+    walked: dict[int, int] | None = None
+    left = _REMEMBER_AFTER
+    skipped = False
     while stack:
         node, path = stack.pop()
         kind = type(node)
+        if kind is dict or kind is list:
+            if walked is not None:
+                seen = walked.get(id(node))
+                if seen is not None and seen >= len(path):
+                    skipped = True
+                    continue
+                walked[id(node)] = len(path)
+            else:
+                left -= len(node) + 1
+                if left < 0:
+                    walked = {id(node): len(path)}
         if kind is dict:
             if len(path) >= max_depth or any(type(k) is not str or has_lone_surrogate(k) for k in node):
                 recheck = True
@@ -291,7 +316,7 @@ def _unwritable(
                 recheck = True
         elif kind is not bool and node is not None:
             recheck = True
-    return out, lone, recheck
+    return out, lone, recheck or (skipped and bool(out or lone))
 
 
 def _problems_of(value: Any, kind: str) -> tuple[Problem, ...]:
