@@ -611,3 +611,59 @@ def test_legacy_results_past_the_limit_are_a_finding_not_a_traceback(kind: str) 
         assert deep_findings == [expected, (1, refused.pointer)]
     done = run("validate", "-", stdin=data.decode())
     assert done.returncode == 1 and "Traceback" not in done.stderr and "[max-depth]" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("limit", [254, 253])
+@pytest.mark.parametrize("over", [-1, 0, 1, 60], ids=["limit-1", "limit", "limit+1", "far"])
+def test_legacy_results_are_held_to_the_limit_as_the_readers_read_them(
+    over: int, limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tool results nested in each other's legacy ``result`` are one level each as written, two as read (an output
+    list of one block): 126 of them are a 131-level message that Msg.from_json refuses (255 levels as read), and
+    ``agentmsg.check`` judged it as written: valid. What check accepts, the readers read, and what they refuse
+    check says, at the same pointer: a message alone (one JSON value, a JSON Lines record) as Msg.from_json says
+    it; one in a conversation, which is one document, its array a level (docs/wire-format.md, "Limits"), as
+    decode_messages says it; an AGENT_RESULT's as the reducer says it. ``over``: how far past the limit the
+    message alone is as read."""
+    monkeypatch.setattr(agentmsg.limits, "max_depth", limit)
+    n, meta = divmod(limit - 3 + over, 2)  # (as read: the message 1, content 2, results at 3, 5, ...: its text 3 + 2n)
+    msg = _results_in_results(n)
+    if meta:  # (one level more: the text block's metadata)
+        inner = msg["content"][0]
+        while inner["type"] == "tool_result":
+            inner = inner["result"]
+        inner["metadata"] = {"k": 1}
+
+    def refused(read: Any) -> list[tuple[str, str]]:
+        try:
+            read()
+        except agentmsg.SizeLimitError as exc:
+            return [(p.pointer, p.rule) for p in exc.problems]
+        return []
+
+    def deep(data: bytes, **kw: Any) -> list[tuple[int | None, str]]:
+        return [(f.instance, f.pointer) for f in check(data, **kw).findings if f.rule == "max-depth"]
+
+    alone = refused(lambda: agentmsg.Msg.from_json(json.dumps(msg), notes=[]))
+    assert bool(alone) == (over > 0)
+    assert deep(orjson.dumps(msg)) == [(None, p) for p, _ in alone]
+    assert deep(orjson.dumps(msg) + b"\n" + orjson.dumps(msg) + b"\n") == [(i, p) for i in (0, 1) for p, _ in alone]
+    in_array = refused(lambda: agentmsg.decode_messages(json.dumps([msg, msg]), notes=[]))
+    assert bool(in_array) == (over >= 0)
+    said = [(int(p[1:].partition("/")[0]), "/" + p[1:].partition("/")[2]) for p, _ in in_array]
+    assert deep(orjson.dumps([msg, msg]))[: len(said)] == said
+    # (JSON Lines checked as a conversation: one document too, as the conversation check reads them)
+    lines = orjson.dumps(msg) + b"\n" + orjson.dumps(msg) + b"\n"
+    assert deep(lines, kind="conversation")[: len(said)] == said
+    ts = "2026-11-22T10:34:38.563248392Z"
+    events = [
+        {"type": t, "id": f"e{k}", "createdAt": ts, "replyId": "r", **keys}
+        for k, (t, keys) in enumerate((("AGENT_START", {}), ("AGENT_RESULT", {"result": msg}), ("AGENT_END", {})))
+    ]
+    r = agentmsg.Reducer()
+    for e in events:
+        r.feed(e)
+    r.finish()
+    reduced = [(1, p.pointer[2:]) for p in r.problems if p.rule == "max-depth"]
+    assert bool(reduced) == (over >= 0)
+    assert deep(b"".join(orjson.dumps(e) + b"\n" for e in events)) == reduced

@@ -732,12 +732,14 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     return read_legacy_keys_checked(value, kind)
 
 
-def read_legacy_keys_checked(value: Any, kind: str) -> tuple[Any, list[Problem]]:
+def read_legacy_keys_checked(value: Any, kind: str, at: str = "") -> tuple[Any, list[Problem]]:
     """:func:`read_legacy_keys` of a value the caller has held to ``limits.max_depth`` already (``loads`` read
-    it, or ``check_json_value`` checked it): its depth is not walked again."""
+    it, or ``check_json_value`` checked it): its depth is not walked again. ``at``: the value's pointer in the
+    document holding it (a conversation's message, ``/N``: one level deeper), the prefix of the notes' pointers and
+    where its depth is counted from, as ``decode_messages`` counts it."""
     notes: list[Problem] = []
     reader = _READERS.get(kind)
-    return (reader(value, notes) if reader is not None else value), notes
+    return (reader(value, notes, at) if reader is not None else value), notes
 
 
 def check_notes(notes: object, kind: str) -> None:

@@ -21,7 +21,9 @@ import attrs
 import msgspec
 import orjson
 
+from agentmsg._codec.jsontext import deep_value_pointer, deeper_than, depth_error
 from agentmsg._codec.legacy import read_legacy_keys, read_legacy_keys_checked
+from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, validate, validate_checked
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records, read_sse
@@ -245,7 +247,9 @@ def _findings(stream: Peeked, kind: str, provider: str | None, strict: bool) -> 
     checked = schema_kind(kind)
     records, parsed = _records(stream, checked)
     for prefix, instance, error, line in records:
-        problems, notes = ([error], []) if error is not None else _check(instance, checked, strict, parsed)
+        # (a conversation is one document, the array of its messages: each message one level down in it)
+        held_at = prefix if kind == CONVERSATION else ""
+        problems, notes = ([error], []) if error is not None else _check(instance, checked, strict, parsed, held_at)
         across.add(instance if error is None else None, problems, line, prefix)
         at = int(prefix[1:]) if prefix else None
         for p in problems:
@@ -266,16 +270,30 @@ def _findings(stream: Peeked, kind: str, provider: str | None, strict: bool) -> 
             )
 
 
-def _check(instance: Any, kind: str, strict: bool, parsed: bool = False) -> tuple[list[Problem], list[Problem]]:
+def _check(
+    instance: Any, kind: str, strict: bool, parsed: bool = False, at: str = ""
+) -> tuple[list[Problem], list[Problem]]:
     """(problems, notes) of one instance. The verdict is the schema's on the instance as it is; a legacy key
     (AgentScope's seed documents) is also said as the readers read it (a note, rule ``legacy-key``, even where the
     schema rejects the legacy form: the note says what a reader makes of it); ``strict`` refuses it (an error).
     ``parsed``: the instance was read by ``loads`` (``read_records``), which held it to ``check_json_value``
-    already: it is not checked again, nor its depth walked again for its legacy keys (an SSE event's data is)."""
+    already: it is not checked again, nor its depth walked again for its legacy keys (an SSE event's data is).
+
+    The form read is held to the depth limit as the readers hold it (``Msg.from_json`` refuses a legacy ``result``
+    chain whose ``output`` lists nest past it): the same problem at the same pointer. ``at``: the instance's pointer
+    in the document holding it, a conversation's message (``/N``), whose depth counts the array's level as
+    ``decode_messages`` counts it (docs/wire-format.md, "Limits"); ``""`` for an instance that is its own
+    document (one JSON value, a JSON Lines record)."""
     try:
-        legacy = (read_legacy_keys_checked if parsed else read_legacy_keys)(instance, kind)[1]
+        if parsed:
+            read, legacy = read_legacy_keys_checked(instance, kind, at)
+            legacy = [_within(p, at) for p in legacy]
+        else:
+            read, legacy = read_legacy_keys(instance, kind)
+        if read is not instance and not strict:  # (strict reading refuses the legacy keys themselves, as said below)
+            _hold_depth(read, kind, at)
     except SizeLimitError as exc:  # (legacy keys nesting past the limit in their current form: as the readers say it)
-        return list(exc.problems), []
+        return [_within(p, at) for p in exc.problems], []
     try:
         (validate_checked if parsed else validate)(instance, kind, strict=strict)
     except ValidationError as exc:
@@ -286,6 +304,23 @@ def _check(instance: Any, kind: str, strict: bool, parsed: bool = False) -> tupl
     if strict:
         return [], []  # (a legacy key is a key the closed schema does not declare: never strict-valid)
     return [], sorted(legacy + _unknown_keys(instance, kind, legacy, parsed), key=lambda p: p.pointer)
+
+
+def _within(problem: Problem, at: str) -> Problem:
+    """A problem said of the document holding an instance at ``at``, said of the instance (``at`` left out)."""
+    if not at or not (problem.pointer == at or problem.pointer.startswith(at + "/")):
+        return problem
+    return attrs.evolve(problem, pointer=problem.pointer[len(at) :])
+
+
+def _hold_depth(read: Any, kind: str, at: str) -> None:
+    """An instance with its legacy keys read (``read``) held to ``limits.max_depth`` as the readers hold it (a
+    ``result`` object is one level where the ``output`` list it is read as is two): a SizeLimitError at the list or
+    dict that crosses the limit, pointed within the instance, as ``Msg.from_json`` (``check_json_value`` of the form
+    read) and ``decode_messages`` (``at``: the instance is that many levels down in its document) name it."""
+    limit = limits.max_depth - at.count("/")
+    if deeper_than(read, limit):
+        raise depth_error(kind, deep_value_pointer(read, limit))
 
 
 def _unknown_keys(instance: Any, kind: str, legacy: list[Problem], parsed: bool) -> list[Problem]:
