@@ -181,6 +181,33 @@ def test_a_path_its_bytes_a_stream_and_parsed_json_give_the_same_report(tmp_path
     assert check([UserMessage("a"), UserMessage("b")]).kind == "conversation"
 
 
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")], ids=["inf", "-inf", "nan"])
+def test_parsed_json_holding_a_nan_or_an_infinity_is_refused_as_the_readers_refuse_it(number: float) -> None:
+    """Parsed JSON is checked as the file of its compact JSON, which orjson writes with a NaN or an infinity (what
+    Python's json reads ``1e400`` as) as ``null``, without a word: under a key the schema does not declare the
+    message was valid, the key "kept and written back" as null; under a count, "null is not of type integer". The
+    readers refuse it at its pointer (Msg.from_dict, the reducer: json-value), as JSON text holding ``1e400`` is
+    refused (json). Now so is check: the readers' problem, never a null in its place."""
+    text = {"type": "text", "text": "x"}
+    for at, msg in (
+        ("/extra", {"id": "m", "role": "USER", "content": [text], "extra": number}),
+        ("/extra/0/a", {"id": "m", "role": "USER", "content": [text], "extra": [{"a": number}]}),
+        ("/content/0/extra", {"id": "m", "role": "USER", "content": [dict(text, extra=number)]}),
+        ("/usage/inputTokens", {"id": "m", "role": "USER", "content": [text], "usage": {"inputTokens": number}}),
+    ):
+        with pytest.raises(agentmsg.ValidationError) as read:
+            agentmsg.Msg.from_dict(msg, notes=[])
+        said = [(p.pointer, p.rule, p.message) for p in read.value.problems]
+        assert said == [(at, "json-value", f"{number!r} is not a JSON number")]
+        for source, prefix in ((msg, ""), ([msg], "/0")):
+            with pytest.raises(agentmsg.ValidationError) as checked:
+                check(source)
+            assert [(p.pointer, p.rule, p.message) for p in checked.value.problems] == [
+                (prefix + pointer, rule, message) for pointer, rule, message in said
+            ]
+    assert check({"id": "m", "role": "USER", "content": [text], "extra": None}).valid  # (a null given is one)
+
+
 def test_what_is_no_file_or_no_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown kind 'messages'"):
         check(b"{}", kind="messages")

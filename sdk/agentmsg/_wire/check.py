@@ -28,7 +28,7 @@ from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, 
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records, read_sse
 from agentmsg._wire.sse import SSEEvent, sniff_format
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, unknown_choice, wrong_type
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, unknown_choice, wrong_type
 
 if TYPE_CHECKING:  # (at run time, agentmsg.events and agentmsg.conversation are imported where an event stream or a
     # conversation is checked: a file of messages needs neither, a third of `agentmsg validate FILE`'s start-up)
@@ -115,7 +115,9 @@ def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict:
     problems, not notes. Bad content is findings, never an exception; a path that cannot be opened or read raises
     :class:`OSError` (as ``open`` does), a path no file system can hold (a lone surrogate, a NUL) a
     :class:`~agentmsg.ValidationError` at ``/source`` (rule ``path``), an unknown ``kind`` one at ``/kind`` (rule
-    ``enum``; both are ValueErrors too). Reads in bounded memory (:data:`agentmsg.limits`);
+    ``enum``; both are ValueErrors too), parsed JSON that has no JSON text a ValidationError (a set, an integer
+    beyond 64 bits: rule ``type``; a NaN or an infinity, which orjson writes as null: rule ``json-value`` at its
+    pointer, as ``Msg.from_dict`` refuses it). Reads in bounded memory (:data:`agentmsg.limits`);
     the findings are kept (:func:`iter_check` gives them one by one)."""
     stream = iter_check(source, kind=kind, provider=provider, strict=strict)
     return CheckReport(stream.kind, tuple(stream))
@@ -201,9 +203,29 @@ def _stream(source: Any) -> Readable | None:
     if callable(getattr(source, "read", None)) and callable(getattr(source, "readline", None)):
         return _Binary(source)
     try:
-        return io.BytesIO(orjson.dumps(source, default=_to_dict))
-    except orjson.JSONEncodeError as exc:  # (what is no JSON: a set, a NaN's not, an int beyond 64 bits)
+        text = orjson.dumps(source, default=_to_dict)
+    except orjson.JSONEncodeError as exc:  # (what is no JSON: a set, an int beyond 64 bits)
         raise ValidationError.single("", "type", f"not JSON: {exc}") from None
+    if b"null" in text:  # (orjson writes a NaN or an infinity as null, without a word: looked for only then)
+        _refuse_non_finite(source)
+    return io.BytesIO(text)
+
+
+def _refuse_non_finite(value: Any) -> None:
+    """Parsed JSON holding a NaN or an infinity (what Python's json reads ``1e400`` as), which orjson wrote as
+    ``null``: refused as the readers refuse it (``Msg.from_dict``, the reducer), rule ``json-value`` at its pointer,
+    the first in document order; never checked as the null it is not. (``value`` is one orjson wrote: no deeper
+    than it writes, no cycle.)"""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            stack.extend((child, (*path, key)) for key, child in reversed(node.items()))
+        elif kind is list:
+            stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
+        elif kind is float and node - node != 0.0:  # (NaN and the infinities: x - x is NaN)
+            raise ValidationError.single(pointer_of(path), "json-value", f"{node!r} is not a JSON number")
 
 
 def _open(path: str | os.PathLike[str]) -> IO[bytes]:
