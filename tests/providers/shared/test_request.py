@@ -1686,10 +1686,9 @@ def _general_way(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch off the fast paths of user messages (a message of texts and usual images built in one pass, a
     usual image part made without its pointer): every user message then goes through Walk.user_parts and each
     media block through the provider's media resolution."""
-    from agentmsg.providers._request import chat as _chat
     from agentmsg.providers._request import walk as _walk
 
-    monkeypatch.setattr(_chat.ChatWalk, "_usual_user_parts", lambda self, blocks: None)
+    monkeypatch.setattr(_walk.Walk, "usual_user_parts", lambda self, blocks: None)
     for cls in (_walk.Walk, *_subclasses(_walk.Walk)):
         if "inline_image" in vars(cls):
             monkeypatch.setattr(cls, "inline_image", lambda self, block: None)

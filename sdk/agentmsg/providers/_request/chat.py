@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.context import CITATIONS, PROVIDER_BLOCK, Context
@@ -44,8 +44,6 @@ class ChatWalk(Walk):
     #: the provider takes media in a user message: a tool result's media follow the results in one (else, a text-only
     #: provider, they are only named in the tool message, said media-unsupported)
     takes_media = True
-    #: text parts are {"type": "text", "text": ...} (text_part is not called)
-    typed_text = True
     #: leave out empty text blocks and messages left with nothing to send (reported)
     drop_empty = False
     #: a call marked ``toolType: "custom"`` (an OpenAI custom tool's: free-text input) is sent back as one
@@ -214,7 +212,7 @@ class ChatWalk(Walk):
         return self.media_part(block, pointer)
 
     def user_message(self, msg: Msg, i: int, prefix: bool) -> bool:
-        parts = None if prefix else self._usual_user_parts(msg.content)
+        parts = None if prefix else self.usual_user_parts(msg.content)
         looked = parts is not None  # (the usual parts: looked at as they were made)
         if parts is None:
             parts = self.user_parts(msg, i, prefix)
@@ -229,31 +227,6 @@ class ChatWalk(Walk):
                 self._name(msg, i, entry)
         self.out.append(entry)
         return looked
-
-    def _usual_user_parts(self, blocks: list[Any]) -> list[Any] | None:
-        """The parts of a user message of the usual kind, non-empty texts and images :meth:`inline_image` takes,
-        built as :meth:`user_parts` builds them (:meth:`user_text`, :meth:`media_part`); None for any other
-        message (then user_parts makes its parts), and for a block :attr:`quick` finds something to say of (then
-        fields.scan says it). Nothing is reported or resolved here, so falling back repeats nothing
-        (tests/providers/shared/test_request.py compares the two ways)."""
-        parts: list[Any] = []
-        typed = self.typed_text
-        quick = self.quick
-        for b in blocks:
-            t = type(b)
-            if t is TextBlock:
-                text = b.text
-                if not text or b.unknown_keys or not quick.text:  # user_text may leave it out (drop_empty), reported
-                    return None
-                parts.append({"type": "text", "text": text} if typed else self.text_part(text))
-            elif t is ImageBlock:
-                part = self.inline_image(b)
-                if part is None or b.unknown_keys or not quick.image or b.source.unknown_keys:
-                    return None
-                parts.append(part)
-            else:
-                return None
-        return parts or None
 
     def assistant_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx

@@ -31,8 +31,6 @@ class TurnWalk(Walk):
     implement the ``*_part`` hooks; each returns a part or ``None`` (nothing to send, already reported)."""
 
     parts_key = "content"
-    #: text parts are {"type": "text", "text": ...}; else {"text": ...}
-    typed_text = True
     #: a call whose id agentmsg minted (tool_use metadata ``agentmsg_minted_id``: the provider gave none) is sent
     #: with it, and so is its result; else (Gemini, which matches id-less calls and responses by name and order)
     #: both go without an id (``sent`` is ""), as the provider gave the call
@@ -231,12 +229,17 @@ class TurnWalk(Walk):
         return self.media_part(block, pointer, False)
 
     def user_message(self, msg: Msg, i: int, prefix: bool) -> bool:
-        parts = self.user_parts(msg, i, prefix)
+        marks = self.marks  # (a marked message goes the general way, which places its cuts)
+        general = prefix or (marks is not None and i in marks)
+        parts = None if general else self.usual_user_parts(msg.content)
+        looked = parts is not None  # (the usual parts: looked at as they were made)
+        if parts is None:
+            parts = self.user_parts(msg, i, prefix)
         if parts:
             self.emit(USER, parts, i)
             if msg.name and not self.multi:
                 self.ctx.names_dropped.append(i)
-        return self.looked_user(msg.content)
+        return looked
 
     def assistant_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx

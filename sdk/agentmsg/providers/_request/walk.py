@@ -55,6 +55,8 @@ class Walk:
 
     #: the role of the provider's assistant turn (Gemini's is ``model``)
     assistant_role = "assistant"
+    #: text parts are {"type": "text", "text": ...} (text_part is not called); else :meth:`text_part` makes them
+    typed_text = True
     #: a speaker's name goes in a field of the request's messages (the chat family's ``name``); else a message's name
     #: is said dropped (``ctx.names_dropped``)
     send_name = False
@@ -254,21 +256,31 @@ class Walk:
             if j >= last:
                 self.cut(i, j, parts) if j == last else self.cuts.append((i, j, None))
 
-    def looked_user(self, blocks: list[Any]) -> bool:
-        """Whether the blocks of a user message are the usual ones (texts, images) and :attr:`quick` finds nothing to
-        say of them (for a walk whose user path does not look as it goes)."""
+    def usual_user_parts(self, blocks: list[Any]) -> list[Any] | None:
+        """The parts of a user message of the usual kind, texts neither empty nor blank and images :meth:`inline_image`
+        takes, built as :meth:`user_parts` builds them (:meth:`user_text`, :meth:`inline_image`) and looked at as
+        :attr:`quick` says in the same loop; None for any other message (then user_parts makes its parts), and for a
+        block :attr:`quick` finds something to say of (then fields.scan says it). Nothing is reported or resolved
+        here, so falling back repeats nothing (tests/providers/shared/test_request.py compares the two ways)."""
+        parts: list[Any] = []
+        typed = self.typed_text
         quick = self.quick
         for b in blocks:
             t = type(b)
             if t is TextBlock:
-                if b.unknown_keys or not quick.text:
-                    return False
+                text = b.text
+                # (user_text may leave it out, reported: an empty text, or a blank one where the provider takes none)
+                if not text or text.isspace() or b.unknown_keys is not None or not quick.text:
+                    return None
+                parts.append({"type": "text", "text": text} if typed else self.text_part(text))
             elif t is ImageBlock:
-                if b.unknown_keys or not quick.image or b.source.unknown_keys:
-                    return False
+                part = self.inline_image(b)
+                if part is None or b.unknown_keys is not None or not quick.image or b.source.unknown_keys is not None:
+                    return None
+                parts.append(part)
             else:
-                return False
-        return True
+                return None
+        return parts or None
 
     # ---- the pass ----
 
