@@ -463,21 +463,20 @@ class _AnthropicWalk(TurnWalk):
             self.ctx.report(f"/{i}/content/{j}", "signature-dropped", "anthropic has no field for a call's signature")
         return {"type": "tool_use", "id": sent, "name": tool, "input": block.input}
 
-    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
-        output: list[Any] = block.output
-        if len(output) == 1:
-            first = output[0]
-            text = first.text if type(first) is TextBlock else None
-            if text and not text.isspace():  # the usual result
-                if block.state in F.ERROR_STATES:
-                    return {
-                        "type": "tool_result",
-                        "tool_use_id": sent,
-                        "content": [{"type": "text", "text": text}],
-                        "is_error": True,
-                    }
-                return {"type": "tool_result", "tool_use_id": sent, "content": [{"type": "text", "text": text}]}
+    def tool_result_part(
+        self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int, text: str | None
+    ) -> Any:
+        if text and not text.isspace():  # the usual result
+            if block.state in F.ERROR_STATES:
+                return {
+                    "type": "tool_result",
+                    "tool_use_id": sent,
+                    "content": [{"type": "text", "text": text}],
+                    "is_error": True,
+                }
+            return {"type": "tool_result", "tool_use_id": sent, "content": [{"type": "text", "text": text}]}
         ctx = self.ctx
+        output: list[Any] = block.output
         part: dict[str, Any] = {"type": "tool_result", "tool_use_id": sent}
         content: list[dict[str, Any]] = []
         out_pointer = f"/{i}/content/{j}/output"

@@ -509,19 +509,18 @@ class _GeminiWalk(TurnWalk):
             and (origin is None or origin in self.ctx.families)
         )
 
-    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
+    def tool_result_part(
+        self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int, text: str | None
+    ) -> Any:
         output: list[Any] = block.output
         key = "error" if block.state in F.ERROR_STATES else "output"
-        if tool is not None and len(output) == 1 and type(output[0]) is TextBlock:  # the usual result
-            text = output[0].text
+        if tool is not None and text is not None:  # the usual result
             if sent:
                 return {"functionResponse": {"id": sent, "name": tool, "response": {key: text}}}
             return {"functionResponse": {"name": tool, "response": {key: text}}}
         ctx = self.ctx
         media: list[tuple[Any, str]] = []
-        if len(output) == 1 and type(output[0]) is TextBlock:
-            text = output[0].text
-        else:
+        if text is None:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
         if tool is None:  # an orphan: the result's own tool name
             own = block.name or "unknown"

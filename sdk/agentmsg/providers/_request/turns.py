@@ -67,9 +67,12 @@ class TurnWalk(Walk):
         """The part of a tool call; ``sent`` is its id and ``tool`` its name as sent."""
         raise NotImplementedError
 
-    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
+    def tool_result_part(
+        self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int, text: str | None
+    ) -> Any:
         """The part of a tool result; ``sent`` is its id as sent, ``tool`` the tool name (as sent) of
-        the call it answers (None: an orphan)."""
+        the call it answers (None: an orphan), ``text`` the text of its output when that is one text block (the
+        usual result: :func:`one_text`), else None."""
         raise NotImplementedError
 
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
@@ -265,12 +268,12 @@ class TurnWalk(Walk):
             blocks = blocks[j + 1 :]
         for b in blocks:
             j += 1
-            if marked and j - 1 in marked and j - 1 > ctx.before_piece:
+            if marked is not None and j - 1 in marked and j - 1 > ctx.before_piece:
                 self.cut(i, j - 1, rest)
             t = type(b)
             # (each kind reads its unknown keys in its own branch: ChatWalk.assistant_message says why)
             if t is TextBlock:
-                if b.unknown_keys:
+                if b.unknown_keys is not None:
                     looked = False
                 if label:
                     text = label + b.text
@@ -284,7 +287,7 @@ class TurnWalk(Walk):
                     continue
                 rest.append({"type": "text", "text": text} if typed else {"text": text})
             elif t is ToolUseBlock:  # (the id and the tool name as sent: _sent_call, inline)
-                if b.unknown_keys:
+                if b.unknown_keys is not None:
                     looked = False
                 cid = b.id
                 name = b.name
@@ -298,7 +301,7 @@ class TurnWalk(Walk):
                 open_calls[cid] = (sent, tool, name, i, j)
             elif t is ThinkingBlock:
                 meta = b.metadata
-                if b.unknown_keys or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
+                if b.unknown_keys is not None or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
                     part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
@@ -382,22 +385,22 @@ class TurnWalk(Walk):
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
-            if marked and j - 1 in marked:
+            if marked is not None and j - 1 in marked:
                 self.cut(i, j - 1, parts)
             t = type(b)
             if t is ToolResultBlock:
                 call = open_calls.pop(b.id, None)
                 output = b.output
-                if (
-                    b.unknown_keys
-                    or len(output) != 1
-                    or type(first := output[0]) is not TextBlock
-                    or first.unknown_keys
-                ):
+                if len(output) == 1 and type(first := output[0]) is TextBlock:  # (one_text, inline)
+                    text = first.text
+                    if b.unknown_keys is not None or first.unknown_keys is not None:
+                        looked = False
+                else:
+                    text = None
                     looked = False
                 if call is not None:
                     # (a method call per result: 3.11 specializes it, not the read of a bound method)
-                    parts.append(self.tool_result_part(b, call[0], call[1], i, j))
+                    parts.append(self.tool_result_part(b, call[0], call[1], i, j, text))
                 else:
                     part = self._orphan_result(b, i, j)
                     if part is not None:
@@ -428,13 +431,13 @@ class TurnWalk(Walk):
         if ctx.options.repair:
             ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
             return None
-        return self.tool_result_part(b, ctx.sent_id(b.id, pointer), None, i, j)
+        return self.tool_result_part(b, ctx.sent_id(b.id, pointer), None, i, j, one_text(b))
 
     def _result(self, b: ToolResultBlock, i: int, j: int) -> bool:
         """A tool result inside an assistant message: its own part of the user turn after."""
         call = self.ctx.open_calls.pop(b.id, None)
         if call is not None:
-            part = self.tool_result_part(b, call[0], call[1], i, j)
+            part = self.tool_result_part(b, call[0], call[1], i, j, one_text(b))
         else:
             part = self._orphan_result(b, i, j)
             if part is None:
@@ -462,3 +465,9 @@ class TurnWalk(Walk):
 
     def system_texts(self) -> list[str]:
         return [t for t, _ in self.system]
+
+
+def one_text(block: ToolResultBlock) -> str | None:
+    """The text of a tool result's output when that is one text block (the usual result), else None."""
+    output: list[Any] = block.output
+    return output[0].text if len(output) == 1 and type(output[0]) is TextBlock else None

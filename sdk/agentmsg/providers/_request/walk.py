@@ -213,7 +213,7 @@ class Walk:
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
-            if marked and j - 1 in marked:
+            if marked is not None and j - 1 in marked:
                 self.cut(i, j - 1, parts)
             t = type(b)
             if t is TextBlock:
@@ -312,19 +312,19 @@ class Walk:
                         self.orphans()
                     group.append((i, msg))
                     unscanned.append(i)
-                    if whole and i in whole:
+                    if whole is not None and i in whole:
                         self.cuts.append((i, None, None))
                     continue
                 if group:
                     self._fold(group)
-            if whole and i in whole:
+            if whole is not None and i in whole:
                 begin = self.mark_begin()
             try:
                 # (a TOOL message orphans no call: it is not asked)
                 if open_calls and role is not tool and orphans_calls(msg):
                     if role is assistant and self._answered_after(msgs, i) and self.between(msg, i):
                         # (text between a call and its result: sent ahead of the call, said there)
-                        if whole and i in whole:
+                        if whole is not None and i in whole:
                             begin = self.mark_begin() - 1  # (its cut: the message the text went into)
                             self.mark_end(i, msg, begin)
                         unscanned.append(i)
@@ -357,9 +357,13 @@ class Walk:
                     looked = False
             except (AttributeError, TypeError, KeyError) as exc:
                 raise F.broken_message(i, exc, msg) from None
-            if whole and i in whole:
+            if whole is not None and i in whole:
                 self.mark_end(i, msg, begin)
-            if not looked or msg.unknown_keys or (meta and message_keys and not message_keys.isdisjoint(meta)):
+            if (
+                not looked
+                or msg.unknown_keys is not None
+                or (meta and message_keys and not message_keys.isdisjoint(meta))
+            ):
                 unscanned.append(i)
             if deferred and not open_calls:
                 self.send_deferred()
