@@ -316,6 +316,33 @@ def test_anthropic_ids_that_clash_once_sanitized_are_mapped_to_distinct_values(i
     assert rules(r) == [(f"/1/content/{ids.index('a.b')}", "tool-id-mapped")]
 
 
+@pytest.mark.parametrize(
+    ("cid", "as_is"),
+    [
+        ("call_1", True),
+        ("_x", True),
+        ("9ab", True),  # (not an identifier: the pattern's way)
+        ("toolu-01x", True),
+        ("ü_x", False),  # an identifier, not ASCII
+        ("ａb", False),  # a fullwidth letter
+        ("a b", False),
+        ("a.b", False),
+        ("x\n", False),
+    ],
+)
+def test_anthropic_a_tool_call_id_is_sent_as_it_is_only_when_of_its_characters(cid: str, as_is: bool) -> None:
+    msgs = [
+        UserMessage("x"),
+        AssistantMessage([ToolUseBlock(id=cid, name="get_weather", input={})]),
+        ToolResultMessage([ToolResultBlock(id=cid, name="get_weather", output="a", state="success")]),
+    ]
+    r = formatted("anthropic", msgs, tools=TOOLS)
+    sent = r.body["messages"][1]["content"][0]["id"]
+    assert r.body["messages"][2]["content"][0]["tool_use_id"] == sent
+    assert (sent == cid) is as_is
+    assert rules(r) == ([] if as_is else [("/1/content/0", "tool-id-mapped")])
+
+
 @pytest.mark.parametrize("state", ["error", "denied", "interrupted", "success"])
 def test_anthropic_a_multi_part_error_result_is_marked_is_error(state: str) -> None:
     """A failed result of several blocks (text and an image: not the one-text fast path) is sent whole with
