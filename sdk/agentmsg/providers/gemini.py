@@ -512,13 +512,13 @@ class _GeminiWalk(TurnWalk):
     def tool_result_part(
         self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int, text: str | None
     ) -> Any:
-        output: list[Any] = block.output
         key = "error" if block.state in F.ERROR_STATES else "output"
         if tool is not None and text is not None:  # the usual result
             if sent:
                 return {"functionResponse": {"id": sent, "name": tool, "response": {key: text}}}
             return {"functionResponse": {"name": tool, "response": {key: text}}}
         ctx = self.ctx
+        output: list[Any] = block.output
         media: list[tuple[Any, str]] = []
         if text is None:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
