@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 
 from agentmsg import Msg, Reducer, emit_events
+from agentmsg.errors import short_repr
 from tests._support.budget import examples
 from tests._support.cli import run
 from tests._support.events import CASES, events_of, load
@@ -86,3 +87,69 @@ def test_a_result_in_the_seeds_shape_is_checked_in_its_current_form() -> None:
             e["result"]["content"][0]["arguments"] = {"path": "/etc"}
     ((pointer, rule, message),) = checked(events)
     assert (pointer, rule) == ("/0/content", "agent-result") and "'/etc'" in message
+
+
+def _result_with(block: dict[str, Any], *before: dict[str, Any]) -> list[dict[str, Any]]:
+    """A reply whose stream says the text "hi" (and ``before``), then an AGENT_RESULT of the one ``block``."""
+    at = "2026-01-01T00:00:00Z"
+    events = [
+        {"type": "AGENT_START"},
+        {"type": "TEXT_BLOCK_START", "blockId": "b"},
+        {"type": "TEXT_BLOCK_DELTA", "blockId": "b", "delta": "hi"},
+        {"type": "TEXT_BLOCK_END", "blockId": "b"},
+        *before,
+        {"type": "AGENT_RESULT", "result": {"id": "m", "role": "ASSISTANT", "content": [block]}},
+        {"type": "AGENT_END"},
+    ]
+    return [{**e, "id": str(i), "createdAt": at, "replyId": "m"} for i, e in enumerate(events)]
+
+
+def _trusted_checks(events: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    r = Reducer()
+    r.feed_many(events, trusted=True)
+    r.finish()
+    return [(p.pointer, p.rule, p.message) for p in r.check_results()]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("shape", ["deep", "shared"])
+def test_a_result_value_nested_deep_or_shared_is_quoted_cut(shape: str) -> None:
+    """AGENT_RESULT's text and tool call id were quoted by their whole ``repr`` (and a text compared by its
+    ``str``): fed trusted, one nested 100,000 deep raised a bare RecursionError and one sharing its members 300
+    deep (2**300 paths) hung. Each is now a problem quoting the value cut (``short_repr``): a text that is no
+    string is in no text."""
+    value: Any = "x"
+    for _ in range(100_000 if shape == "deep" else 300):
+        value = [value] if shape == "deep" else [value, value]
+    cut = (
+        "[[[[[[[...]]]]]]]"
+        if shape == "deep"
+        else "[[[[[[[...], [...]], [[...], [...]]], [[[...], [...]], [[...], [...]]]], [[[[..."
+    )
+    assert _trusted_checks(_result_with({"type": "text", "text": value})) == [
+        ("/0/content", "agent-result", f"AGENT_RESULT's text {cut} is not in the stream's")
+    ]
+    assert _trusted_checks(_result_with({"type": "tool_use", "id": value, "name": "f", "input": {}})) == [
+        ("/0/content", "agent-result", f"AGENT_RESULT's tool call {cut} is not in the stream")
+    ]
+
+
+def test_a_long_result_value_is_quoted_as_short_repr_cuts_it() -> None:
+    """A long text, tool call id, name and input are quoted cut by ``short_repr`` (the middle of a string elided),
+    not at the 80th character of their whole repr."""
+    long = "y" * 100
+    call = {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"}
+    end = {"type": "TOOL_CALL_END", "toolCallId": "c", "input": {"k": long}}
+    assert _trusted_checks(_result_with({"type": "text", "text": long})) == [
+        ("/0/content", "agent-result", f"AGENT_RESULT's text {short_repr(long)} is not in the stream's")
+    ]
+    got = _trusted_checks(_result_with({"type": "tool_use", "id": "c", "name": long, "input": [long]}, call, end))
+    assert got == [
+        (
+            "/0/content",
+            "agent-result",
+            f"tool call 'c': the stream gives 'f' {short_repr({'k': long})},"
+            f" AGENT_RESULT {short_repr(long)} {short_repr([long])}",
+        )
+    ]
+    assert "..." in short_repr(long) and long not in got[0][2]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentmsg._codec.converter import dict_of
-from agentmsg.errors import Problem
+from agentmsg.errors import Problem, short_repr
 from agentmsg.message import AssistantMessage
 
 
@@ -25,7 +25,7 @@ def check_results(done: Sequence[AssistantMessage], results: Sequence[Any]) -> l
                 Problem(
                     f"/{index}/role",
                     "agent-result",
-                    f"AGENT_RESULT's role {role!r:.40} differs from the reduced message's 'ASSISTANT'"
+                    f"AGENT_RESULT's role {short_repr(role, 40)} differs from the reduced message's 'ASSISTANT'"
                     " (events carry assistant replies only)",
                 )
             )
@@ -37,10 +37,14 @@ def check_results(done: Sequence[AssistantMessage], results: Sequence[Any]) -> l
         for kind in ("text", "thinking"):
             mine = "".join(b[kind] for b in ours if b["type"] == kind)
             for b in content:
-                if isinstance(b, dict) and b.get("type") == kind and str(b.get(kind)) not in mine:
+                if not isinstance(b, dict) or b.get("type") != kind:
+                    continue
+                said = b.get(kind)
+                # (a text that is no string is in no text: never str()'d, which is the whole repr of a list or dict)
+                if type(said) is not str or said not in mine:
                     problems.append(
                         Problem(
-                            pointer, "agent-result", f"AGENT_RESULT's {kind} {b.get(kind)!r:.80} is not in the stream's"
+                            pointer, "agent-result", f"AGENT_RESULT's {kind} {short_repr(said)} is not in the stream's"
                         )
                     )
         calls: dict[str, list[tuple[Any, Any]]] = {}
@@ -54,7 +58,9 @@ def check_results(done: Sequence[AssistantMessage], results: Sequence[Any]) -> l
             mine_calls = calls.get(call_id) if isinstance(call_id, str) else None
             if mine_calls is None:
                 problems.append(
-                    Problem(pointer, "agent-result", f"AGENT_RESULT's tool call {call_id!r:.80} is not in the stream")
+                    Problem(
+                        pointer, "agent-result", f"AGENT_RESULT's tool call {short_repr(call_id)} is not in the stream"
+                    )
                 )
             elif (b.get("name"), b.get("input")) not in mine_calls:
                 name, args = mine_calls[-1]
@@ -62,8 +68,8 @@ def check_results(done: Sequence[AssistantMessage], results: Sequence[Any]) -> l
                     Problem(
                         pointer,
                         "agent-result",
-                        f"tool call {call_id!r}: the stream gives {name!r} {args!r:.80},"
-                        f" AGENT_RESULT {b.get('name')!r} {b.get('input')!r:.80}",
+                        f"tool call {short_repr(call_id)}: the stream gives {short_repr(name)} {short_repr(args)},"
+                        f" AGENT_RESULT {short_repr(b.get('name'))} {short_repr(b.get('input'))}",
                     )
                 )
     return problems
