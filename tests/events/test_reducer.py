@@ -100,6 +100,10 @@ def test_vector_tolerant(name: str) -> None:
     assert [{"pointer": p.pointer, "rule": p.rule} for p in reducer.problems] == case["problems"]
     if "problem_messages" in case:  # (said word for word alike in every runtime)
         assert [p.message for p in reducer.problems] == case["problem_messages"]
+    if "checks" in case:  # (check_results, said word for word alike in every runtime)
+        assert [{"pointer": p.pointer, "rule": p.rule, "message": p.message} for p in reducer.check_results()] == case[
+            "checks"
+        ]
 
 
 @pytest.mark.parametrize("name", CASES)

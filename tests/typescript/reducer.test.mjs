@@ -63,6 +63,8 @@ for (const file of files) {
     assert.deepEqual(r.problems.map((p) => ({ pointer: p.pointer, rule: p.rule })), c.problems_javascript ?? c.problems);
     // problem_messages: what every runtime says word for word (Python's reducer too)
     if (c.problem_messages !== undefined) assert.deepEqual(r.problems.map((p) => p.message), c.problem_messages);
+    // checks: what checkResults says of the AGENT_RESULTs, word for word in every runtime
+    if (c.checks !== undefined) assert.deepEqual(r.checkResults().map(({ pointer, rule, message }) => ({ pointer, rule, message })), c.checks);
   });
   for (const [how, check] of [["ajv", validate], ["compiled", validateEvent]]) {
     test(`strict (${how} event check): ${file}`, () => {

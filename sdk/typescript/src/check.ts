@@ -1,8 +1,8 @@
 // Does each reduced message cover its reply's AGENT_RESULT? (agentmsg/events/_check.py, Reducer.checkResults)
 import type { Json, Obj, Problem } from "./state.js";
 import { boundedProblem } from "./notes.js";
-import { pyRepr } from "./repr.js";
-import { isObject, pyStr, pyEqual as same } from "./state.js";
+import { shortRepr } from "./repr.js";
+import { isObject, pyEqual as same } from "./state.js";
 
 /** One problem (rule `agent-result`) per disagreement between a completed message and its AGENT_RESULT: a
  * role other than ASSISTANT (pointer `/<message>/role`), text or thinking of the result missing from the
@@ -15,7 +15,7 @@ export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
     if (!result) return;
     const role = Object.hasOwn(result, "role") ? result.role : null;
     if (role !== null && role !== "ASSISTANT") {
-      problems.push({ pointer: `/${index}/role`, rule: "agent-result", message: `AGENT_RESULT's role ${pyRepr(role, 40)} differs from the reduced message's 'ASSISTANT' (events carry assistant replies only)` });
+      problems.push({ pointer: `/${index}/role`, rule: "agent-result", message: `AGENT_RESULT's role ${shortRepr(role, 40)} differs from the reduced message's 'ASSISTANT' (events carry assistant replies only)` });
     }
     const content = result.content;
     if (!Array.isArray(content)) return;
@@ -24,8 +24,11 @@ export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
     for (const kind of ["text", "thinking"]) {
       const mine = ours.filter((b) => b.type === kind).map((b) => b[kind]).join("");
       for (const b of content) {
-        if (isObject(b) && b.type === kind && !mine.includes(pyStr(Object.hasOwn(b, kind) ? b[kind] : null))) {
-          problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's ${kind} ${pyRepr(Object.hasOwn(b, kind) ? b[kind] : null, 80)} is not in the stream's` });
+        if (!isObject(b) || b.type !== kind) continue;
+        const said = Object.hasOwn(b, kind) ? b[kind] : null;
+        // (a text that is no string is in no text, as in Python, which never str()s it)
+        if (typeof said !== "string" || !mine.includes(said)) {
+          problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's ${kind} ${shortRepr(said)} is not in the stream's` });
         }
       }
     }
@@ -37,10 +40,10 @@ export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
       const mineCalls = typeof id === "string" ? calls.get(id) : undefined;
       const get = (k: string): Json => (Object.hasOwn(b, k) ? b[k] : null);
       if (mineCalls === undefined) {
-        problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's tool call ${pyRepr(id, 80)} is not in the stream` });
+        problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's tool call ${shortRepr(id)} is not in the stream` });
       } else if (!mineCalls.some(([name, input]) => same(name, get("name")) && same(input, get("input")))) {
         const [name, input] = mineCalls[mineCalls.length - 1]!;
-        problems.push({ pointer, rule: "agent-result", message: `tool call ${pyRepr(id)}: the stream gives ${pyRepr(name)} ${pyRepr(input, 80)}, AGENT_RESULT ${pyRepr(get("name"))} ${pyRepr(get("input"), 80)}` });
+        problems.push({ pointer, rule: "agent-result", message: `tool call ${shortRepr(id)}: the stream gives ${shortRepr(name)} ${shortRepr(input)}, AGENT_RESULT ${shortRepr(get("name"))} ${shortRepr(get("input"))}` });
       }
     }
   });
