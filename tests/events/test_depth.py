@@ -419,3 +419,89 @@ def test_a_depth_limit_of_1_says_the_whole_message_is_too_deep_not_its_parts(
         reducer.feed(ev(4, "AGENT_END"))
     said = [(p.pointer, p.rule, p.message) for p in reducer.problems]
     assert said == [("/0", "max-depth", "the reduced message: nested deeper than 1 levels (limits.max_depth)")], said
+
+
+@pytest.mark.parametrize("branches", [1, 2])
+def test_a_tool_input_too_deep_fed_trusted_keeps_the_rest_of_the_message(branches: int) -> None:
+    """A tool call's input nested 300 deep, fed trusted (no event check cuts it first): the salvage prunes the block
+    until it is valid alone, yet in the message it sits two levels deeper and is still too deep. The last resort then
+    kept an empty message of the id only: its timestamp, name, usage, metadata and text were lost, unsaid. The
+    message's check now prunes the block again where it says (the input kept to the limit); where it names only one
+    of several values too deep (``branches`` 2: a second one, under another key), the message keeps all but its
+    blocks other than text and thinking, and says so."""
+    chain = _shared(300, as_list=False, twice=False)
+    tool_input = {"x": chain} if branches == 1 else {"x": chain, "y": _shared(251, as_list=False, twice=False)}
+    r = Reducer(name="bot")
+    r.feed_many(
+        [
+            ev(0, "AGENT_START"),
+            ev(1, "TEXT_BLOCK_START", blockId="t"),
+            ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="hi"),
+            ev(3, "TEXT_BLOCK_END", blockId="t"),
+            ev(4, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+            ev(5, "TOOL_CALL_END", toolCallId="c", input=tool_input),
+            ev(6, "MODEL_CALL_END", usage={"inputTokens": 3}, metadata={"model": "m"}),
+            ev(7, "AGENT_END"),
+        ],
+        trusted=True,
+    )
+    (message,) = r.finish()
+    got = message.to_dict()
+    assert (got["id"], got["name"], got["timestamp"], got["usage"]) == (
+        "r",
+        "bot",
+        "2026-11-22 10:34:38.563",
+        {"inputTokens": 3},
+    )
+    assert got["metadata"]["agentmsg_model"] == "m"
+    said = [(p.pointer, p.rule, p.message.rsplit(": ", 1)[-1]) for p in r.problems]
+    if branches == 1:
+        text, call = got["content"]
+        assert text == {"type": "text", "text": "hi"} and call["type"] == "tool_use" and call["id"] == "c"
+        depth, node = 0, call["input"]["x"]
+        while node:
+            depth, node = depth + 1, node["a"]
+        assert depth == 249  # (the message 254 levels deep: content, the block, input, x, then the chain)
+        assert said == [("/4", "max-depth", "value left out")] * 2
+    else:
+        assert got["content"] == [{"type": "text", "text": "hi"}]
+        assert said == [("/4", "max-depth", "value left out")] * 2 + [
+            ("/0", "max-depth", "its blocks but text and thinking left out")
+        ]
+    assert len(got["metadata"]["agentmsg_reduce_errors"]) == 2 + branches - 1
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["checked", "trusted"])
+def test_the_last_resort_keeps_what_is_valid_alone_and_says_so(trusted: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``limits.max_depth`` 3 a thinking block with a signature is valid alone (2 levels) and too deep in the
+    message (4), kept by the salvage as the text it keeps at least: the message still fails, and the last resort was
+    an empty message of the id only, its name, timestamp and usage lost and that unsaid. Now it keeps every part
+    that was valid alone but the blocks, and a problem says so."""
+    monkeypatch.setattr(limits, "max_depth", 3)
+    r = Reducer(name="bot")
+    r.feed_many(
+        [
+            ev(0, "AGENT_START"),
+            ev(1, "THINKING_BLOCK_START", blockId="t"),
+            ev(2, "THINKING_BLOCK_DELTA", blockId="t", delta="hm", signature="sig"),
+            ev(3, "THINKING_BLOCK_END", blockId="t"),
+            ev(4, "MODEL_CALL_END", usage={"inputTokens": 3}, metadata={"model": "m"}),
+            ev(5, "AGENT_END"),
+        ],
+        trusted=trusted,
+    )
+    (message,) = r.finish()
+    got = message.to_dict()
+    assert (got["id"], got["name"], got["timestamp"], got["usage"], got["content"]) == (
+        "r",
+        "bot",
+        "2026-11-22 10:34:38.563",
+        {"inputTokens": 3},
+        [],
+    )
+    assert got["metadata"] == {"agentmsg_model": "m", "agentmsg_reduce_errors": ["/content/0/metadata [max-depth]"]}
+    assert [(p.pointer, p.rule, p.message) for p in r.problems][-1] == (
+        "/0",
+        "max-depth",
+        "the reduced message: nested deeper than 3 levels (limits.max_depth): its blocks left out",
+    )

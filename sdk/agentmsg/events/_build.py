@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import attrs
+
 from agentmsg._codec.converter import surely_writes
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, join_surrogates, parse_arguments
 from agentmsg._codec.limits import limits
@@ -331,7 +333,9 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
     """Keep every block, metadata key and field that is valid on its own; report the rest (in
     ``st.problems`` when closing, one problem per part left out or pruned, and always in metadata
     ``agentmsg_reduce_errors``: every schema problem of those parts as ``"<pointer in the message> [<rule>]"``,
-    sorted by code point, at most 20, so the text is the same in every runtime)."""
+    sorted by code point, at most 20, so the text is the same in every runtime). Parts valid alone that fail together
+    (a block pruned until valid alone, still too deep inside the message) are pruned again where the message's check
+    says, else the message keeps its text and thinking; the last resort keeps the id, name and timestamp."""
     found: list[Problem] = []
     entries: set[str] = set()
 
@@ -350,11 +354,24 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
             )
         )
 
+    def whole(problems: tuple[Problem, ...], what: str = "") -> None:
+        """Said of the whole message (a rule across parts): it keeps its text and thinking blocks only."""
+        found.extend(
+            Problem(
+                f"/{origin}", p.rule, f"the reduced message: {p.message}{what}", p.schema_location or "msg.schema.json"
+            )
+            for p in problems
+        )
+        entries.update(_entry(p) for p in problems)
+        fixed["content"] = [b for b in fixed["content"] if b.get("type") in ("text", "thinking")]
+
     content = []
+    kept: list[int] = []  # (the index in data["content"] of each block kept)
     for j, (block, at) in enumerate(zip(data["content"], origins, strict=True)):
         problems = _problems_of(block, "content-block")
         if not problems:
             content.append(block)
+            kept.append(j)
             continue
         # Leave out the values the schema rejects; keep the block when what is left is valid.
         pruned = block
@@ -363,6 +380,7 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
         if pruned is not block and not _problems_of(pruned, "content-block"):
             drop(at, f"/content/{j}", problems, "value left out")
             content.append(pruned)
+            kept.append(j)
         else:
             drop(at, f"/content/{j}", problems, "block left out")
     metadata: dict[str, Any] = {}
@@ -382,31 +400,91 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
         if problems:
             drop(origin, "", problems, f"{key} left out")
             fixed[key] = None
-    if not found or not alone:  # nothing singled out: a rule across parts (or none can be); keep the text at least
-        found.extend(
-            Problem(f"/{origin}", p.rule, f"the reduced message: {p.message}", p.schema_location or "msg.schema.json")
-            for p in exc.problems
-        )
-        entries.update(_entry(p) for p in exc.problems)
-        fixed["content"] = [b for b in content if b.get("type") in ("text", "thinking")]
+    said_whole = not found or not alone
+    if said_whole:  # nothing singled out: a rule across parts (or none can be); keep the text at least
+        whole(exc.problems)
+
+    def built() -> tuple[Msg | None, ValidationError | None]:
+        fixed["metadata"] = {**metadata, "agentmsg_reduce_errors": sorted(entries)[:MAX_REDUCE_ERRORS]}
+        try:
+            return Msg.from_dict(fixed, notes=[]), None
+        except ValidationError as failed:
+            return None, failed
+
+    msg, last = built()
+    if last is not None and not said_whole:
+        # The parts valid alone break a rule together: a block pruned until it is valid alone is still nested too
+        # deep two levels down, in the message (events fed trusted: no event check cut its input first). The
+        # values inside a block the message's check names are left out too, as above (the block when what is left
+        # is invalid); what else it names is said of the whole message, which keeps its text and thinking.
+        inside: dict[int, list[Problem]] = {}
+        rest: list[Problem] = []
+        for p in last.problems:
+            path = tokens(p.pointer)
+            if len(path) > 2 and path[0] == "content" and isinstance(path[1], int) and path[1] < len(kept):
+                inside.setdefault(path[1], []).append(attrs.evolve(p, pointer=pointer_of(path[2:])))
+            else:
+                rest.append(p)
+        blocks = []
+        for i, block in enumerate(fixed["content"]):
+            if i not in inside:
+                blocks.append(block)
+                continue
+            j = kept[i]
+            pruned = block
+            for path in deepest_last_first([tokens(p.pointer) for p in inside[i]]):
+                pruned = without(pruned, path)
+            if not _problems_of(pruned, "content-block"):
+                drop(origins[j], f"/content/{j}", tuple(inside[i]), "value left out")
+                blocks.append(pruned)
+            else:
+                drop(origins[j], f"/content/{j}", tuple(inside[i]), "block left out")
+        fixed["content"] = blocks
+        if rest:
+            whole(tuple(rest), _TEXT_ONLY)
+            said_whole = True
+        msg, last = built()
+    if last is not None and not said_whole:  # (the check names one of several values too deep: said of the whole)
+        whole(last.problems, _TEXT_ONLY)
+        msg, last = built()
+    if last is not None:
+        # The last resorts: the message without its blocks (each other part was valid alone), then of its id, name and
+        # timestamp only; each says why and what it left out.
+        entries.update(_entry(p) for p in last.problems)
+        errors = {"agentmsg_reduce_errors": sorted(entries)[:MAX_REDUCE_ERRORS]}
+        bare: dict[str, Any] = {
+            "id": fixed["id"] if isinstance(fixed["id"], str) and fixed["id"] else "msg-" + str(origin),
+            "name": fixed["name"] if alone else None,
+            "role": "ASSISTANT",
+            "content": [],
+            "metadata": errors,
+            "timestamp": fixed["timestamp"] if alone else None,
+        }
+        for resort, what in (
+            ({**bare, "metadata": {**metadata, **errors}, "usage": fixed["usage"]}, ": its blocks left out"),
+            (bare, ": its content, metadata and usage left out"),
+        ):
+            if resort is bare or alone:
+                try:
+                    msg = Msg.from_dict(resort, notes=[])
+                except ValidationError:
+                    continue
+                whole(last.problems, what)
+                break
+        else:  # (no message fits the limits: what was found is said, then the error raised)
+            if st is not None:
+                for p in found:
+                    st.add(p)
+            Msg.from_dict(bare, notes=[])
+    assert msg is not None
     if st is not None:
         for p in found:
             st.add(p)
-    fixed["metadata"] = {**metadata, "agentmsg_reduce_errors": sorted(entries)[:MAX_REDUCE_ERRORS]}
-    try:
-        return Msg.from_dict(fixed, notes=[])
-    except ValidationError as last:  # the last resort: an empty message that says why
-        return Msg.from_dict(
-            {
-                "id": fixed["id"] if isinstance(fixed["id"], str) and fixed["id"] else "msg-" + str(origin),
-                "role": "ASSISTANT",
-                "content": [],
-                "metadata": {"agentmsg_reduce_errors": sorted({_entry(p) for p in last.problems})[:MAX_REDUCE_ERRORS]},
-            }
-        )
+    return msg
 
 
 MAX_REDUCE_ERRORS = 20  # entries of metadata agentmsg_reduce_errors
+_TEXT_ONLY = ": its blocks but text and thinking left out"  # (what _salvage says it did when parts fail together)
 _EMPTY_REPLY: dict[str, Any] = {"id": "x", "role": "ASSISTANT", "content": []}  # what _salvage checks a part in
 
 
