@@ -4,6 +4,7 @@ headers and how the API key is sent."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -362,18 +363,11 @@ def test_the_url_sent_again_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> N
     assert parsed == ["http://gateway.test/v1/chat/completions"]
 
 
-def test_requests_are_built_as_httpx_builds_them_its_merges_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A client's requests through httpx's own client are what ``build_request`` makes of them (the same URL,
-    headers in the same order, content and extensions), httpx's merge of the client's headers with the request's
-    made once for the same headers (it merged and encoded them again for every request: about 8 us of a streamed
-    reply's request), sync and async, called or streamed: again when the http client's headers change in place,
-    and for every request of an http client with cookies or of a subclass of httpx's, or given a header httpx puts in
-    itself (``Host``)."""
-    import asyncio
-
-    from agentmsg import UserMessage
-    from agentmsg.clients import AsyncClient, Client
-
+def _merges_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[list[object], list[httpx.Request], Callable[[httpx.Request], httpx.Response]]:
+    """The http clients httpx merged headers for (each time), the requests sent, and a handler that keeps them and
+    refuses each (401)."""
     merged: list[object] = []
     merge = httpx._client.BaseClient._merge_headers
 
@@ -387,6 +381,23 @@ def test_requests_are_built_as_httpx_builds_them_its_merges_made_once(monkeypatc
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(request)
         return httpx.Response(401, json={"error": {"message": "no"}})
+
+    return merged, sent, handler
+
+
+def test_requests_are_built_as_httpx_builds_them_its_merges_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client's requests through httpx's own client are what ``build_request`` makes of them (the same URL,
+    headers in the same order, content and extensions), httpx's merge of the client's headers with the request's
+    made once for the same headers (it merged and encoded them again for every request: about 8 us of a streamed
+    reply's request), sync and async, called or streamed: again when the http client's headers change in place,
+    and for every request of an http client with cookies or of a subclass of httpx's, or given a header httpx puts in
+    itself (``Host``)."""
+    import asyncio
+
+    from agentmsg import UserMessage
+    from agentmsg.clients import AsyncClient, Client
+
+    merged, sent, handler = _merges_counted(monkeypatch)
 
     def expected(client: Any, http: Any, text: str, stream: bool) -> httpx.Request:
         out = client._outgoing(client.format([UserMessage(text)], stream=stream))
@@ -465,6 +476,57 @@ def test_requests_are_built_as_httpx_builds_them_its_merges_made_once(monkeypatc
     aclient, ahttp = asyncio.run(main())
     assert merged == [ahttp]
     check(aclient, ahttp, texts[:3], [False] * 3)
+
+
+def test_the_merges_are_kept_for_each_url_a_gemini_client_calling_models_in_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client calling a few Gemini models in turn (each in the URL's path) merges httpx's headers once for each
+    URL, not again for every request (one was kept, for the last URL: each model's request found another's, and
+    httpx merged and built it, then it was built again from its headers), sync and async, each request what
+    ``build_request`` makes of it; past URLS_KEPT URLs the client starts again from none."""
+    import asyncio
+
+    from agentmsg import UserMessage
+    from agentmsg.clients import AsyncClient, Client
+
+    merged, sent, handler = _merges_counted(monkeypatch)
+
+    convo = [UserMessage("hi")]
+    models = ["g-1", "g-2", "g-3", "g-1", "g-2", "g-3", "g-1"]
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    client = Client("gemini", base_url="http://gateway.test/v1", api_key="k", http_client=http)
+    for model in models:
+        with pytest.raises(AuthenticationError):
+            list(client.stream(convo, model=model))
+    assert merged == [http] * 3
+    assert [str(r.url).split("/")[-1] for r in sent] == [f"{m}:streamGenerateContent?alt=sse" for m in models]
+    for request, model in zip(sent, models, strict=True):
+        out = client._outgoing(client.format(convo, stream=True, model=model))
+        made = http.build_request("POST", out.url, headers=out.headers, content=out.content)
+        assert request.url == made.url and request.content == made.content
+        assert request.headers.raw == made.headers.raw
+    merged.clear()
+    for n in range(URLS_KEPT + 1):  # (past URLS_KEPT, the client starts again from none)
+        with pytest.raises(AuthenticationError):
+            client.call(convo, model=f"m-{n}")
+    assert merged == [http] * (URLS_KEPT + 1)
+    merged.clear()
+    with pytest.raises(AuthenticationError):
+        client.call(convo, model="m-0")
+    assert merged == [http]
+
+    async def main() -> Any:
+        ahttp = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        aclient = AsyncClient("gemini", base_url="http://gateway.test/v1", api_key="k", http_client=ahttp)
+        for model in models:
+            with pytest.raises(AuthenticationError):
+                await aclient.call(convo, model=model)
+        return ahttp
+
+    merged.clear()
+    ahttp = asyncio.run(main())
+    assert merged == [ahttp] * 3
 
 
 # ---- the numeric settings, checked whenever set ------------------------------------------------------------------

@@ -330,6 +330,13 @@ _PLAIN: Final = (httpx.Client, httpx.AsyncClient)
 _AUTO: Final = frozenset({b"host", b"content-length", b"transfer-encoding"})
 
 
+#: What :meth:`BaseClient._built` keeps for a URL it sent to lately: the http client, the URL (parsed), the request's
+#: headers, the http client's (a copy of its list) and the headers of the request httpx made of them (None: a
+#: request made from them differed from httpx's)
+_Template = tuple[Any, httpx.URL, Any, list[tuple[bytes, bytes]], httpx.Headers | None]
+_NO_TEMPLATES: Final[dict[str, _Template]] = {}
+
+
 def _extensions(trace: Any) -> dict[str, Any] | None:
     return None if trace is None else {"trace": trace}
 
@@ -542,23 +549,26 @@ class BaseClient:
         return Outgoing(url, self._headers(request, copy), request.body_bytes())
 
     def _built(self, http: httpx.Client | httpx.AsyncClient, out: Outgoing, trace: Any = None) -> httpx.Request:
-        """The request ``http.build_request("POST", ...)`` makes of ``out`` (``trace``: httpcore's trace extension,
-        or none), with the client's ``timeout``. httpx's own client (not a subclass), without cookies or params,
-        and headers httpx can encode: the request is made from the headers the last one had (the http client's
-        merged with the request's, ``Host`` before and ``Content-Length`` after, as httpx orders them), its
-        length put in. ``build_request`` merged and normalized them again for every request (the client's headers
-        copied, each of the request's looked up and replaced, all of them encoded again: about 8 us of a streamed
-        reply's request). They are kept for the http client, its headers, the request's (by identity: the ones
-        :meth:`_headers` keeps, ``out`` made with ``copy=False``) and the URL (by identity: :meth:`_url`'s), once a request made so has been found equal to httpx's own
-        (its headers, URL, content and extensions) and neither gave a header httpx puts in itself (``Host``,
-        ``Content-Length``, ``Transfer-Encoding``); otherwise (or any other client) ``build_request`` makes each."""
+        """The request ``http.build_request("POST", ...)`` makes of ``out`` (``trace``: httpcore's trace extension, or
+        none), with the client's ``timeout``. httpx's own client (not a subclass), without cookies or params, and
+        headers httpx can encode: the request is made from the headers the last one to its URL had (the http client's
+        merged with the request's, ``Host`` before and ``Content-Length`` after, as httpx orders them), its length put
+        in. ``build_request`` merged and normalized them again for every request (the client's headers copied, each of
+        the request's looked up and replaced, all of them encoded again: about 8 us of a streamed reply's request). They
+        are kept for each URL sent to lately (:data:`URLS_KEPT`, as :meth:`_url` keeps them: a client calling a few
+        Gemini models, each in the path, had one kept, and each model's request found the other's, built it with httpx
+        and then again from its headers), for the http client, its headers, the request's (by identity: the ones
+        :meth:`_headers` keeps, ``out`` made with ``copy=False``) and the URL (by identity: :meth:`_url`'s), once a
+        request made so has been found equal to httpx's own (its headers, URL, content and extensions) and neither gave
+        a header httpx puts in itself (``Host``, ``Content-Length``, ``Transfer-Encoding``); otherwise (or any other
+        client) ``build_request`` makes each."""
         url = self._url(out.url)
         timeout = self._timeout
         headers, content = out.headers, out.content
         pool: list[tuple[bytes, bytes]] | None = None  # the http client's headers, when the request may be made so
         if type(http) in _PLAIN and type(headers) is httpx.Headers and content and not http.params and not http.cookies:
             pool = http.headers.raw
-            kept = self.__dict__.get("_template")
+            kept = self.__dict__.get("_templates", _NO_TEMPLATES).get(out.url)
             if kept is not None and kept[0] is http and kept[1] is url and kept[2] is headers and kept[3] == pool:
                 if kept[4] is not None:
                     return _from_template(http, url, kept[4], content, timeout, trace)
@@ -579,7 +589,11 @@ class BaseClient:
                 and made.content == built.content
                 and made.extensions == built.extensions
             )
-            self.__dict__["_template"] = (http, url, headers, pool, httpx.Headers(built.headers) if same else None)
+            templates: dict[str, _Template] = self.__dict__.get("_templates") or {}
+            if len(templates) >= URLS_KEPT:  # (a new dict, not cleared in place: another thread may be reading it)
+                templates = {}
+            templates[out.url] = (http, url, headers, pool, httpx.Headers(built.headers) if same else None)
+            self.__dict__["_templates"] = templates
         return built
 
     def _url(self, url: str) -> httpx.URL:
