@@ -3,7 +3,7 @@
 // through Reply's methods, which keep the tables in step.
 
 import { bounded, boundedProblem } from "./notes.js";
-import { pythonRepr, pythonType, shortRepr } from "./repr.js";
+import { pyRepr, pythonRepr, pythonType, shortRepr } from "./repr.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
@@ -13,8 +13,9 @@ export type Key = string | number | null;
 
 export const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Python's `str(x)` of a JSON value (the Python reducer looks ids up and compares texts by it). */
-export const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "string" ? v : JSON.stringify(v));
+/** Python's `str(x)` of a JSON value (the Python reducer looks ids up and compares texts by it): a string as it
+ * is, anything else its repr (`str` of a number, None, a bool, a list or a dict is its `repr`: `1.0`, `[1, 'a']`). */
+export const pyStr = (v: unknown): string => (typeof v === "string" ? v : pyRepr(v));
 
 /** A value for a problem message as Python's reducer quotes it (`short_repr`: its repr, at most 80 characters). */
 export const short = (v: unknown): string => shortRepr(v, 80);
