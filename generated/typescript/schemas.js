@@ -2440,6 +2440,13 @@ export const schemas = {
               "type": "object"
             }
           },
+          "agentmsg_notes": {
+            "description": "agentmsg: what the reply's producer could not read or left out (a provider payload it skipped, a usage count beyond 64 bits, provider data the message has no place for): the `value` of every CUSTOM event named `agentmsg.problem` or `agentmsg.not-kept` the event reducer received, in order, at most 100, then one entry `{\"rule\": \"max-problems\", \"message\": \"<n> more notes not kept\"}`. Formatters do not send it.",
+            "type": "array",
+            "items": {
+              "type": "object"
+            }
+          },
           "agentmsg_reduce_errors": {
             "description": "agentmsg: what the event reducer left out of the message because it was invalid: one `<JSON pointer into the message as built> [<rule>]` entry per schema problem, sorted, at most 20.",
             "type": "array",

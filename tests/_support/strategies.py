@@ -125,6 +125,7 @@ MSG_METADATA_VALUES: dict[str, Any] = {
     "agentmsg_stop_reason": short,
     "agentmsg_refusal": st.just(True),
     "agentmsg_errors": st.lists(st.dictionaries(short, json_value, max_size=2), max_size=2),
+    "agentmsg_notes": st.lists(st.dictionaries(short, json_value, max_size=2), max_size=2),
     "agentmsg_reduce_errors": st.lists(short, max_size=3),
     "agentmsg_grounding": st.fixed_dictionaries(
         {"provider": st.sampled_from(["openai", "gemini", "dashscope"])},

@@ -227,7 +227,13 @@ def _probe(kind: str, field: str, family: str) -> tuple[Any, str | None]:
         value = {"agentscope_synthetic": True, "_bypass_multiagent_history_merge": True, "_cache_control": True}
         if key in value:
             return value[key], None
-        if key in ("agentscope_confirm_results", "agentmsg_hitl", "agentmsg_errors", "agentmsg_reduce_errors"):
+        if key in (
+            "agentscope_confirm_results",
+            "agentmsg_hitl",
+            "agentmsg_errors",
+            "agentmsg_notes",
+            "agentmsg_reduce_errors",
+        ):
             return [], None
         if key == "agentmsg_refusal":
             return True, None

@@ -110,6 +110,7 @@ COMMON: Final[dict[str, dict[str, Handling]]] = {
         "metadata.agentmsg_stop_reason": not_sent(),
         "metadata.agentmsg_refusal": not_sent("a refusal's text is sent as the message's text"),
         "metadata.agentmsg_errors": not_sent(),
+        "metadata.agentmsg_notes": not_sent(),
         "metadata.agentmsg_grounding": reported(
             "citations-dropped", note="a reply's citations and grounding: no provider takes them back; the text is sent"
         ),
