@@ -119,6 +119,25 @@ def test_call_returns_message(server: ReplayServer) -> None:
     assert server.requests[-1].json().get("stream") is None
 
 
+def test_the_whole_reply_and_the_streams_message_keep_what_the_reader_left_out(server: ReplayServer) -> None:
+    """A usage count the reader cannot read (``1e400``) is said and left out: ``call`` and the stream's message keep
+    the saying in metadata ``agentmsg_notes`` (it was lost: the reply's message held no trace of it)."""
+    usage = b'"usage": {"prompt_tokens": 1e400, "completion_tokens": 2, "total_tokens": 3}'
+    choice = b'{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}'
+    server.add("/chat/completions", Reply(body=b'{"id": "c1", "choices": [' + choice + b"], " + usage + b"}"))
+    note = {"rule": "type", "message": "usage.prompt_tokens is no token count (1e400): not kept"}
+    msg = client(server).call(CONVO)
+    assert msg.text_content == "hi" and msg.metadata["agentmsg_notes"] == [note]
+    delta = b'{"id": "c1", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}'
+    last = b'{"id": "c1", "choices": [], ' + usage + b"}"
+    server.add(
+        "/chat/completions", Reply(body=b"data: " + delta + b"\n\ndata: " + last + b"\n\ndata: [DONE]\n\n", sse=True)
+    )
+    with client(server).stream(CONVO) as stream:
+        list(stream)
+    assert stream.message is not None and stream.message.metadata["agentmsg_notes"] == [note]
+
+
 def waits_of(c: Client | AsyncClient) -> list[float]:
     """The waits ``c`` takes between attempts, recorded in place of being slept (the wait itself is
     ``time.sleep``, the stop event's wait or ``asyncio.sleep`` of that many seconds)."""

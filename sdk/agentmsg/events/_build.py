@@ -136,6 +136,11 @@ def build(
         own.append("agentmsg_refusal")
     if reply.errors:
         metadata["agentmsg_errors"] = list(reply.errors)
+    if reply.notes:
+        notes: list[Any] = list(reply.notes)
+        if reply.notes_omitted:
+            notes.append({"rule": "max-problems", "message": f"{reply.notes_omitted} more notes not kept"})
+        metadata["agentmsg_notes"] = notes
     reason = "INTERRUPTED" if interrupted else reply.reason
     if reason is not None:
         metadata["agentscope_generate_reason"] = reason

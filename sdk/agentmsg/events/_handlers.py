@@ -799,11 +799,27 @@ PROBLEM_EVENT = "agentmsg.problem"
 NOT_KEPT_EVENT = "agentmsg.not-kept"
 
 
+#: Notes a reply's message keeps at most in metadata ``agentmsg_notes``: the rest are counted, and said by one last
+#: entry (rule ``max-problems``, as the provider parsers say the problems they do not say).
+MAX_NOTES = 100
+
+
 def _custom(st: State, e: dict[str, Any], i: int) -> None:
-    if e.get("name") == ERROR_EVENT:
+    name = e.get("name")
+    if name == ERROR_EVENT:
         value = e.get("value")
         if type(value) is dict:  # a wrong one is reported by the schema check
             st.current().errors.append(value)
+    elif name in (PROBLEM_EVENT, NOT_KEPT_EVENT):
+        value = e.get("value")
+        if type(value) is dict and (st.reply is not None or st.ended is None):  # a wrong one: the schema check's
+            # (between replies after an AGENT_END, e.g. a payload a reader skipped after the reply's end, a note opens
+            # no reply: the message it is about is complete, and the note stays in the events, as before)
+            reply = st.current()
+            if len(reply.notes) < MAX_NOTES:
+                reply.notes.append(value)
+            else:
+                reply.notes_omitted += 1
 
 
 def _hitl(reason: str | None, state: str | None, meta_key: str | None) -> Handler:

@@ -124,6 +124,8 @@ class Reply:
         "model_open",
         "msg_id",
         "name",
+        "notes",
+        "notes_omitted",
         "origin",
         "reason",
         "refusal",
@@ -166,6 +168,10 @@ class Reply:
         self.stop_reason: str | None = None
         self.refusal = False  # metadata agentmsg_refusal
         self.errors: list[dict[str, Any]] = []
+        # The producers' notes (CUSTOM agentmsg.problem / agentmsg.not-kept values): metadata agentmsg_notes,
+        # the first MAX_NOTES kept, the rest counted.
+        self.notes: list[dict[str, Any]] = []
+        self.notes_omitted = 0
         # Every event other than a plain delta came from a producer that guarantees valid events parsed
         # from JSON text (Reducer.feed_many(trusted=True)): the message may take the codec's fast path.
         self.trusted = True

@@ -24,7 +24,9 @@ Rules (``docs/events.md`` has the full list):
   wins); without it the message id is the AGENT_START replyId and the timestamp its createdAt. A reply
   nothing names gets ``"msg-" + <id (or index) of its first event>``: no random ids.
 * What the reply ended with is in metadata ``agentmsg_finish_reason``, ``agentmsg_model``,
-  ``agentmsg_stop_reason``, ``agentmsg_refusal`` and ``agentmsg_errors`` (CUSTOM ``agentmsg.error`` events).
+  ``agentmsg_stop_reason``, ``agentmsg_refusal`` and ``agentmsg_errors`` (CUSTOM ``agentmsg.error`` events);
+  what its producer could not read or left out in ``agentmsg_notes`` (CUSTOM ``agentmsg.problem`` and
+  ``agentmsg.not-kept`` events, the first 100, then one ``max-problems`` entry counting the rest).
 * Duplicate events (an id among the last ``dedupe_window`` ids) are ignored.
 * A stream that ends inside a reply keeps everything received: open blocks are closed, open tool
   results get state ``interrupted`` and the message's generate reason is ``INTERRUPTED``. :meth:`Reducer.finish`

@@ -121,6 +121,11 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
   if (reply.stopReason !== null) metadata.agentmsg_stop_reason = reply.stopReason;
   if (reply.refusal) metadata.agentmsg_refusal = true;
   if (reply.errors.length) metadata.agentmsg_errors = [...reply.errors];
+  if (reply.notes.length) {
+    const notes: Json[] = [...reply.notes];
+    if (reply.notesOmitted) notes.push({ rule: "max-problems", message: `${reply.notesOmitted} more notes not kept` });
+    metadata.agentmsg_notes = notes;
+  }
   const reason = interrupted ? "INTERRUPTED" : reply.reason;
   if (reason !== null) metadata.agentscope_generate_reason = reason;
   let usage = reply.usage !== null ? { ...reply.usage } : Object.hasOwn(result, "usage") ? result.usage : null;

@@ -33,6 +33,14 @@ const RESULT_STATES: readonly unknown[] = enums.ToolResultState!;
 const OCTETS = "application/octet-stream";
 /** CUSTOM event name of an error a producer reports in the stream (provider errors, cut streams). */
 export const ERROR_EVENT = "agentmsg.error";
+/** CUSTOM event name of a payload a provider parser could not read, or of a tool call's arguments that are no JSON
+ * object (Python's agentmsg.events.PROBLEM_EVENT). */
+export const PROBLEM_EVENT = "agentmsg.problem";
+/** CUSTOM event name of provider data the message has no place for (Python's agentmsg.events.NOT_KEPT_EVENT). */
+export const NOT_KEPT_EVENT = "agentmsg.not-kept";
+/** Notes a reply's message keeps at most in metadata agentmsg_notes: the rest are counted, and said by one last
+ * entry (rule max-problems), as Python's MAX_NOTES. */
+export const MAX_NOTES = 100;
 
 /** Python's truthiness (the Python reducer's `x or y`, `if x`). */
 export const truthy = (v: unknown): boolean =>
@@ -630,7 +638,17 @@ function requestStop(st: State, e: Obj): void {
 }
 
 function custom(st: State, e: Obj): void {
-  if (e.name === ERROR_EVENT && isObject(e.value)) st.current().errors.push(e.value); // a wrong one is reported by the schema check
+  if (e.name === ERROR_EVENT) {
+    if (isObject(e.value)) st.current().errors.push(e.value); // a wrong one is reported by the schema check
+  } else if (e.name === PROBLEM_EVENT || e.name === NOT_KEPT_EVENT) {
+    // A wrong value is reported by the schema check. Between replies after an AGENT_END (a payload a reader skipped
+    // after the reply's end) a note opens no reply: the message it is about is complete; the note stays in the events.
+    if (isObject(e.value) && (st.reply !== null || st.ended === null)) {
+      const reply = st.current();
+      if (reply.notes.length < MAX_NOTES) reply.notes.push(e.value);
+      else reply.notesOmitted++;
+    }
+  }
 }
 
 /** Python's iteration of `x or ()`: an array's items, an object's keys, a string's characters. */

@@ -138,6 +138,9 @@ export class Reply {
   stopReason: string | null = null;
   refusal = false;
   errors: Obj[] = [];
+  /** The producers' notes (CUSTOM agentmsg.problem / agentmsg.not-kept values): metadata agentmsg_notes. */
+  notes: Obj[] = [];
+  notesOmitted = 0;
   /** The message id when the stream names none: from the opening event's id, else its index. */
   readonly fallbackId: string;
 

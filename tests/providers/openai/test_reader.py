@@ -1396,3 +1396,33 @@ def test_a_stream_chunk_given_as_a_whole_response_is_said() -> None:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "delta": {}}],
     }
     assert said(openai.response_events(orjson.dumps(whole))) == []
+
+
+def test_what_the_reader_said_it_left_out_is_in_the_message_whole_and_streamed() -> None:
+    """A usage count ``1e400`` is said and left out, and ``logprobs`` are said not kept: the message keeps the
+    saying (metadata ``agentmsg_notes``: the values of the CUSTOM ``agentmsg.problem`` / ``agentmsg.not-kept``
+    events, in order). The reducer dropped them: ``parse_response`` and a stream's message lost them."""
+    logprobs = {"content": [{"token": "hi", "logprob": -0.1, "bytes": None, "top_logprobs": []}]}
+    usage = b'"usage": {"prompt_tokens": 1e400, "completion_tokens": 2, "total_tokens": 3}'
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": "hi"},
+        "finish_reason": "stop",
+        "logprobs": logprobs,
+    }
+    body = b'{"id": "c1", "object": "chat.completion", "choices": [' + orjson.dumps(choice) + b"], " + usage + b"}"
+    count = {"rule": "type", "message": "usage.prompt_tokens is no token count (1e400): not kept"}
+    kept = {
+        "rule": "not-kept",
+        "message": "log probabilities (logprobs) are not kept (the message has no place for them)",
+    }
+    whole = openai.parse_response(body)
+    assert whole.metadata["agentmsg_notes"] == [count, kept]
+    assert whole.text_content == "hi" and whole.usage is not None and whole.usage.output_tokens == 2
+    said = [e["value"] for e in openai.response_events(body) if e["type"] == "CUSTOM"]
+    assert said == [count, kept]
+    first = chunk({"role": "assistant", "content": "hi"})
+    first["choices"][0]["logprobs"] = logprobs
+    last = b'{"id": "c", "object": "chat.completion.chunk", "choices": [], ' + usage + b"}"
+    streamed = reduce_ok(list(openai.parse_stream(sse(first, chunk({}, "stop"), last))))
+    assert streamed.metadata["agentmsg_notes"] == [kept, count]
