@@ -812,9 +812,9 @@ def _custom(st: State, e: dict[str, Any], i: int) -> None:
             st.current().errors.append(value)
     elif name in (PROBLEM_EVENT, NOT_KEPT_EVENT):
         value = e.get("value")
-        if type(value) is dict and (st.reply is not None or st.ended is None):  # a wrong one: the schema check's
-            # (between replies after an AGENT_END, e.g. a payload a reader skipped after the reply's end, a note opens
-            # no reply: the message it is about is complete, and the note stays in the events, as before)
+        if type(value) is dict and st.reply is not None:  # a wrong one: the schema check's
+            # (between replies, before the first or after an AGENT_END, e.g. a payload a reader skipped after the
+            # reply's end, a note opens no reply, as a CUSTOM event of another name opens none: it stays in the events)
             reply = st.current()
             if len(reply.notes) < MAX_NOTES:
                 reply.notes.append(value)

@@ -641,9 +641,10 @@ function custom(st: State, e: Obj): void {
   if (e.name === ERROR_EVENT) {
     if (isObject(e.value)) st.current().errors.push(e.value); // a wrong one is reported by the schema check
   } else if (e.name === PROBLEM_EVENT || e.name === NOT_KEPT_EVENT) {
-    // A wrong value is reported by the schema check. Between replies after an AGENT_END (a payload a reader skipped
-    // after the reply's end) a note opens no reply: the message it is about is complete; the note stays in the events.
-    if (isObject(e.value) && (st.reply !== null || st.ended === null)) {
+    // A wrong value is reported by the schema check. Between replies, before the first or after an AGENT_END (a
+    // payload a reader skipped after the reply's end), a note opens no reply, as a CUSTOM event of another name opens
+    // none: it stays in the events.
+    if (isObject(e.value) && st.reply !== null) {
       const reply = st.current();
       if (reply.notes.length < MAX_NOTES) reply.notes.push(e.value);
       else reply.notesOmitted++;
