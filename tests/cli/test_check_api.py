@@ -208,6 +208,57 @@ def test_parsed_json_holding_a_nan_or_an_infinity_is_refused_as_the_readers_refu
     assert check({"id": "m", "role": "USER", "content": [text], "extra": None}).valid  # (a null given is one)
 
 
+_TEXT = {"type": "text", "text": "x"}
+_NO_JSON = {  # (what orjson cannot write, where it is: the message's pointer, the rule Msg.from_dict names)
+    "int-past-64-bits": ({"extra": 2**64}, "/extra", "integer-range"),
+    "int-below-64-bits": ({"extra": [1, {"a": -(2**63) - 1}]}, "/extra/1/a", "integer-range"),
+    "set": ({"extra": {"a": {1}}}, "/extra/a", "json-value"),
+    "key-no-string": ({"extra": {1: "a"}}, "/extra", "json-value"),
+    "lone-surrogate": ({"content": [dict(_TEXT, text="a\ud800")]}, "/content/0/text", "lone-surrogate"),
+    "lone-surrogate-key": ({"extra": {"\udc00": 1}}, "/extra", "lone-surrogate"),
+    "an-object": ({"content": [dict(_TEXT, extra=object())]}, "/content/0/extra", "json-value"),
+    "first-of-two": ({"extra": [float("nan"), {1}]}, "/extra/0", "json-value"),  # (the first, a NaN orjson writes)
+}
+
+
+@pytest.mark.parametrize("fields", _NO_JSON.values(), ids=_NO_JSON.keys())
+def test_parsed_json_that_orjson_cannot_write_is_refused_at_its_pointer_as_the_readers_refuse_it(
+    fields: tuple[dict[str, Any], str, str],
+) -> None:
+    """What orjson cannot write (an integer past 64 bits, a set, a key that is no string, a lone surrogate) was
+    refused at the document's top with rule ``type`` and orjson's words ("not JSON: Integer exceeds 64-bit range"),
+    naming neither where nor which rule. Msg.from_dict names it at its pointer with its own rule; so does check now,
+    the same problem, under ``/0`` in a conversation."""
+    extra, at, rule = fields
+    msg = {"id": "m", "role": "USER", "content": [_TEXT], **extra}
+    with pytest.raises(agentmsg.ValidationError) as read:
+        agentmsg.Msg.from_dict(msg, notes=[])
+    said = [(p.pointer, p.rule, p.message) for p in read.value.problems]
+    assert [(pointer, rule_of) for pointer, rule_of, _ in said] == [(at, rule)]
+    for source, prefix in ((msg, ""), ([msg], "/0"), ([UserMessage("a"), msg], "/1")):
+        with pytest.raises(agentmsg.ValidationError) as checked:
+            check(source)
+        assert [(p.pointer, p.rule, p.message) for p in checked.value.problems] == [
+            (prefix + pointer, rule_of, message) for pointer, rule_of, message in said
+        ]
+
+
+def test_parsed_json_nested_past_what_orjson_writes_is_refused_as_the_readers_refuse_it() -> None:
+    """300 levels, past what orjson writes: was ``type`` at the top ("not JSON: Recursion limit reached"); now the
+    SizeLimitError Msg.from_dict raises, ``max-depth`` at the level that crosses the limit."""
+    deep: Any = 1
+    for _ in range(300):
+        deep = [deep]
+    msg = {"id": "m", "role": "USER", "content": [_TEXT], "extra": deep}
+    with pytest.raises(agentmsg.SizeLimitError) as read:
+        agentmsg.Msg.from_dict(msg, notes=[])
+    with pytest.raises(agentmsg.SizeLimitError) as checked:
+        check(msg)
+    said = [(p.pointer, p.rule, p.message) for p in checked.value.problems]
+    assert said == [(p.pointer, p.rule, p.message) for p in read.value.problems]
+    assert said[0][:2] == ("/extra" + "/0" * 253, "max-depth")
+
+
 def test_what_is_no_file_or_no_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown kind 'messages'"):
         check(b"{}", kind="messages")
@@ -217,7 +268,7 @@ def test_what_is_no_file_or_no_kind_is_refused() -> None:
         check("/nonexistent/agentmsg-file.json")
     with pytest.raises(agentmsg.ValidationError) as exc:
         check({"id": "m", "role": "USER", "content": [], "metadata": {"x": {1, 2}}})
-    assert exc.value.problems[0].rule == "type"
+    assert [(p.pointer, p.rule) for p in exc.value.problems] == [("/metadata/x", "json-value")]  # (as from_dict)
     with pytest.raises(TypeError, match="binary stream"):
         check(io.StringIO('{"role": "USER"}\n'))
 

@@ -21,7 +21,7 @@ import attrs
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import deep_value_pointer, deeper_than, depth_error
+from agentmsg._codec.jsontext import deep_value_pointer, deeper_than, depth_error, encode_error
 from agentmsg._codec.legacy import read_legacy_keys, read_legacy_keys_checked
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, validate, validate_checked
@@ -115,9 +115,11 @@ def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict:
     problems, not notes. Bad content is findings, never an exception; a path that cannot be opened or read raises
     :class:`OSError` (as ``open`` does), a path no file system can hold (a lone surrogate, a NUL) a
     :class:`~agentmsg.ValidationError` at ``/source`` (rule ``path``), an unknown ``kind`` one at ``/kind`` (rule
-    ``enum``; both are ValueErrors too), parsed JSON that has no JSON text a ValidationError (a set, an integer
-    beyond 64 bits: rule ``type``; a NaN or an infinity, which orjson writes as null: rule ``json-value`` at its
-    pointer, as ``Msg.from_dict`` refuses it). Reads in bounded memory (:data:`agentmsg.limits`);
+    ``enum``; both are ValueErrors too), parsed JSON that has no JSON text a ValidationError naming its first
+    value that is none at its pointer, as ``Msg.from_dict`` refuses it (a set or a key that is no string:
+    ``json-value``, an integer beyond 64 bits: ``integer-range``, a lone surrogate: ``lone-surrogate``, a NaN or
+    an infinity, which orjson writes as null: ``json-value``; nested too deep: a SizeLimitError, ``max-depth``; a
+    list or dict holding itself: ``cycle``). Reads in bounded memory (:data:`agentmsg.limits`);
     the findings are kept (:func:`iter_check` gives them one by one)."""
     stream = iter_check(source, kind=kind, provider=provider, strict=strict)
     return CheckReport(stream.kind, tuple(stream))
@@ -204,8 +206,8 @@ def _stream(source: Any) -> Readable | None:
         return _Binary(source)
     try:
         text = orjson.dumps(source, default=_to_dict)
-    except orjson.JSONEncodeError as exc:  # (what is no JSON: a set, an int beyond 64 bits)
-        raise ValidationError.single("", "type", f"not JSON: {exc}") from None
+    except orjson.JSONEncodeError as exc:  # (what is no JSON: named at its pointer, as Msg.from_dict names it)
+        raise encode_error(source, _to_dict, exc) from None
     if b"null" in text:  # (orjson writes a NaN or an infinity as null, without a word: looked for only then)
         _refuse_non_finite(source)
     return io.BytesIO(text)
