@@ -11,7 +11,7 @@ import { closeReply } from "./build.js";
 import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, assignOwn, isObject, keyOf, pyEqual, pyStr, req, setOwn, short } from "./state.js";
 import type { Json, Obj, State } from "./state.js";
 import { pointerOf } from "./json.js";
-import { LEGACY_EVENT_TYPES, event as legacyEvent, readsAsTimestamp } from "./legacy.js";
+import { LEGACY_EVENT_TYPES, TooDeep, event as legacyEvent, readsAsTimestamp } from "./legacy.js";
 import type { Note } from "./legacy.js";
 import { pyRepr, pythonType, shortRepr, shownValue } from "./repr.js";
 import { schemaProblems } from "./validate.js";
@@ -76,7 +76,14 @@ export function apply(st: State, e: Obj, i: number): void {
     // The seed documents' shapes (a MODEL_CALL_END's own inputTokens, a DATA_BLOCK_DELTA's data, ...): read in
     // their current form, each said (rule legacy-key; strict mode stops at the first)
     const notes: Note[] = [];
-    e = legacyEvent(e, notes);
+    try {
+      e = legacyEvent(e, notes);
+    } catch (x) {
+      if (!(x instanceof TooDeep)) throw x;
+      // (its legacy keys nest past the limit in their current form: as a message's, as Python's reducer says it)
+      st.problem(i, x.pointer, "max-depth", `${x.message}: event skipped`);
+      return;
+    }
     for (const n of notes) st.problem(i, n.pointer, n.rule, n.message);
   }
   if (!st.strict && !PLAIN_DELTAS.has(kind) && !schemaCheck(st, e, i)) return;

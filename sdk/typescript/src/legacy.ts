@@ -19,7 +19,7 @@
 // an unknown key (said). A legacy value of no shape that maps stays as an unknown key (said). The input is never
 // changed: a mapped object is a copy.
 import { shapes } from "@agentmsg/schema/compiled";
-import { deeperThan, jsonType, pointerOf, readJson } from "./json.js";
+import { MAX_DEPTH, deeperThan, jsonType, pointerOf, readJson } from "./json.js";
 import { isObject, setOwn } from "./state.js";
 import type { Json, Obj } from "./state.js";
 
@@ -106,11 +106,25 @@ function move(obj: Obj, old: string, key: string, value: Json, at: string, notes
   return out;
 }
 
+/** A block whose legacy keys nest past MAX_DEPTH in their current form (legacy.py `block`'s SizeLimitError): rule
+ * `max-depth` at `pointer`, where the part that crosses the limit was read. The reducer skips the event. */
+export class TooDeep extends Error {
+  constructor(public pointer: string) {
+    super(`nested deeper than ${MAX_DEPTH} levels (limits.max_depth)`);
+    this.name = "TooDeep";
+  }
+}
+
 /** A content block with its legacy keys, and those of the blocks it holds, in their current form (legacy.py
  * `block`; `python`: in a message AgentScope Python wrote, whose 2.x block keys are read too). A tool result's
  * output blocks are read with an explicit stack, not by recursion: a tool result nested in a tool result's output
  * thousands deep (an event given as objects, once read before its depth was checked) would overflow the stack.
- * The notes come in Python's order: a block's own, then those of its output blocks, in order. */
+ * The notes come in Python's order: a block's own, then those of its output blocks, in order.
+ *
+ * Each frame is a tool result and its output list, two levels: more frames than half MAX_DEPTH throw
+ * {@link TooDeep} (as legacy.py `block` raises SizeLimitError, at the same pointer), before the notes, whose
+ * pointers have a step per frame, grow quadratic in its depth: a legacy `result` object is one level where the
+ * `output` it is read as is two, so the readers' depth check, made first, lets a chain of them by. */
 export function block(data: Json, notes: Note[], at: string, python = false): Json {
   interface Frame {
     out: Obj;
@@ -121,7 +135,9 @@ export function block(data: Json, notes: Note[], at: string, python = false): Js
   }
   const stack: Frame[] = [];
   let done: Json = ownKeys(data, notes, at, python, stack);
+  const frames = Math.floor(MAX_DEPTH / 2);
   while (stack.length) {
+    if (stack.length > frames) throw new TooDeep(pastLimit());
     const top = stack[stack.length - 1]!;
     if (top.mapped.length < top.output.length) {
       const i = top.mapped.length;
@@ -134,6 +150,18 @@ export function block(data: Json, notes: Note[], at: string, python = false): Js
     if (stack.length) stack[stack.length - 1]!.mapped.push(done);
   }
   return done;
+
+  /** Where the tool results on the stack (each in the output of the one before; the first read at `at`, as deep as
+   * its pointer's steps) first cross MAX_DEPTH as they are read, named where that was read (legacy.py
+   * `_past_limit`): a tool result (two levels below the one holding it) or its output, one level below it (its
+   * `result` where it was read from that key). */
+  function pastLimit(): string {
+    const steps = MAX_DEPTH - (at.split("/").length - 1); // (levels past the first block to the one past)
+    const [below, output] = [Math.floor(steps / 2), ((steps % 2) + 2) % 2];
+    const top = stack[Math.min(below, stack.length - 1)]!;
+    if (!output) return top.at;
+    return top.at + (top.where === null ? "/output" : "/result");
+  }
 
   /** One block's own legacy keys read (not its output's): the block as read, or, when it is a tool result with
    * output blocks, a frame pushed on `frames` for them (the block as read is then the frame's, once they are). */
@@ -362,7 +390,8 @@ function result(data: Obj, notes: Note[], at: string): [Obj, string[] | null] {
 }
 
 /** An agent event with its legacy keys in their current form; `data` itself when it has none, or when it is nested
- * deeper than MAX_DEPTH: such an event is not read, the reducer refuses it (rule `max-depth`), as legacy.py `event`.
+ * deeper than MAX_DEPTH: such an event is not read, the reducer refuses it (rule `max-depth`), as legacy.py `event`;
+ * throws {@link TooDeep} when its legacy keys nest past MAX_DEPTH read in their current form (as legacy.py raises).
  * Read, tool results nested N deep in tool results' output gave N notes (a `toolUseId` at each level) of pointers up
  * to N steps long: time and memory quadratic in the event's size. */
 export function event(data: Obj, notes: Note[]): Obj {

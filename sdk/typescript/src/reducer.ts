@@ -16,7 +16,7 @@ import type { AgentEvent, Msg } from "@agentmsg/schema/types";
 import { build, closeReply } from "./build.js";
 import { checkResults } from "./check.js";
 import { apply } from "./handlers.js";
-import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
+import { LEGACY_EVENT_TYPES, TooDeep, event as legacyEvent } from "./legacy.js";
 import type { Note } from "./legacy.js";
 import { shortRepr, pythonType } from "./repr.js";
 import { ReducerError, State, isObject, short } from "./state.js";
@@ -93,7 +93,13 @@ export class Reducer {
       if (typeof e.type === "string" && LEGACY_EVENT_TYPES.has(e.type)) {
         // refused with its own rule, before the schema says what the legacy shape breaks
         const notes: Note[] = [];
-        legacyEvent(e, notes);
+        try {
+          legacyEvent(e, notes);
+        } catch (x) {
+          if (!(x instanceof TooDeep)) throw x;
+          // (its legacy keys nest past the limit in their current form)
+          throw new ReducerError([{ pointer: `/${index}${x.pointer}`, rule: "max-depth", message: x.message }]);
+        }
         if (notes.length) throw new ReducerError([{ ...notes[0]!, pointer: `/${index}${notes[0]!.pointer}` }]);
       }
       const errors = this.#validate(e);
