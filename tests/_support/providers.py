@@ -617,10 +617,15 @@ def same_message(msg: agentmsg.Msg) -> dict[str, Any]:
     return d
 
 
-def every_choice(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The message of every choice, in index order (choice i > 0 under ``source: choice/i``)."""
+def every_choice(events: list[dict[str, Any]], *, notes: bool = True) -> list[dict[str, Any]]:
+    """The message of every choice, in index order (choice i > 0 under ``source: choice/i``); ``notes=False``:
+    without metadata ``agentmsg_notes`` (for a test that compares the notes, the CUSTOM events, on their own)."""
     sources = sorted({e.get("source") or "" for e in events}, key=lambda s: int(s.rsplit("/", 1)[1]) if s else -1)
-    return [same_message(m) for s in sources for m in reduce_events(events, source=s or None)]
+    out = [same_message(m) for s in sources for m in reduce_events(events, source=s or None)]
+    if not notes:
+        for m in out:
+            m["metadata"].pop("agentmsg_notes", None)
+    return out
 
 
 def cli_messages(provider: str, data: bytes) -> list[dict[str, Any]]:
