@@ -348,6 +348,63 @@ def test_a_value_sharing_its_members_past_the_depth_is_refused_in_linear_time(as
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("as_list", [False, True], ids=["dicts", "lists"])
+def test_a_value_sharing_its_members_written_past_max_bytes_is_refused_unwritten(as_list: bool) -> None:
+    """A value within the depth limit that shares its members (a dict of the same dict twice, 40 levels down: 40
+    containers, 2**40 values as JSON, terabytes) could not be written back within ``limits.max_bytes``, and every
+    check wrote it (orjson's round trip, the C writer's dry run) path by path first: ``Msg.from_dict`` and the
+    constructors took seconds at 20 levels and for ever at 40. It is refused now before anything writes it (rule
+    ``max-bytes``, at the deepest container whose text is over the limit), as soon as for a chain (the guard:
+    2**40 values would take for ever)."""
+    shared = _shared(40, as_list=as_list)
+    step = "/0" if as_list else "/a"
+    block = {"type": "tool_use", "id": "c", "name": "f", "input": {"v": shared}}
+    data = {"id": "m", "role": "ASSISTANT", "content": [block]}
+    for at, call in (
+        ("", lambda: jsontext.check_json_value(shared)),
+        ("", lambda: jsontext.json_value_copy(shared)),
+        ("/content/0/input/v", lambda: Msg.from_dict(data)),
+        ("/input/v", lambda: ToolUseBlock(id="c", name="f", input={"v": shared})),
+        ("/metadata/a", lambda: UserMessage("x", metadata={"a": shared})),
+    ):
+        with pytest.raises(SizeLimitError) as info:
+            call()
+        ((pointer, rule, message),) = [(p.pointer, p.rule, p.message) for p in info.value.problems]
+        assert rule == "max-bytes" and pointer.startswith(at + step), (at, pointer)
+        assert "exceeds the limit of 268435456 (limits.max_bytes)" in message
+    # (the deepest container past the limit: twice its member's length and a few brackets)
+    found = jsontext.oversized_at(shared, limits.max_bytes)
+    assert found is not None and found[1] > limits.max_bytes
+    assert found[0] == tuple([0 if as_list else "a"] * len(found[0])) and 10 < len(found[0]) < 20
+
+
+@pytest.mark.timeout(60)
+def test_a_value_sharing_its_members_within_max_bytes_is_taken_as_it_is_written() -> None:
+    """Under the limit a shared value is JSON like any other: taken, copied sharing nothing, and its counted length
+    is the length of its text (each container and string counted once, reused where met again)."""
+    leaf = {"s": 'caf\u00e9 "q"\n', "n": [1, -2.5, True, None, False, 2**64 - 1]}
+    shared = _shared(8, leaf=leaf)
+    text = orjson.dumps(shared)
+    assert jsontext.shares_members(shared) and not jsontext.shares_members(orjson.loads(text))
+    assert jsontext.oversized_at(shared, len(text) - 1) == ((), len(text))
+    assert jsontext.oversized_at(shared, len(text)) is None
+    msg = Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [], "metadata": {"v": shared}})
+    assert msg.to_json_bytes() == orjson.dumps(Msg.from_json(msg.to_json_bytes()).to_dict())
+    assert msg.metadata["v"]["a"] is not msg.metadata["v"]["b"]
+    x: list[Any] = []
+    assert jsontext.shares_members([x, x]) and jsontext.shares_members(([x], {"k": x}))
+    x.append(x)
+    assert jsontext.shares_members(x) and jsontext.oversized_at(x, 100) is None  # (a cycle: refused as one)
+    limits.max_bytes = len(text) - 1
+    try:
+        with pytest.raises(SizeLimitError) as info:
+            Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [], "metadata": {"v": shared}})
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata/v", "max-bytes")]
+    finally:
+        limits.max_bytes = 256 * 1024 * 1024
+
+
+@pytest.mark.timeout(60)
 def test_a_problem_in_a_shared_member_is_found_where_the_unshared_value_has_it() -> None:
     """The walks that skip a member met again find the first problem where they found it in the same value
     unshared (a tree of copies): a NaN, a lone surrogate, a deep part, at the shallowest depth, the deepest, both."""

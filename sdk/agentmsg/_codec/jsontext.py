@@ -55,8 +55,10 @@ __all__ = [
     "json_value_copy",
     "loads",
     "loads_bounded",
+    "oversized_at",
     "parse_fast",
     "plainly_written",
+    "shares_members",
     "surrogate_words",
     "undigited",
     "unreadable",
@@ -786,7 +788,7 @@ def loads(data: JsonInput, kind: str | None = None, *, unique_keys: bool = False
         raise ValidationError([beyond or _syntax_problem(data, exc)], kind) from None
     # Large text: the walk, which writes nothing (the round trip would keep a UTF-8 copy inside every
     # non-ASCII string it writes, and its buffers are a few times the text).
-    check_json_value(value, kind, walk=len(data) > _WALK_ABOVE, remember_after=len(data))
+    check_json_value(value, kind, walk=len(data) > _WALK_ABOVE, remember_after=len(data), shared=False)
     if unique_keys:
         duplicates = duplicate_keys(data, value)
         if duplicates:
@@ -1211,8 +1213,145 @@ def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...]
     return None
 
 
+#: the containers whose sharing can make a value's JSON text larger than its object graph
+_SHAREABLE: Final = frozenset({dict, list, tuple})
+
+
+def shares_members(value: Any) -> bool:
+    """Whether a dict, list or tuple is met twice in ``value`` (shared by two parents, or held by itself): such a
+    value is small as objects but may be vast as JSON text (a list of the same list twice, 40 levels down, is 2**40
+    values written). One walk of its containers, which looks at the type of every member and nothing else."""
+    if type(value) not in _SHAREABLE:
+        return False
+    seen: set[int] = set()
+    add = seen.add
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    shareable = _SHAREABLE
+    while stack:
+        node = pop()
+        for child in node.values() if type(node) is dict else node:
+            if type(child) in shareable:
+                if id(child) in seen:
+                    return True
+                add(id(child))
+                push(child)
+    return False
+
+
+def _scalar_size(value: Any) -> int:
+    """The length of what orjson writes of a value that is no dict, list nor tuple (0 for what it cannot write: the
+    checks refuse it)."""
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    try:
+        return len(_orjson_dumps(value))
+    except (orjson.JSONEncodeError, TypeError):
+        return 0
+
+
+def oversized_at(value: Any, max_bytes: int, max_depth: int | None = None) -> tuple[tuple[str | int, ...], int] | None:
+    """Where ``value`` (which :func:`shares_members`) is written longer than ``max_bytes`` bytes of JSON, and how long:
+    the path of its deepest dict, list or tuple whose text is over the limit (from the root, the first member so, as
+    long as there is one), with that text's length; None when it is within. Linear in its object graph, whatever it
+    writes: each container's and each string's written length is counted once (by id) and reused where it is met
+    again; a container met inside itself (a cycle, which the checks refuse) counts nothing there. ``max_depth``: a
+    value nesting more levels is None too (the depth checks refuse it, ``max-depth``, as the same value unshared)."""
+    sizes: dict[int, int] = {}
+    levels: dict[int, int] = {}
+    held: list[Any] = [value]  # (every container counted, alive: no id is reused meanwhile)
+    shareable = _SHAREABLE
+    # (a container, and whether its members were pushed: its size is summed when it is met the second time)
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    open_ids: set[int] = set()
+    while stack:
+        node, ready = stack.pop()
+        key = id(node)
+        if not ready:
+            if key in sizes or key in open_ids:
+                continue
+            open_ids.add(key)
+            stack.append((node, True))
+            held.append(node)
+            members = node.values() if type(node) is dict else node
+            stack.extend((child, False) for child in members if type(child) in shareable)
+            continue
+        open_ids.discard(key)
+        total = 1 + max(len(node), 1)  # (brackets and commas)
+        level = 0
+        if type(node) is dict:
+            for k, child in node.items():
+                total += _member_size(k, sizes) + 1 + _member_size(child, sizes)
+                if type(child) in shareable:
+                    level = max(level, levels.get(id(child), 0))
+        else:
+            for child in node:
+                total += _member_size(child, sizes)
+                if type(child) in shareable:
+                    level = max(level, levels.get(id(child), 0))
+        sizes[key] = total
+        levels[key] = level + 1
+    size = sizes.get(id(value), 0)
+    if size <= max_bytes or (max_depth is not None and levels.get(id(value), 0) > max_depth):
+        return None
+    path: list[str | int] = []
+    node = value
+    while True:
+        pairs = node.items() if type(node) is dict else enumerate(node)
+        deeper = next(
+            ((k, c) for k, c in pairs if type(c) in shareable and sizes.get(id(c), 0) > max_bytes and c is not node),
+            None,
+        )
+        if deeper is None or len(path) > limits.max_depth:
+            return tuple(path), sizes[id(node)]
+        path.append(deeper[0] if type(deeper[0]) in (str, int) else short_repr(deeper[0], 60))
+        node = deeper[1]
+
+
+def _member_size(value: Any, sizes: dict[int, int]) -> int:
+    if type(value) in _SHAREABLE:
+        return sizes.get(id(value), 0)
+    if type(value) is str:
+        key = id(value)
+        size = sizes.get(key)
+        if size is None:
+            size = sizes[key] = len(_orjson_dumps(value)) if not has_lone_surrogate(value) else 3 * len(value) + 2
+        return size
+    return _scalar_size(value)
+
+
+def _check_written_size(instance: Any, kind: str | None) -> None:
+    """Refuse ``instance`` (rule ``max-bytes``, :class:`SizeLimitError`) when it shares its members
+    (:func:`shares_members`) and its JSON text would be longer than ``limits.max_bytes``: whatever is accepted can be
+    written back, and nothing writes or walks it path by path first. Nested past ``limits.max_depth`` too, it is left
+    to the depth checks (``max-depth``, as for the same value unshared, which bound their walks already). A value that shares nothing costs one walk of its
+    containers' members' types."""
+    if type(instance) in _SHAREABLE and shares_members(instance):
+        found = oversized_at(instance, limits.max_bytes, limits.max_depth)
+        if found is not None:
+            path, size = found
+            raise SizeLimitError(
+                [
+                    Problem(
+                        pointer_of(path),
+                        "max-bytes",
+                        f"{size} bytes of JSON (a value sharing its members) exceeds the limit of {limits.max_bytes}"
+                        " (limits.max_bytes)",
+                    )
+                ],
+                kind,
+            )
+
+
 def check_json_value(
-    instance: Any, kind: str | None = None, *, walk: bool = False, remember_after: int = REMEMBER_AFTER
+    instance: Any,
+    kind: str | None = None,
+    *,
+    walk: bool = False,
+    remember_after: int = REMEMBER_AFTER,
+    shared: bool = True,
 ) -> None:
     """Check that a parsed value is JSON that can be written back: dicts with string keys, lists, strings
     without lone surrogates, integers in [-2**63, 2**64 - 1], finite floats, booleans and null, nested at most
@@ -1226,7 +1365,12 @@ def check_json_value(
     else takes the iterative walk, which finds the first problem. ``walk``: take the walk at once (it writes
     nothing). ``remember_after``: the dicts and lists the walk meets before it remembers those it walked (a value
     sharing its members costs its containers, not its paths); a value parsed from a text of N bytes, which shares
-    none and holds fewer than N, gives N and the walk remembers none."""
+    none and holds fewer than N, gives N and the walk remembers none. A value that shares its members (a list of the
+    same list twice, 40 levels down) and would be written longer than ``limits.max_bytes`` is refused first (rule
+    ``max-bytes``, :func:`_check_written_size`), before anything writes it; ``shared=False``: the caller knows it
+    shares none (parsed from text) or has asked."""
+    if shared:
+        _check_written_size(instance, kind)
     max_depth = limits.max_depth
     if max_depth == MAX_WRITABLE_DEPTH and not walk:
         try:
@@ -1294,7 +1438,9 @@ def json_value_copy(instance: Any, kind: str | None = None) -> Any:
     """:func:`check_json_value`, then a copy of ``instance`` that shares no dict or list with it (strings and
     numbers, immutable, are the same objects): what a reader of a caller's parsed JSON keeps (``Msg.from_dict``),
     so that the caller changing its dict never changes the message. At the default depth limit the common case is
-    the check's own two C passes, whose second is the copy; otherwise the walk, then one C round trip."""
+    the check's own two C passes, whose second is the copy; otherwise the walk, then one C round trip. A value
+    sharing its members written past ``limits.max_bytes`` is refused (``max-bytes``) before either."""
+    _check_written_size(instance, kind)
     if limits.max_depth == MAX_WRITABLE_DEPTH:
         try:
             copied = _decode(_orjson_dumps(instance, option=_STRICT))
@@ -1302,7 +1448,7 @@ def json_value_copy(instance: Any, kind: str | None = None) -> Any:
                 return copied
         except (orjson.JSONEncodeError, orjson.JSONDecodeError, RecursionError, TypeError, ValueError):
             pass
-    check_json_value(instance, kind, walk=True)
+    check_json_value(instance, kind, walk=True, shared=False)
     # (what the walk lets through and the strict writer does not: enum members and str/int subclasses, as values)
     return _decode(_orjson_dumps(instance))
 
