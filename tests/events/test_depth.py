@@ -505,3 +505,42 @@ def test_the_last_resort_keeps_what_is_valid_alone_and_says_so(trusted: bool, mo
         "max-depth",
         "the reduced message: nested deeper than 3 levels (limits.max_depth): its blocks left out",
     )
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("how", ["checked", "trusted", "strict"])
+@pytest.mark.parametrize("as_list", [False, True], ids=["dicts", "lists"])
+def test_a_value_sharing_its_members_written_past_max_bytes_is_left_out(as_list: bool, how: str) -> None:
+    """A tool call's input fed as objects that shares its members within the depth limit (a dict of the same dict
+    twice, 40 levels down: 2**40 values as JSON, terabytes) cannot be written back within ``limits.max_bytes``: the
+    event check (its C round trip) and, fed trusted, the C writer's check of the message wrote it path by path, for
+    ever. Checked, the event is skipped with rule ``max-bytes``; trusted, the message's check refuses it unwritten
+    and its block is left out, said with that rule; strict, the event is refused (the guard: 2**40 values would take
+    for ever)."""
+    shared = _shared(40, as_list=as_list)
+    events = [
+        ev(0, "AGENT_START"),
+        *_carrying(shared)["tool-input"],
+        ev(3, "TEXT_BLOCK_START", blockId="t"),
+        ev(4, "TEXT_BLOCK_DELTA", blockId="t", delta="kept"),
+        ev(5, "TEXT_BLOCK_END", blockId="t"),
+        ev(9, "AGENT_END"),
+    ]
+    r = Reducer(strict=how == "strict")
+    if how == "strict":
+        with pytest.raises(SizeLimitError) as info:
+            r.feed_many(events)
+        assert [(p.pointer[:8], p.rule) for p in info.value.problems] == [("/2/input", "max-bytes")]
+        return
+    r.feed_many(events, trusted=how == "trusted")
+    (message,) = r.finish()
+    problems = [(p.pointer, p.rule, p.message) for p in r.problems if p.rule == "max-bytes"]
+    assert len(problems) == 1, r.problems
+    ((pointer, _, words),) = problems
+    if how == "trusted":
+        assert pointer == "/1" and words.endswith("block left out")
+        assert [b["type"] for b in message.to_dict()["content"]] == ["text"]
+    else:
+        assert pointer.startswith("/2/input/v/") and words.endswith("event skipped")
+        assert [(b["type"], b.get("input")) for b in message.to_dict()["content"]] == [("tool_use", {}), ("text", None)]
+    assert message.to_dict()["content"][-1]["text"] == "kept"

@@ -9,7 +9,14 @@ from typing import Any
 import attrs
 
 from agentmsg._codec.converter import surely_writes
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, join_surrogates, parse_arguments
+from agentmsg._codec.jsontext import (
+    INT_MAX,
+    INT_MIN,
+    has_lone_surrogate,
+    join_surrogates,
+    parse_arguments,
+    shares_members,
+)
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate
 from agentmsg.errors import Problem, ValidationError, pointer_of
@@ -172,7 +179,10 @@ def build(
         "timestamp": result.get("timestamp") if "timestamp" in result else reply.timestamp,
         "usage": usage,
     }
-    if reply.trusted and (surely_writes(data) or not any(_unwritable(data, text_too=True))):
+    # (events fed as objects whose values share their members: nothing writes the message before its check, which
+    # refuses one written past limits.max_bytes, and the salvage leaves out what it names)
+    shared = (reply.trusted or (st is not None and st.unchecked)) and shares_members(data)
+    if reply.trusted and not shared and (surely_writes(data) or not any(_unwritable(data, text_too=True))):
         # Valid events parsed from JSON text (Reducer.feed_many(trusted=True)): the data is JSON values, so the
         # message takes the codec's fast path, its typed checks on the values as they are. (Written as JSON
         # and read back, the reply's text was held three times at the end, its JSON bytes ten times over
@@ -227,7 +237,7 @@ def build(
         # Checked above (and the bulk text comes from checked deltas): the JSON-value check is not run
         # again, since it writes every string with orjson, which keeps a UTF-8 copy inside each non-ASCII
         # str it writes (the message's text would then take twice its memory).
-        msg = Msg._from_parsed(data, False, checked=not recheck, notes=[])
+        msg = Msg._from_parsed(data, False, checked=not (recheck or shared), notes=[])
     except ValidationError as exc:
         msg = _salvage(data, exc, origins, reply.origin, st)
     assert isinstance(msg, AssistantMessage)

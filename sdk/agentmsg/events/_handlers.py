@@ -199,6 +199,11 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
             st.reply.trusted = False
 
 
+#: the rules that skip an event: a value nested too deep, or (sharing its members) written longer than
+#: ``limits.max_bytes`` (the message could not be written back)
+_SKIPPED = frozenset({"max-depth", "max-bytes"})
+
+
 def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
     """Report what in the event breaks the event schema (problems carrying the schema location); the
     event is still applied as it is (the handlers use only what they can, and whatever reaches the
@@ -215,7 +220,7 @@ def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
         if p.pointer == "" and p.rule in ("required", "additionalProperties"):
             continue  # handlers report the keys they need; unknown keys are not used
         message = p.message if len(p.message) <= 300 else p.message[:300] + "..."  # it may quote the value
-        if p.pointer == "" or p.rule == "max-depth":  # (too deep: at the array or object that crosses the limit)
+        if p.pointer == "" or p.rule in _SKIPPED:  # (too deep, too long: at the array or object that crosses the limit)
             st.problem(i, p.pointer, p.rule, f"{message}: event skipped", schema=p.schema_location)
             return False
         st.problem(i, p.pointer, p.rule, message, schema=p.schema_location)
