@@ -111,13 +111,13 @@ export function apply(st: State, e: Obj, i: number): void {
 }
 
 /** Report what in the event breaks the event schema; the event is still applied as it is, unless it is
- * too deep or not JSON at all (false: skipped). */
+ * too deep, written too long (a value sharing its members) or not JSON at all (false: skipped). */
 function schemaCheck(st: State, e: Obj, i: number): boolean {
   for (const p of schemaProblems(checkEvent, e)) {
     if (p.pointer === "/id" && typeof e.id !== "string") continue; // reported by the duplicate check
     if (p.pointer === "" && (p.rule === "required" || p.rule === "additionalProperties")) continue; // handlers report the keys they need
-    if (p.pointer === "" || p.rule === "max-depth") {
-      // (too deep: at the array or object that crosses the limit, as Python's _schema_check says it)
+    if (p.pointer === "" || p.rule === "max-depth" || p.rule === "max-bytes") {
+      // (too deep, too long: at the array or object that crosses the limit, as Python's _schema_check says it)
       st.problem(i, p.pointer, p.rule, `${p.message}: event skipped`);
       return false;
     }

@@ -6,6 +6,7 @@
 // thousands deep, are refused for their depth without being read for legacy keys (a RangeError, then memory
 // quadratic in the depth).
 import { test } from "node:test";
+import { Worker } from "node:worker_threads";
 import assert from "node:assert/strict";
 import { AGUIDecoder, AiSdkDecoder, Reducer, decodeAGUI } from "../dist/index.js";
 import { validateEvent } from "../dist/strict.js";
@@ -294,3 +295,79 @@ test("an AI SDK carrier names a call only as its tool-input-available shows it: 
     [["/3", "ui-carrier-conflict", 'data-agentmsg "toolCallName" "rm" contradicts TOOL_CALL_END "f": not applied']],
   );
 });
+
+// Events fed as objects whose value shares its members (an array of the same array twice, k levels down: k arrays,
+// 2**k values as JSON), reduced in a worker: the walks went path by path (30 deep: never returned), so a reduction
+// that does not end within a minute gives no result (the guard, not a timed assertion). Tolerant and strict.
+const SHARED_REDUCTION = `
+  const { parentPort, workerData: { dist, depth, where, kind, strict } } = require("node:worker_threads");
+  (async () => {
+    const { Reducer } = await import(dist + "/index.js");
+    const { validateEvent } = await import(dist + "/strict.js");
+    const TS = "2026-01-01T00:00:00.000000Z";
+    const ev = (n, type, keys = {}) => ({ type, id: "e" + n, createdAt: TS, replyId: "r", ...keys });
+    let d = kind === "lists" ? [] : {};
+    for (let i = 0; i < depth; i++) d = kind === "lists" ? [d, d] : { a: d, b: d };
+    const carrying = where === "input"
+      ? [ev(1, "TOOL_CALL_START", { toolCallId: "c", toolCallName: "f" }), ev(2, "TOOL_CALL_END", { toolCallId: "c", input: { v: d } })]
+      : [ev(1, "MODEL_CALL_END", { usage: { inputTokens: 3 }, metadata: { grounding: { v: d } } })];
+    const events = [ev(0, "AGENT_START"), ...carrying, ev(3, "TEXT_BLOCK_START", { blockId: "t" }),
+      ev(4, "TEXT_BLOCK_DELTA", { blockId: "t", delta: "kept" }), ev(5, "TEXT_BLOCK_END", { blockId: "t" }), ev(9, "AGENT_END")];
+    const r = new Reducer(strict ? { validate: validateEvent } : {});
+    try {
+      for (const e of events) r.feed(e);
+      const content = r.finish().map((m) => m.content.map((b) => b.type + (b.type === "text" ? ":" + b.text : "")));
+      parentPort.postMessage({ content, problems: r.problems.map((p) => [p.pointer, p.rule, p.message]) });
+    } catch (x) {
+      parentPort.postMessage({ thrown: x.constructor.name, problems: x.problems.map((p) => [p.pointer, p.rule, p.message]) });
+    }
+  })();
+`;
+const reduceShared = (workerData) =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker(SHARED_REDUCTION, { eval: true, workerData: { dist: new URL("../dist", import.meta.url).href, ...workerData } });
+    const guard = setTimeout(() => worker.terminate().then(() => resolve("no result within a minute")), 60_000);
+    worker.once("message", (out) => (clearTimeout(guard), worker.terminate(), resolve(out)));
+    worker.once("error", (x) => (clearTimeout(guard), reject(x)));
+  });
+
+// Python's reducer (agentmsg.events.Reducer().feed of the same events, strict=True for strict: SizeLimitError), run
+// on the same values as dicts and lists: its problems, copied here as literals.
+const PY_LIMIT = "exceeds the limit of 268435456 (limits.max_bytes)";
+const PY_SHARED = {
+  lists: { 30: { size: 335544317, down: "/0/0/0/0" }, step: "/0" },
+  dicts: { 30: { size: 436207605, down: "/a/a/a/a/a" }, step: "/a" },
+};
+for (const kind of ["lists", "dicts"]) {
+  for (const where of ["input", "metadata"]) {
+    const what = where === "input" ? "an input" : "metadata";
+    const [at, content] = where === "input" ? ["/2/input/v", ["tool_use", "text:kept"]] : ["/1/metadata/grounding/v", ["text:kept"]];
+    test(`${what} of ${kind} shared 30 deep (2**30 values) is refused past max_bytes, as Python says it`, async () => {
+      const { size, down } = PY_SHARED[kind][30];
+      const words = `${size} bytes of JSON (a value sharing its members) ${PY_LIMIT}`;
+      assert.deepEqual(await reduceShared({ depth: 30, where, kind, strict: false }), {
+        content: [content],
+        problems: [[at + down, "max-bytes", `${words}: event skipped`]],
+      });
+      assert.deepEqual(await reduceShared({ depth: 30, where, kind, strict: true }), {
+        thrown: "ReducerError",
+        problems: [[at + down, "max-bytes", words]],
+      });
+    });
+    if (where === "input") {
+      test(`an input of ${kind} shared 20 deep (2**20 values, within max_bytes) is taken, as Python takes it`, async () => {
+        for (const strict of [false, true]) assert.deepEqual(await reduceShared({ depth: 20, where, kind, strict }), { content: [content], problems: [] });
+      });
+    }
+    test(`${what} of ${kind} shared 300 deep is refused past max_depth, as Python says it`, async () => {
+      // (the array or object that crosses the limit: the 255th token of the pointer, as for a chain as deep)
+      const pointer = at + PY_SHARED[kind].step.repeat(255 - at.split("/").length + 1);
+      const words = "nested deeper than 254 levels (limits.max_depth)";
+      assert.deepEqual(await reduceShared({ depth: 300, where, kind, strict: false }), {
+        content: [content],
+        problems: [[pointer, "max-depth", `${words}: event skipped`]],
+      });
+      assert.deepEqual(await reduceShared({ depth: 300, where, kind, strict: true }), { thrown: "ReducerError", problems: [[pointer, "max-depth", words]] });
+    });
+  }
+}
