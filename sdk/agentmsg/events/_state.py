@@ -254,6 +254,7 @@ class State:
         "max_open",
         "max_problems",
         "omitted",
+        "parsed",
         "problems",
         "reply",
         "results",
@@ -293,6 +294,10 @@ class State:
         self.window = DedupeWindow(dedupe_window)
         self.event_id: Any = None  # the id of the event being applied (names a reply it opens)
         self.trusted = False  # the events being fed are valid by construction (Reducer.feed_many(trusted=True))
+        #: the events came from agentmsg's own stream parsers, fed by ``Reducer._trusted_feed`` (a client's stream;
+        #: its closing events by ``feed_many(trusted=True)``, whose promise is the same): values parsed from JSON
+        #: text, so none shares its members (the message is not walked for that); an untrusted feed ends it
+        self.parsed = False
         #: events came as Python objects (feed / feed_many, not from JSON text the codec read, nor trusted): their
         #: text may hold lone surrogates, so the message's text is checked too before it is built
         self.unchecked = False

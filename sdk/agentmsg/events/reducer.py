@@ -241,6 +241,7 @@ class Reducer:
         st.trusted = trusted and not st.strict
         if not trusted:
             st.unchecked = True
+            st.parsed = False  # (events from elsewhere than the parsers: their values may share their members)
         try:
             if st.strict or st.source is not None:
                 feed = self.feed
@@ -260,6 +261,7 @@ class Reducer:
         :func:`~agentmsg.events._handlers.fold` takes them."""
         st = self._st
         feed = self.feed
+        st.parsed = True  # (until an untrusted feed: see State.parsed)
         if st.strict or st.source is not None:
 
             def feed_checked(events: list[dict[str, Any]]) -> None:
