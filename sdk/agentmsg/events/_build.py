@@ -383,24 +383,27 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
         entries.update(_entry(p) for p in problems)
         fixed["content"] = [b for b in fixed["content"] if b.get("type") in ("text", "thinking")]
 
+    def pruned(block: Any, j: int, problems: tuple[Problem, ...]) -> Any:
+        """Block ``j`` without the values ``problems`` name (pointers within it), when what is left is valid, or None:
+        said either way (value or block left out)."""
+        out = block
+        for path in deepest_last_first([tokens(p.pointer) for p in problems if p.pointer]):
+            out = without(out, path)
+        if out is not block and not _problems_of(out, "content-block"):
+            drop(origins[j], f"/content/{j}", problems, "value left out")
+            return out
+        drop(origins[j], f"/content/{j}", problems, "block left out")
+        return None
+
     content = []
     kept: list[int] = []  # (the index in data["content"] of each block kept)
-    for j, (block, at) in enumerate(zip(data["content"], origins, strict=True)):
+    for j, block in enumerate(data["content"]):
         problems = _problems_of(block, "content-block")
-        if not problems:
-            content.append(block)
+        # (a block the schema rejects: the values it names left out, the block kept when what is left is valid)
+        part = pruned(block, j, problems) if problems else block
+        if part is not None:
+            content.append(part)
             kept.append(j)
-            continue
-        # Leave out the values the schema rejects; keep the block when what is left is valid.
-        pruned = block
-        for path in deepest_last_first([tokens(p.pointer) for p in problems if p.pointer]):
-            pruned = without(pruned, path)
-        if pruned is not block and not _problems_of(pruned, "content-block"):
-            drop(at, f"/content/{j}", problems, "value left out")
-            content.append(pruned)
-            kept.append(j)
-        else:
-            drop(at, f"/content/{j}", problems, "block left out")
     metadata: dict[str, Any] = {}
     fixed = {**data, "content": content, "metadata": metadata}
     # Each metadata key, the usage, the timestamp and the name is checked alone, in an empty message; where that is
@@ -443,21 +446,11 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
                 inside.setdefault(path[1], []).append(attrs.evolve(p, pointer=pointer_of(path[2:])))
             else:
                 rest.append(p)
-        blocks = []
-        for i, block in enumerate(fixed["content"]):
-            if i not in inside:
-                blocks.append(block)
-                continue
-            j = kept[i]
-            pruned = block
-            for path in deepest_last_first([tokens(p.pointer) for p in inside[i]]):
-                pruned = without(pruned, path)
-            if not _problems_of(pruned, "content-block"):
-                drop(origins[j], f"/content/{j}", tuple(inside[i]), "value left out")
-                blocks.append(pruned)
-            else:
-                drop(origins[j], f"/content/{j}", tuple(inside[i]), "block left out")
-        fixed["content"] = blocks
+        blocks = [
+            block if i not in inside else pruned(block, kept[i], tuple(inside[i]))
+            for i, block in enumerate(fixed["content"])
+        ]
+        fixed["content"] = [block for block in blocks if block is not None]
         if rest:
             whole(tuple(rest), _TEXT_ONLY)
             said_whole = True
