@@ -337,6 +337,16 @@ _Template = tuple[Any, httpx.URL, Any, list[tuple[bytes, bytes]], httpx.Headers 
 _NO_TEMPLATES: Final[dict[str, _Template]] = {}
 
 
+def _keep(owner: dict[str, Any], name: str, url: str, value: Any) -> None:
+    """Keep ``value`` for ``url`` in ``owner[name]``, a dict of what the client made for the URLs it sent to lately
+    (:data:`URLS_KEPT`): once full, a new dict, not cleared in place (another thread may be reading it)."""
+    kept: dict[str, Any] = owner.get(name) or {}
+    if len(kept) >= URLS_KEPT:
+        kept = {}
+    kept[url] = value
+    owner[name] = kept
+
+
 def _extensions(trace: Any) -> dict[str, Any] | None:
     return None if trace is None else {"trace": trace}
 
@@ -589,11 +599,8 @@ class BaseClient:
                 and made.content == built.content
                 and made.extensions == built.extensions
             )
-            templates: dict[str, _Template] = self.__dict__.get("_templates") or {}
-            if len(templates) >= URLS_KEPT:  # (a new dict, not cleared in place: another thread may be reading it)
-                templates = {}
-            templates[out.url] = (http, url, headers, pool, httpx.Headers(built.headers) if same else None)
-            self.__dict__["_templates"] = templates
+            template = (http, url, headers, pool, httpx.Headers(built.headers) if same else None)
+            _keep(self.__dict__, "_templates", out.url, template)
         return built
 
     def _url(self, url: str) -> httpx.URL:
@@ -607,10 +614,7 @@ class BaseClient:
         parsed = kept.get(url)
         if parsed is None:
             parsed = httpx.URL(url)
-            if len(kept) >= URLS_KEPT:  # (a new dict, not cleared in place: another thread may be reading it)
-                kept = {}
-            kept[url] = parsed
-            self.__dict__["_parsed_urls"] = kept
+            _keep(self.__dict__, "_parsed_urls", url, parsed)
         return parsed
 
     def _headers(self, request: FormattedRequest, copy: bool = True) -> httpx.Headers | dict[str, str]:
