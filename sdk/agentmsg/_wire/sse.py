@@ -51,6 +51,8 @@ def of_no_field(line: bytes) -> bool:
     return line[:1] != b":" and line.partition(b":")[0] not in SSE_FIELDS
 
 
+#: What a first chunk that settles no BOM question starts with: nothing (an empty chunk), or a BOM's first byte
+_NO_HEAD = (b"", _BOM[:1])
 _WS_OR_BOM = _WS + _BOM[:1]  # the bytes a body may start with before its first field
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -465,7 +467,12 @@ class SSEDecoder:
         more: callgrind, a loop making and scanning chunks of one TEXT_BLOCK_DELTA event, 8,570 against 7,760.)"""
         if _Scanner is None or not self._bytes_data:
             return None
-        return self._new_scanner()
+        # (the one feed made, when it scanned a chunk with these limits: a reply's first chunk, and its close's
+        # feed, scan with the scanner its parser gets, not with one made for each)
+        scan = self._scanner
+        if scan is None or self._scanned is not self.max_line_bytes or self._scanned_event is not self.max_event_bytes:
+            scan = self._scanner_now()
+        return scan
 
     def _between(self) -> bool:
         """Between two events with nothing held: no BOM question, no surrogate half, no CR, no part of an event
@@ -515,6 +522,13 @@ class SSEDecoder:
             if stop >= 0 or pos < len(chunk):
                 self.scan_on(chunk, pos, stop, out)
             return out
+        if self._head == b"" and type(chunk) is bytes and chunk[:1] not in _NO_HEAD:
+            # A first chunk that starts with no byte order mark (nor a piece of one) settles the BOM question at
+            # once (what _feed would tell of it): between two events with nothing held, it takes the idle scan
+            # above, as the chunks after it do, not the general path
+            self._head = None
+            self.idle = self._between()
+            return self.feed(chunk)
         if not isinstance(chunk, (str, bytes, bytearray, memoryview)):  # (not on the bytes path above)
             raise wrong_type("/chunk", "an SSE chunk is str or bytes", chunk)
         out = self._feed(chunk)

@@ -676,7 +676,12 @@ _REQUEST_NOT_KEPT = (
 )
 
 
+_REQUEST_NOT_KEPT_KEYS = frozenset(key for key, _ in _REQUEST_NOT_KEPT)
+
+
 def _request_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
+    if _REQUEST_NOT_KEPT_KEYS.isdisjoint(holder):  # (the usual message and message_delta: none of them, one set test)
+        return
     for key, what in _REQUEST_NOT_KEPT:
         value = holder.get(key)
         if any(value.values()) if isinstance(value, dict) else value:  # (an object of nulls or empties: nothing)

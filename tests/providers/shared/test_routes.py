@@ -269,3 +269,23 @@ def test_a_routed_usage_is_walked_only_when_not_written_compact(spaced: bool, mo
     else:
         assert read == 2 and walked == []  # (the first chunk and the last read by chunk(), the three copies routed)
     same_read(mod, body, random.Random(f"{SEED}/spaced{spaced}"), f"usage spaced: {spaced}")
+
+
+def test_a_strings_end_is_where_the_string_pattern_ends() -> None:
+    """``_string_end`` (a route's text, a hole's string) takes the first quote after the opening one when no backslash
+    is just before it, with no regular expression; every other string is matched as before (``_STRING``). Both
+    give the same end, or -1, for every text of up to seven quotes, backslashes, letters and line ends, at each
+    position (an escaped quote, an escaped backslash before a quote, a string that never closes, no string)."""
+    import itertools
+
+    from agentmsg.providers._response import reader
+
+    def matched(data: bytes, i: int) -> int:
+        m = reader._STRING.match(data, i)
+        return m.end() - 1 if m is not None else -1
+
+    for n in range(8):
+        for pieces in itertools.product((b'"', b"\\", b"a", b"\n"), repeat=n):
+            data = b'"' + b"".join(pieces)
+            for i in range(len(data)):
+                assert reader._string_end(data, i) == matched(data, i), (data, i)

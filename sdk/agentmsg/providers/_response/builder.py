@@ -488,10 +488,11 @@ class StreamBuilder:
         self.stamp = self.clock()
 
     def _ev(self, c: _Choice, type_: str, **fields: Any) -> dict[str, Any]:
-        e: dict[str, Any] = {"type": type_, "id": next(self.ids), "createdAt": self.stamp}
-        if c.source is not None:
-            e["source"] = c.source
-        e.update(fields)
+        # (one display with the fields unpacked into it: a dict made, then updated with them, cost a method call more)
+        if c.source is None:
+            e = {"type": type_, "id": next(self.ids), "createdAt": self.stamp, **fields}
+        else:
+            e = {"type": type_, "id": next(self.ids), "createdAt": self.stamp, "source": c.source, **fields}
         self.events.append(e)
         return e
 
@@ -513,11 +514,11 @@ class StreamBuilder:
             self.response_id = uuid.uuid4().hex  # none from the provider: unique (two replies never share one)
         c.reply_id = self.response_id if index == 0 else f"{self.response_id}-{index}"
         c.started = True
-        if self.agent_events:
-            start: dict[str, Any] = {"replyId": c.reply_id}
+        if self.agent_events:  # (its fields as keywords: no dict of them made, then unpacked into the call's)
             if self.name is not None:
-                start["name"] = self.name
-            self._ev(c, "AGENT_START", **start, role="assistant")
+                self._ev(c, "AGENT_START", replyId=c.reply_id, name=self.name, role="assistant")
+            else:
+                self._ev(c, "AGENT_START", replyId=c.reply_id, role="assistant")
         if self.model is not None:
             self._ev(c, "MODEL_CALL_START", replyId=c.reply_id, modelName=self.model)
         else:
@@ -1452,11 +1453,13 @@ class StreamBuilder:
             message = f"{self.unsaid:,} more problems were not said (a reply says {MAX_PROBLEMS:,} at most)"
             self.problems.append(Problem("", "max-problems", message))
             self._say(0, PROBLEM_EVENT, {"rule": "max-problems", "message": message})
-        for index in sorted(self._held):
-            self.choice(index)  # what was said of a choice that had nothing else: it opens to say it
+        if self._held:
+            for index in sorted(self._held):
+                self.choice(index)  # what was said of a choice that had nothing else: it opens to say it
         waiting: dict[int, list[str]] = {}  # choice -> the slots of its streamed data blocks not started yet
-        for at, slot in self._unstarted:
-            waiting.setdefault(at, []).append(slot)
+        if self._unstarted:
+            for at, slot in self._unstarted:
+                waiting.setdefault(at, []).append(slot)
         for index in sorted(self._choices):
             c = self._choices[index]
             if c.done:
@@ -1481,11 +1484,13 @@ class StreamBuilder:
                 self._data_start(c, index, slot)
             elif d is not None:
                 del self._unstarted[(index, slot)]
-        for slot in list(c.blocks):
-            self.end_block(slot, c)
-        for call in list(c.calls.values()):
-            if call.open:
-                self._end_call(c, call)
+        if c.blocks:  # (a copy of each only when there is something to end: no list made for nothing)
+            for slot in list(c.blocks):
+                self.end_block(slot, c)
+        if c.calls:
+            for call in list(c.calls.values()):
+                if call.open:
+                    self._end_call(c, call)
         if c.waiting:  # (none is left: each waiting call is open under its key, or ended; but never lose one)
             for call in c.waiting:
                 call.open, call.ended = False, True

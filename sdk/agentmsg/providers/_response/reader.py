@@ -55,6 +55,11 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 def _string_end(data: bytes, i: int) -> int:
     """The index of the closing quote of the JSON string that opens at ``data[i]``; -1 when none opens there, or
     it does not close."""
+    # (the first quote after it, found by memchr, closes it when no backslash is just before it: the common text,
+    # told with no regular expression, whose match cost about 40 ns a byte of the string; else the match)
+    end = data.find(b'"', i + 1)
+    if end >= 0 and data[end - 1] != 0x5C and data[i : i + 1] == b'"':
+        return end
     m = _STRING.match(data, i)
     return m.end() - 1 if m is not None else -1
 
