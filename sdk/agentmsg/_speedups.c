@@ -12,9 +12,12 @@
  * surrogates, NaN and infinities (orjson would write null), a model field holding a value of another type
  * than its schema's (a str in a block list, a number for an id), nesting deeper than DEPTH_LIMIT, an error in
  * a Python hook. The caller then runs the
- * pure-Python path, which writes the same bytes or raises the SDK's own error. writes() walks a value as
- * encode() does and writes nothing: whether encode() would write it (True: dumps_json writes it without a
- * refusal), at about half the cost; the formatters' check of their messages. Building without a C
+ * pure-Python path, which writes the same bytes or raises the SDK's own error. It stops (False) past its byte
+ * cap, or where a part of a free-form value comes back (a value sharing its members, which Python then counts
+ * without writing it: the list of the same list twice, 40 levels down, is 2**40 values written).
+ * writes() walks a value as encode() does and writes nothing: whether encode() would write it (True:
+ * dumps_json writes it without a refusal), at about half the cost; the formatters' check of their messages.
+ * Building without a C
  * compiler leaves this module out and agentmsg runs the pure-Python path everywhere.
  */
 #define PY_SSIZE_T_CLEAN
@@ -56,7 +59,58 @@ typedef struct {
     PyObject *dumps;    /* callable: float -> bytes (orjson.dumps) */
     int dry;            /* check only: nothing is written, only whether it would be (writes() below) */
     int free;           /* > 0 inside a free-form field's value (EX_FREE) */
+    Py_ssize_t max;     /* the byte cap: past it, no value more is begun (enc), the output is not wanted */
+    Py_ssize_t met;     /* the dicts and lists of free-form values begun */
+    void **seen;        /* past REMEMBER_AFTER of them, those begun (an open-addressing set of addresses) */
+    Py_ssize_t seen_cap, seen_n;
 } Enc;
+
+/* The dicts and lists of free-form values an Enc begins before it remembers each one (Python's
+   jsontext.REMEMBER_AFTER): one begun again shares its members (a list of the same list twice, 40 levels down:
+   2**40 values written, from 41 lists), and the writer stops (2, as past the cap) long before the cap. A small
+   value pays nothing for it. Every container remembered is alive meanwhile: held by the value written. */
+#define REMEMBER_AFTER 4096
+/* and the characters from which a string of a free-form value is remembered, each one (few are so long) */
+#define LONG_STRING 65536
+
+/* 1: p was in e->seen already; 0: added; -1: out of memory (an exception set). */
+static int remember(Enc *e, void *p) {
+    if (e->seen_n * 2 >= e->seen_cap) {
+        Py_ssize_t cap = e->seen_cap ? e->seen_cap * 2 : 1 << 13;
+        void **slots = PyMem_Calloc((size_t)cap, sizeof(void *));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < e->seen_cap; i++) {
+            void *q = e->seen[i];
+            if (q == NULL) continue;
+            size_t h = ((uintptr_t)q >> 4) * 0x9E3779B97F4A7C15ull;
+            while (slots[h & (cap - 1)] != NULL) h++;
+            slots[h & (cap - 1)] = q;
+        }
+        PyMem_Free(e->seen);
+        e->seen = slots;
+        e->seen_cap = cap;
+    }
+    size_t h = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull;
+    for (;; h++) {
+        void *q = e->seen[h & (e->seen_cap - 1)];
+        if (q == p) return 1;
+        if (q == NULL) break;
+    }
+    e->seen[h & (e->seen_cap - 1)] = p;
+    e->seen_n++;
+    return 0;
+}
+
+/* A dict or list of a free-form value begun: 2 when it was begun before (past REMEMBER_AFTER), else 0 (-1: an
+   exception set). */
+static inline int begun(Enc *e, PyObject *c) {
+    if (!e->free || ++e->met <= REMEMBER_AFTER) return 0;
+    int rc = remember(e, c);
+    return rc > 0 ? 2 : rc;
+}
 
 #define PLAN_CAPSULE "agentmsg._speedups.Plan"
 
@@ -82,8 +136,14 @@ static int grow(Enc *e, Py_ssize_t need) {
 
 static inline int reserve(Enc *e, Py_ssize_t n) { return e->cap - e->len < n ? grow(e, n) : 0; }
 
+/* The dry run (writes) counts in len what encode would write at most: what put writes, exactly; a string's
+   characters 6 bytes each (an escape, \u001f, is the longest any takes) and its quotes, an integer 20 bytes, a
+   float 24 (the longest each writes). So that a value it says is within the byte cap is so for encode too. */
 static inline int put(Enc *e, const char *s, Py_ssize_t n) {
-    if (e->dry) return 0;
+    if (e->dry) {
+        e->len += n;
+        return 0;
+    }
     if (reserve(e, n) < 0) return -1;
     memcpy(e->buf + e->len, s, (size_t)n);
     e->len += n;
@@ -91,7 +151,10 @@ static inline int put(Enc *e, const char *s, Py_ssize_t n) {
 }
 
 static inline int put1(Enc *e, char c) {
-    if (e->dry) return 0;
+    if (e->dry) {
+        e->len += 1;
+        return 0;
+    }
     if (reserve(e, 1) < 0) return -1;
     e->buf[e->len++] = c;
     return 0;
@@ -178,8 +241,10 @@ static int has_surrogate(int kind, const void *data, Py_ssize_t n) {
 static int enc_str(Enc *e, PyObject *s) {
     if (PyUnicode_READY(s) < 0) return -1; /* Python < 3.12: a str made by the legacy C API */
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-    if (e->dry) /* every string writes but one holding a lone surrogate (none in a 1-byte string) */
+    if (e->dry) { /* every string writes but one holding a lone surrogate (none in a 1-byte string) */
+        if (n > (PY_SSIZE_T_MAX - 2) / 6 || (e->len += 6 * n + 2) > e->max) return 2;
         return PyUnicode_KIND(s) != PyUnicode_1BYTE_KIND && has_surrogate(PyUnicode_KIND(s), PyUnicode_DATA(s), n);
+    }
     if (PyUnicode_IS_ASCII(s)) return enc_ascii(e, PyUnicode_1BYTE_DATA(s), n);
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
@@ -234,7 +299,7 @@ static int enc_int(Enc *e, PyObject *v) {
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (x == -1 && PyErr_Occurred()) return -1;
     if (overflow == 0) {
-        if (e->dry) return 0;
+        if (e->dry) return e->len += 20, 0;
         int n = snprintf(buf, sizeof buf, "%lld", x);
         return put(e, buf, n);
     }
@@ -244,7 +309,7 @@ static int enc_int(Enc *e, PyObject *v) {
         PyErr_Clear();
         return 1; /* above 2^64-1 */
     }
-    if (e->dry) return 0;
+    if (e->dry) return e->len += 20, 0;
     int n = snprintf(buf, sizeof buf, "%llu", u);
     return put(e, buf, n);
 }
@@ -252,7 +317,7 @@ static int enc_int(Enc *e, PyObject *v) {
 static int enc_float(Enc *e, PyObject *v) {
     double d = PyFloat_AS_DOUBLE(v);
     if (!Py_IS_FINITE(d)) return 1; /* NaN, infinity: JSON has no such number (orjson writes null) */
-    if (e->dry) return 0;            /* (every finite float writes) */
+    if (e->dry) return e->len += 24, 0; /* (every finite float writes) */
     char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (r == NULL) return -1;
     if (strchr(r, 'e') == NULL) { /* without an exponent Python's repr is orjson's text */
@@ -278,10 +343,12 @@ static int enc_float(Enc *e, PyObject *v) {
 static int enc_dict(Enc *e, PyObject *d, int depth) {
     if (PyDict_GET_SIZE(d) == 0) return put(e, "{}", 2);
     if (depth >= DEPTH_LIMIT) return 1;
+    int rc = begun(e, d);
+    if (rc) return rc;
     if (put1(e, '{') < 0) return -1;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
-    int first = 1, rc = 0;
+    int first = 1;
     while (PyDict_Next(d, &pos, &k, &v)) {
         if (!PyUnicode_CheckExact(k)) return 1; /* orjson: "Dict key must be str" */
         if (!first && put1(e, ',') < 0) return -1;
@@ -302,12 +369,14 @@ static int enc_seq(Enc *e, PyObject *seq, int depth, int is_list) {
     Py_ssize_t n = is_list ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq);
     if (n == 0) return put(e, "[]", 2);
     if (depth >= DEPTH_LIMIT) return 1;
+    int rc = begun(e, seq);
+    if (rc) return rc;
     if (put1(e, '[') < 0) return -1;
     for (Py_ssize_t i = 0; i < (is_list ? PyList_GET_SIZE(seq) : n); i++) {
         if (i && put1(e, ',') < 0) return -1;
         PyObject *v = is_list ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i);
         Py_INCREF(v);
-        int rc = enc(e, v, depth + 1);
+        rc = enc(e, v, depth + 1);
         Py_DECREF(v);
         if (rc) return rc;
     }
@@ -408,10 +477,21 @@ static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
 
 /* ---- any value ----------------------------------------------------------------------------------- */
 
-/* 0: written; 1: not writable here exactly (give up, no exception); -1: an exception is set (give up). */
+/* 0: written; 1: not writable here exactly (give up, no exception); -1: an exception is set (give up). 2: the
+   output passed the byte cap (e->max) before v: a value sharing its members (a list of the same list twice, 40
+   levels down: 2**40 values written) stops there, at most one string past the cap, not after its every path. */
 static int enc(Enc *e, PyObject *v, int depth) {
+    if (e->len > e->max) return 2;
     PyTypeObject *t = Py_TYPE(v);
-    if (t == &PyUnicode_Type) return enc_str(e, v);
+    if (t == &PyUnicode_Type) {
+        /* a long string of a free-form value met twice: 2 too (the same 1 MiB string a thousand times in a list is
+           1 GB written) */
+        if (e->free && PyUnicode_GET_LENGTH(v) >= LONG_STRING) {
+            int rc = remember(e, v);
+            if (rc) return rc > 0 ? 2 : rc;
+        }
+        return enc_str(e, v);
+    }
     if (v == Py_None) return put(e, "null", 4);
     if (t == &PyLong_Type) return enc_int(e, v);
     if (t == &PyDict_Type) return enc_dict(e, v, depth);
@@ -569,42 +649,75 @@ fail:
 }
 
 PyDoc_STRVAR(encode_doc,
-             "encode(value, plans, fallback, dumps) -> bytes | None\n\n"
+             "encode(value, plans, fallback, dumps, max_bytes=None) -> bytes | False | None\n\n"
              "value as compact JSON, exactly as orjson.dumps(value, default=fallback) writes it, or None where "
-             "this writer gives up (the caller then runs orjson). plans: type -> make_plan(...); fallback: "
-             "model object -> dict, for model classes without a plan; dumps: orjson.dumps (floats in exponent form).");
+             "this writer gives up (the caller then runs orjson); False where its output passed max_bytes (an int "
+             "from 0; None: no cap), where it stopped. plans: type -> make_plan(...); fallback: model object -> "
+             "dict, for model classes without a plan; dumps: orjson.dumps (floats in exponent form).");
+
+/* The byte cap of encode and writes: their fifth argument, an int from 0 or None (no cap; absent, the same). */
+static int byte_cap(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t *max) {
+    *max = PY_SSIZE_T_MAX;
+    if (nargs < 5 || args[4] == Py_None) return 0;
+    if (!PyLong_CheckExact(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "max_bytes: an int or None");
+        return -1;
+    }
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(args[4], &overflow);
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (n < 0 && overflow == 0) {
+        PyErr_SetString(PyExc_ValueError, "max_bytes: an int from 0");
+        return -1;
+    }
+    if (overflow < 0) {
+        PyErr_SetString(PyExc_ValueError, "max_bytes: an int from 0");
+        return -1;
+    }
+    /* (past PY_SSIZE_T_MAX: no output is so long, no cap) */
+    *max = overflow > 0 || n > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)n;
+    return 0;
+}
 
 static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyDict_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "encode(value, plans: dict, fallback, dumps)");
+    if (nargs < 4 || nargs > 5 || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "encode(value, plans: dict, fallback, dumps, max_bytes=None)");
         return NULL;
     }
-    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 0, 0};
+    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 0, 0, 0, 0, NULL, 0, 0};
+    if (byte_cap(args, nargs, &e.max) < 0) return NULL;
     int rc = enc(&e, args[0], 0);
+    PyMem_Free(e.seen);
+    if (rc == 0 && e.len > e.max) rc = 2; /* (its last string took it past the cap) */
     if (rc == 0 && e.bytes == NULL) rc = grow(&e, 1);
     if (rc == 0 && _PyBytes_Resize(&e.bytes, e.len) < 0) return NULL; /* out of memory: e.bytes is freed */
     if (rc != 0) {
         Py_XDECREF(e.bytes);
         PyErr_Clear();
+        if (rc == 2) Py_RETURN_FALSE;
         Py_RETURN_NONE;
     }
     return e.bytes;
 }
 
 PyDoc_STRVAR(writes_doc,
-             "writes(value, plans, fallback, dumps) -> bool\n\n"
-             "Whether encode(value, plans, fallback, dumps) writes value (does not give up), told without writing "
-             "it: the same walk, the same rules, nothing written. False is no verdict: the caller then writes it.");
+             "writes(value, plans, fallback, dumps, max_bytes=None) -> bool\n\n"
+             "Whether encode(value, plans, fallback, dumps, max_bytes) writes value (does not give up, nor pass "
+             "max_bytes), told without writing it: the same walk, the same rules, nothing written; the bytes counted "
+             "at most what encode writes (a string's characters 6 each), so that it says False at a cap encode may "
+             "keep within. False is no verdict: the caller then writes it.");
 
 static PyObject *writes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyDict_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "writes(value, plans: dict, fallback, dumps)");
+    if (nargs < 4 || nargs > 5 || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "writes(value, plans: dict, fallback, dumps, max_bytes=None)");
         return NULL;
     }
-    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 1, 0};
+    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 1, 0, 0, 0, NULL, 0, 0};
+    if (byte_cap(args, nargs, &e.max) < 0) return NULL;
     int rc = enc(&e, args[0], 0);
+    PyMem_Free(e.seen);
     if (rc != 0) PyErr_Clear();
-    return PyBool_FromLong(rc == 0);
+    return PyBool_FromLong(rc == 0 && e.len <= e.max);
 }
 
 /* ---- the reducer's delta loop -------------------------------------------------------------------------

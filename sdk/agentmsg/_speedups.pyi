@@ -7,7 +7,7 @@ stop) and leaves the case to Python. ``AGENTMSG_PURE_PYTHON=1`` runs without the
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any, final
+from typing import Any, Literal, final
 
 def make_plan(
     cls: type,
@@ -35,27 +35,39 @@ def encode(
     plans: dict[type, object],
     fallback: Callable[[Any], Any],
     dumps: Callable[[Any], bytes],
+    max_bytes: int | None = None,
     /,
-) -> bytes | None:
+) -> bytes | Literal[False] | None:
     """``value`` as compact JSON, byte for byte what ``orjson.dumps(value, default=fallback)`` writes, or None
     where it gives up: a type it does not write exactly (datetime, UUID, namedtuple, ...), a non-str dict key,
     an integer beyond 64 bits, a lone surrogate, NaN or an infinity (orjson writes null), a model field holding
     a value of another type than its plan expects, nesting beyond 240, an error raised by ``fallback``. ``plans``:
     model class -> :func:`make_plan`; ``fallback``: model object -> dict for a class without a plan; ``dumps``:
-    ``orjson.dumps``, for floats. Never raises for a value; the caller then runs orjson. Caller:
-    :func:`agentmsg._codec.converter.dumps_json`."""
+    ``orjson.dumps``, for floats. Never raises for a value; the caller then runs orjson.
+
+    False where it stopped before the end, its output not wanted (the caller asks how long the value's text is
+    without writing it): the output passed ``max_bytes`` (an int from 0; None, the default: no cap; it begins no
+    value once past it, so that it stops at most one string past it), or a part of a free-form field's value
+    (``EX_FREE``) was met twice: a dict or list, past the first 4,096 of them (so that a value sharing its members,
+    a list of the same list twice 40 levels down, 2**40 values as JSON, stops at once, not at the cap), or a string
+    of 65,536 characters or more. False never means that the value cannot be written. ``max_bytes`` not an int nor
+    None: TypeError; negative: ValueError. Caller: :func:`agentmsg._codec.converter.dumps_json`."""
 
 def writes(
     value: object,
     plans: dict[type, object],
     fallback: Callable[[Any], Any],
     dumps: Callable[[Any], bytes],
+    max_bytes: int | None = None,
     /,
 ) -> bool:
-    """Whether :func:`encode` with the same arguments writes ``value`` (does not give up), told without writing it:
-    the same walk and the same rules (a string with a lone surrogate, NaN or an infinity, an integer beyond 64 bits, a
-    non-str dict key, a model field of another type than its plan expects, nesting beyond 240, an error raised by
-    ``fallback``: False), no output; unlike :func:`encode`, it also gives up on a model object whose plan is not
+    """Whether :func:`encode` with the same arguments writes ``value`` (does not give up, nor stop: None or False),
+    told without writing it: the same walk and the same rules (a string with a lone surrogate, NaN or an infinity, an
+    integer beyond 64 bits, a non-str dict key, a model field of another type than its plan expects, nesting beyond
+    240, an error raised by ``fallback``, a part of a free-form value met twice: False), no output; it counts at
+    most what :func:`encode` would write (a string's characters 6 bytes each, the longest an escape is; an integer
+    20, a float 24) and says False once that passes ``max_bytes``, so that True means that encode writes it within
+    the cap (and False that it might not); unlike :func:`encode`, it also gives up on a model object whose plan is not
     ``own`` (a caller's subclass of an agentmsg block class) and on one of a class it has no plan of (never calling
     ``fallback`` for it: :func:`encode` makes the plan), so that True also means every model object in ``value`` is
     of one of agentmsg's own classes, which code that tells classes apart by identity (the formatters' walks)

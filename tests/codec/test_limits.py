@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -402,6 +405,123 @@ def test_a_value_sharing_its_members_within_max_bytes_is_taken_as_it_is_written(
         assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata/v", "max-bytes")]
     finally:
         limits.max_bytes = 256 * 1024 * 1024
+
+
+def test_a_long_string_met_twice_shares_its_value() -> None:
+    """A string of ``SHARED_STRING`` (64) characters or more held twice by a value (the same object: two places of
+    one list, two containers) shares it as a container would: the same 1 MiB string a thousand times in a list is 1
+    GB written, and check_json_value refuses it past the limit (``max-bytes``, at the list) before orjson writes it.
+    A shorter one, or equal strings that are two objects (what the readers make), do not (a shorter one's text is at
+    most 6 * 63 + 2 bytes for each place of the value's own that holds it)."""
+    long = "x" * jsontext.SHARED_STRING
+    short = long[1:]
+    assert jsontext.shares_members([long, long]) and jsontext.shares_members([[long], {"k": long}])
+    assert not jsontext.shares_members([short, short]) and not jsontext.shares_members([long, "x" + short])
+    assert not jsontext.shares_members({long: 1, "k": long})  # (a key is no member: counted, not walked)
+    text = orjson.dumps([long] * 1000)
+    assert jsontext.oversized_at([long] * 1000, len(text) - 1) == ((), len(text))
+    big = ["\u00e9" * (1 << 20)] * 1000
+    with pytest.raises(SizeLimitError) as info:
+        jsontext.check_json_value({"a": [1, big]})
+    ((pointer, rule, message),) = [(p.pointer, p.rule, p.message) for p in info.value.problems]
+    assert (pointer, rule) == ("/a/1", "max-bytes") and message.startswith(
+        f"{1000 * (2 * 2**20 + 2) + 1001} bytes of JSON"
+    )
+
+
+#: A child process's work (its arguments: the value, then ``limits.max_bytes``): a tool call's input changed after
+#: construction to hold a shared value (a list of the same list twice, 40 levels down: 2**40 values as JSON; or the
+#: same 1 MiB string 1,000 times, 2 GB), then every public path that writes or checks the message, and a
+#: constructor and ``Msg.from_dict`` given the same value, each one's
+#: refusal (or None: written) and the peak of memory traced while it ran printed as soon as it returns, so that a
+#: path that hangs is named by the last line its parent reads.
+_MUTATED_AFTER_CONSTRUCTION = """
+import json, sys, tracemalloc
+import agentmsg
+from agentmsg import AssistantMessage, ToolUseBlock, ValidationError, limits
+from agentmsg.providers import get
+limits.max_bytes = int(sys.argv[2])
+block = ToolUseBlock(id="c1", name="f", input={"a": 1})
+msg = AssistantMessage([block])
+shared = [1]
+for _ in range(40):
+    shared = [shared, shared]
+block.input["a"] = shared if sys.argv[1] == "lists" else ["\u00e9" * (1 << 20)] * 1000
+calls = {
+    "to_json": msg.to_json,
+    "to_json_bytes": msg.to_json_bytes,
+    "to_dict": msg.to_dict,
+    "block_to_json": lambda: agentmsg.block_to_json(block),
+    "encode_messages": lambda: agentmsg.encode_messages([msg]),
+    "format_request": lambda: get("openai").format_request([msg], model="m"),
+    "ToolUseBlock": lambda: ToolUseBlock(id="c", name="f", input={"a": block.input["a"]}),
+    "from_dict": lambda: agentmsg.Msg.from_dict(
+        {"id": "m", "role": "ASSISTANT", "content": [{"type": "tool_use", "id": "c", "name": "f", "input": block.input}]}
+    ),
+}
+tracemalloc.start()
+for name, call in calls.items():
+    print(name, flush=True)
+    tracemalloc.reset_peak()
+    try:
+        call()
+        said = None
+    except ValidationError as error:
+        said = [type(error).__name__, [[p.pointer, p.rule] for p in error.problems]]
+    print(json.dumps([name, said, tracemalloc.get_traced_memory()[1]]), flush=True)
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "pure"])
+@pytest.mark.parametrize("what", ["lists", "strings"])
+def test_a_message_changed_to_hold_a_shared_value_is_refused_where_it_is_written(what: str, pure: bool) -> None:
+    """A message whose tool call's input was changed after construction to hold a value sharing its members (the
+    constructors refuse it) ran for ever on its way out: the C writer wrote it path by path (to_json, the formatters'
+    check of their messages, encode_messages), and the same 1 MiB string 1,000 times in a list was written whole (2
+    GB, and as much again where it was checked: to_dict's copy) before anything looked at its size. Every path now
+    refuses it as the constructors do (SizeLimitError, rule ``max-bytes``, at the deepest part over the limit, under
+    the message's index where a list of messages is written), at once, in memory bounded by ``limits.max_bytes``,
+    with the C kernels and without. (In a child process, under a time limit: pytest's own cannot stop a C loop.)"""
+    env = dict(os.environ)
+    env.pop("AGENTMSG_PURE_PYTHON", None)
+    if pure:
+        env["AGENTMSG_PURE_PYTHON"] = "1"
+    cap = 16 << 20
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _MUTATED_AFTER_CONSTRUCTION, what, str(cap)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    hung = None
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        hung = out.splitlines()[-1:]
+    assert hung is None, f"{hung} ran for over 120 s"
+    assert proc.returncode == 0, err[-2000:]
+    said = {name: (refusal, peak) for name, refusal, peak in map(json.loads, out.splitlines()[1::2])}
+    step = "/0" if what == "lists" else ""
+    for name, at in (
+        ("to_json", "/content/0/input/a"),
+        ("to_json_bytes", "/content/0/input/a"),
+        ("to_dict", "/content/0/input/a"),
+        ("block_to_json", "/input/a"),
+        ("encode_messages", "/0/content/0/input/a"),
+        ("format_request", "/0/content/0/input/a"),
+        ("ToolUseBlock", "/input/a"),
+        ("from_dict", "/content/0/input/a"),
+    ):
+        refusal, peak = said[name]
+        assert refusal is not None, name
+        ((pointer, rule),) = refusal[1]
+        assert (refusal[0], rule) == ("SizeLimitError", "max-bytes"), (name, refusal)
+        assert pointer.startswith(at + step) and set(pointer[len(at) :].split("/")) <= {"", "0"}, (name, pointer)
+        assert peak < 4 * cap, (name, peak)
 
 
 @pytest.mark.timeout(60)

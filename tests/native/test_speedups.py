@@ -814,3 +814,55 @@ def test_the_check_gives_up_on_a_callers_subclass_and_a_class_it_has_no_plan_of(
     mine = MyMessage("hi")
     assert c_writer(mine) == pure(mine)
     assert writes([mine])
+
+
+def test_the_writer_stops_at_its_byte_cap_and_at_a_free_form_part_met_twice() -> None:
+    """``encode``'s fifth argument, ``max_bytes``: it writes a value whose text is that long at most, and stops
+    (False) once its output passes it, so that a message changed after construction to share its members (a list
+    of the same list twice, 40 levels down in a tool's input: 2**40 values as JSON) is not written path by path for
+    ever. It stops at once, well before the cap, where a dict or list of a free-form value is met twice past its
+    first 4,096 (such a value's text is counted by Python, linear in its objects), or a string of 65,536 characters
+    or more; a part shared among fewer is written. ``writes`` counts at most what ``encode`` writes (a string's
+    characters 6 bytes each) and says True only within the cap: what it passes, ``encode`` writes."""
+    assert native is not None
+    plans, default = _converter.native_plans, _converter.json_default
+
+    def encode(value: Any, cap: int | None = None) -> bytes | bool | None:
+        return native.encode(value, plans, default, orjson.dumps, cap)  # type: ignore[no-any-return]
+
+    def writes(value: Any, cap: int | None = None) -> bool:
+        return native.writes(value, plans, default, orjson.dumps, cap)  # type: ignore[no-any-return]
+
+    block = ToolUseBlock(id="c1", name="f", input={"a": ["caf\u00e9", 1, 2.5, None, {"b": "\n"}]})
+    msg = agentmsg.AssistantMessage([block])
+    text = pure(msg)
+    assert c_writer(msg) == encode(msg, None) == encode(msg, len(text)) == encode(msg, 1 << 62) == text
+    assert encode(msg, len(text) - 1) is False and encode(msg, 0) is False
+    assert writes(msg) and writes(msg, 6 * len(text)) and not writes(msg, len(text) - 1)
+    for cap in range(0, 8 * len(text), 7):  # (True within the cap only where encode writes within it)
+        assert not writes(msg, cap) or encode(msg, cap) == text, cap
+    for bad, error in (("1", TypeError), (1.0, TypeError), (True, TypeError), (-1, ValueError), (-(2**70), ValueError)):
+        with pytest.raises(error):
+            encode(msg, bad)  # type: ignore[arg-type]
+        with pytest.raises(error):
+            writes(msg, bad)  # type: ignore[arg-type]
+    assert encode(msg, 2**70) == text and writes(msg, 2**70)
+
+    shared: Any = [1]
+    for _ in range(40):
+        shared = [shared, shared]
+    block.input["a"] = shared
+    assert encode(msg) is False and not writes([msg]) and encode([msg], 1 << 40) is False
+    few: Any = [1]
+    for _ in range(8):  # (2**8 lists: written)
+        few = [few, few]
+    block.input["a"] = few
+    assert encode(msg) == pure(msg) and writes(msg)
+    long = "x" * 65536
+    block.input["a"] = [long, long]
+    assert encode(msg) is False and not writes(msg)
+    block.input["a"] = [long[1:], long[1:], long]
+    assert encode(msg) == pure(msg) and writes(msg, None)
+    # (outside a free-form value a part met twice is written: the cap stops it)
+    assert encode([long, long]) == orjson.dumps([long, long]) and encode([long, long], 65536 * 2) is False
+    assert encode([shared], 1 << 20) is False and not writes([shared], 1 << 20)

@@ -52,6 +52,7 @@ from agentmsg._codec.jsontext import (
     INT_MIN,
     MAX_WRITABLE_DEPTH,
     check_json_value,
+    check_written_size,
     deeper_than,
     depth_error,
     depth_message,
@@ -64,9 +65,12 @@ from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._native import speedups as _speedups  # the optional C writer (None: pure Python)
 from agentmsg.errors import Problem, ValidationError, pointer_of
 
-_NativeEncode = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], "bytes | None"]
+_NativeEncode = Callable[
+    [object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes], "int | None"],
+    "bytes | Literal[False] | None",
+]
 _native_encode: _NativeEncode | None = _speedups.encode if _speedups is not None else None
-_NativeWrites = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], bool]
+_NativeWrites = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes], "int | None"], bool]
 _native_writes: _NativeWrites | None = _speedups.writes if _speedups is not None else None
 _orjson_dumps = orjson.dumps
 _orjson_loads = orjson.loads
@@ -891,12 +895,20 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
     ``orjson.dumps(value, default=json_default)`` writes. The C writer (agentmsg._speedups, when built and
     not turned off by ``AGENTMSG_PURE_PYTHON=1``) writes the same bytes faster, and leaves anything it does
     not write exactly (other types, values JSON cannot hold) to orjson. A value JSON cannot hold raises
-    :class:`~agentmsg.ValidationError` naming the rule (``max-depth``, ``integer-range``, ...)."""
+    :class:`~agentmsg.ValidationError` naming the rule (``max-depth``, ``integer-range``, ...); one sharing its members
+    (a message changed after construction) written past ``limits.max_bytes``, :class:`~agentmsg.SizeLimitError`
+    (``max-bytes``) as the constructors say it, the C writer stopped at that limit (in pure Python, the JSON hooks'
+    check of each free-form value)."""
     if _pending:
         _prepare_pending()
     if _native_encode is not None:
-        out = _native_encode(value, native_plans, json_default, _orjson_dumps)
-        if out is not None:
+        out = _native_encode(value, native_plans, json_default, _orjson_dumps, limits.max_bytes)
+        if out is False:
+            # (it stopped past limits.max_bytes, or at a part of a free-form value met twice: a message changed after
+            # construction to share its members, a list of the same list twice 40 levels down, is 2**40 values
+            # written; refused as the constructors refuse it, else written below, its text no longer than its objects)
+            check_written_size(value, raw_json_default, kind)
+        elif out is not None:
             if limits.max_depth < MAX_WRITABLE_DEPTH and written_too_deep(out):  # (the readers' limit, lowered)
                 raise refusal(value, ValueError(depth_message()), kind)
             return out
@@ -959,10 +971,13 @@ def surely_writes(value: Any) -> bool:
     """True when :func:`dumps_json` writes ``value`` without a refusal and every model object in it is of one of
     agentmsg's own classes (no caller's subclass): the C writer's check, which walks it as it writes it and writes
     nothing (about half the time of writing it). False is no verdict (no C writer, a value it leaves to orjson, a
-    subclass, a class not written yet): call :func:`dumps_json`, which writes it or says why not."""
+    subclass, a class not written yet, one that may be written past ``limits.max_bytes``, its strings counted 6 bytes a
+    character): call :func:`dumps_json`, which writes it or says why not."""
     if _pending:
         _prepare_pending()
-    return _native_writes is not None and _native_writes(value, native_plans, json_default, _orjson_dumps)
+    return _native_writes is not None and _native_writes(
+        value, native_plans, json_default, _orjson_dumps, limits.max_bytes
+    )
 
 
 def dict_of(value: Any, kind: str, copy: bool = True) -> Any:

@@ -40,6 +40,7 @@ __all__ = [
     "JsonInput",
     "TooDeep",
     "check_json_value",
+    "check_written_size",
     "container",
     "deep_json_text",
     "deep_pointer",
@@ -1216,11 +1217,19 @@ def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...]
 #: the containers whose sharing can make a value's JSON text larger than its object graph
 _SHAREABLE: Final = frozenset({dict, list, tuple})
 
+#: the characters from which a string met twice as a value's member shares it too (:func:`shares_members`: the same
+#: 1 MiB string a thousand times in a list is 1 GB written). A shorter one is written at most 6 * 63 + 2 bytes at
+#: each place that holds it, a member of one of the value's own lists or dicts: what such sharing writes stays
+#: linear in the value's object graph; and the readers share shorter strings (orjson keeps one object per key of up
+#: to 64 bytes), which are no sharing of the caller's
+SHARED_STRING: Final = 64
+
 
 def shares_members(value: Any) -> bool:
-    """Whether a dict, list or tuple is met twice in ``value`` (shared by two parents, or held by itself): such a
-    value is small as objects but may be vast as JSON text (a list of the same list twice, 40 levels down, is 2**40
-    values written). One walk of its containers, which looks at the type of every member and nothing else."""
+    """Whether a dict, list or tuple is met twice in ``value`` (shared by two parents, or held by itself), or a string
+    of :data:`SHARED_STRING` characters or more as a member of two of its containers or twice of one: such a value
+    is small as objects but may be vast as JSON text (a list of the same list twice, 40 levels down, is 2**40 values
+    written). One walk of its containers, which looks at the type of every member, and at the length of a string."""
     if type(value) not in _SHAREABLE:
         return False
     seen: set[int] = set()
@@ -1228,14 +1237,20 @@ def shares_members(value: Any) -> bool:
     stack = [value]
     pop, push = stack.pop, stack.append
     shareable = _SHAREABLE
+    long = SHARED_STRING
     while stack:
         node = pop()
         for child in node.values() if type(node) is dict else node:
-            if type(child) in shareable:
+            t = type(child)
+            if t in shareable:
                 if id(child) in seen:
                     return True
                 add(id(child))
                 push(child)
+            elif t is str and len(child) >= long:
+                if id(child) in seen:
+                    return True
+                add(id(child))
     return False
 
 
@@ -1343,6 +1358,17 @@ def _check_written_size(instance: Any, kind: str | None) -> None:
                 ],
                 kind,
             )
+
+
+def check_written_size(value: Any, default: Callable[[Any], Any], kind: str | None = None) -> None:
+    """What :func:`check_json_value` first asks of a value it is given (a value sharing its members written past
+    ``limits.max_bytes`` is refused, rule ``max-bytes``, at the deepest part over the limit), asked of ``value`` as a
+    writer writes it: model objects as ``default`` gives their dicts (their own free-form values in them, shared
+    where the object shares them), copied as :func:`encode_error` copies them (a container met again shares its
+    copy). For the writer whose C kernel stopped at ``limits.max_bytes`` or at a part of a free-form value met
+    twice (a message changed after construction: the constructors refuse such a value): linear in its object graph,
+    where writing it would cost its every path."""
+    _check_written_size(_plain(value, default), kind)
 
 
 def check_json_value(
