@@ -926,3 +926,25 @@ def test_the_largest_limits_read_a_stream() -> None:
     finally:
         for name, value in before.items():
             limits[name] = value
+
+
+def test_an_exact_key_is_one_value_of_one_type_throughout() -> None:
+    """``jsontext.exact_key`` (what the formatters keep a tool's checks under): a value's JSON text where it and
+    everything in it is of the exact JSON types, so that values of one key are equal and alike in type; None for
+    what JSON writes alike though it is not (a tuple for a list, a subclass for its base, a NaN for null), for what
+    JSON cannot write, and without the C kernels (the caller keeps nothing)."""
+    from agentmsg._native import speedups
+
+    class Text(str):
+        pass
+
+    key = jsontext.exact_key
+    plain: dict[str, Any] = {"a": [1, 1.0, True, None, "x", {"b": []}]}
+    if speedups is None:
+        assert key(plain) is None
+        return
+    assert key(plain) == key({"a": [1, 1.0, True, None, "x", {"b": []}]}) == b'{"v":' + orjson.dumps(plain) + b"}"
+    assert len({key(1), key(1.0), key(True), key("1"), key([1])}) == 5
+    assert key({"a": 1, "b": 2}) != key({"b": 2, "a": 1})  # (the order is sent: another request)
+    for other in ((1,), {"a": (1,)}, [Text("x")], {"a": float("nan")}, {1: 2}, [2**64], ["\ud800"], {"a": {1}}):
+        assert key(other) is None, other

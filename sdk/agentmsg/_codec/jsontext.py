@@ -51,6 +51,7 @@ __all__ = [
     "dumps",
     "duplicate_keys",
     "encode_error",
+    "exact_key",
     "has_lone_surrogate",
     "json_type",
     "json_value_copy",
@@ -84,6 +85,7 @@ _CHUNK = 1 << 20
 #: the C writer's dry run (``_speedups.writes``; None: pure Python), and the depth below which it nests every
 #: container it says it writes (``DEPTH_LIMIT`` in ``_speedups.c``)
 _native_writes = speedups.writes if speedups is not None else None
+_native_encode = speedups.encode if speedups is not None else None
 _NATIVE_DEPTH = 240
 _NO_PLANS: dict[type, object] = {}
 
@@ -297,6 +299,37 @@ def plainly_written(value: Any, max_depth: int) -> bool:
     if b"null" in text or text.count(b"[") + text.count(b"{") - wraps > max_depth:
         return not deeper_than(value, max_depth, finite=True)
     return True
+
+
+class _Held:
+    """The value :func:`exact_key` writes, as the one free-form field of an object (the C writer's plans take the exact
+    JSON types only in a free-form field: ``EX_FREE``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+#: the C writer's plan of :class:`_Held` (None: pure Python): its field of any type (0), free-form (32), never omitted
+_HELD_PLANS: Final = (
+    {_Held: speedups.make_plan(_Held, [("value", "v", False, 32)], None, True)} if speedups is not None else None
+)
+
+
+def exact_key(value: Any) -> bytes | None:
+    """A key for ``value`` that cannot go stale: its JSON text (wrapped as ``{"v":...}``) when it and everything in it
+    is of the exact JSON types (str, int, float, bool, None, a dict of str keys, a list: no tuple, no subclass, no
+    NaN or infinity, no lone surrogate, no integer past 64 bits), None for any other value and where the C kernels
+    are not built (the caller then works as it would without one). Two values of one key are equal and of the same
+    types throughout, so that what a pure function made of one is what it makes of the other, whatever the caller does
+    to the first since: a cache of such a function's results keyed so holds no value of the caller's (a caller's
+    ``tools`` are theirs, and mutable). One C pass, as :func:`plainly_written`'s."""
+    encode = _native_encode
+    if encode is None or _HELD_PLANS is None:
+        return None
+    written: bytes | None = encode(_Held(value), _HELD_PLANS, _no_fallback, _orjson_dumps)
+    return written
 
 
 def unwritten_at(

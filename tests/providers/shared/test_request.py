@@ -237,6 +237,56 @@ def test_same_input_same_bytes(provider: str) -> None:
     assert a.diagnostics == b.diagnostics
 
 
+def _schema_described(tree: Any, description: str) -> dict[str, Any]:
+    """The object of a request body whose ``description`` is ``description`` (a property's schema, as sent)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("description") == description:
+                return node
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    raise AssertionError(f"no schema described {description!r} in the body")
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_tool_sent_with_every_request_is_sent_as_given_each_time(provider: str) -> None:
+    """An agent's tools go with every request (Gemini's schema converted once: tools.py keeps it by the parameters'
+    exact JSON): each request is what the tool given says, its steps said each time, at the tool's own pointer; its
+    body holds its own schema (changing it changes no later request); a tool changed is sent changed; a tool alike
+    in JSON but for a tuple where a list was is sent as the tuple says, however often the list was."""
+
+    def tool(description: str = "the city", required: Any = None) -> dict[str, Any]:
+        city = {"type": "string", "description": description}
+        schema = {"type": "object", "properties": {"city": city}, "required": required or ["city"]}
+        return {"name": "f", "description": "d", "parameters": {**schema, "additionalProperties": False}}
+
+    def request(*tools: dict[str, Any]) -> Any:
+        return get(provider).format_request([UserMessage("hi")], tools=list(tools))
+
+    tupled = request(tool(required=("city",)))
+    first = request(tool())
+    again = request(tool())
+    assert again.body == first.body and again.diagnostics == first.diagnostics
+    assert request(tool(required=("city",))).body == tupled.body
+    assert request(tool(required=("city",))).diagnostics == tupled.diagnostics
+    assert (tupled.body, tupled.diagnostics) != (first.body, first.diagnostics)
+    _schema_described(again.body, "the city")["type"] = "changed"
+    assert request(tool()).body == first.body
+    mine = tool()
+    request(mine)
+    mine["parameters"]["properties"]["city"]["description"] = "a town"
+    _schema_described(request(mine).body, "a town")
+    shifted = request({"name": "g"}, tool())
+    assert [p.pointer.replace("/tools/1", "/tools/0") for p in shifted.diagnostics] == [
+        p.pointer for p in first.diagnostics
+    ]
+    if provider == "gemini":  # (its schema has no additionalProperties: said, each time)
+        assert [p.rule for p in first.diagnostics] == ["schema-keyword-dropped"]
+
+
 @pytest.mark.parametrize("provider", NAMES)
 def test_every_rule_is_in_the_table(provider: str) -> None:
     msgs = [*tool_loop(), AssistantMessage([HintBlock(hint="Be brief."), TextBlock(text="ok")])]

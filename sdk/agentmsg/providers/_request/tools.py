@@ -36,8 +36,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
+import orjson
 
-from agentmsg._codec.jsontext import deeper_than, depth_error, plainly_written, unwritten_at
+from agentmsg._codec.jsontext import deeper_than, depth_error, exact_key, plainly_written, unwritten_at
 from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError, short_repr, with_article
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, tool_mark
@@ -587,7 +588,7 @@ def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
             out.append({"functionDeclarations": decls})
         decl = _declaration(t, ctx)
         if t.parameters.get("properties") or t.parameters.get("type") not in (None, "object"):
-            decl["parameters"] = gemini_schema(t.parameters, t.pointer + "/parameters", ctx)
+            decl["parameters"] = _gemini_parameters(t, ctx)
         else:
             # an object with no properties: Gemini wants no parameters at all
             extra = [k for k in t.parameters if k not in ("type", "properties", "required", "additionalProperties")]
@@ -597,6 +598,35 @@ def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
             ctx.report(t.pointer + "/strict", "param-dropped", "Gemini takes no per-tool strict flag")
         decls.append(decl)
     return out
+
+
+#: Gemini's schemas of the tool parameters converted lately, by (the parameters' ``exact_key``, their pointer): the
+#: schema as JSON and what its conversion said. At most _CONVERTED_MAX, cleared when full.
+_CONVERTED: dict[tuple[bytes, str], tuple[bytes, tuple[tuple[Any, ...], ...]]] = {}
+_CONVERTED_MAX: Final = 256
+
+
+def _gemini_parameters(t: ToolDef, ctx: Context) -> dict[str, Any]:
+    """Gemini's schema of tool ``t``'s parameters: :func:`gemini_schema`, a pure function of them and their pointer
+    (which says each step on ``ctx``), converted once for parameters of the exact JSON types (an agent sends its tools
+    with every request: their ``exact_key`` and a read of the schema's JSON cost about half the conversion), then
+    read from its JSON, a schema of the request's own each time (the cache holds none of a caller's values, nor a
+    body's), its steps said again."""
+    pointer = t.pointer + "/parameters"
+    key = exact_key(t.parameters)
+    if key is None:
+        return gemini_schema(t.parameters, pointer, ctx)
+    known = _CONVERTED.get((key, pointer))
+    if known is not None:
+        ctx.diagnostics.extend(known[1])
+        schema: dict[str, Any] = orjson.loads(known[0])
+        return schema
+    said = len(ctx.diagnostics)
+    schema = gemini_schema(t.parameters, pointer, ctx)
+    if len(_CONVERTED) >= _CONVERTED_MAX:
+        _CONVERTED.clear()
+    _CONVERTED[(key, pointer)] = (orjson.dumps(schema), tuple(ctx.diagnostics[said:]))
+    return schema
 
 
 def gemini_tool_config(choice: ToolChoice, ctx: Context, tools: list[ToolDef]) -> dict[str, Any]:
