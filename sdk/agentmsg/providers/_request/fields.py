@@ -365,11 +365,13 @@ def scan(
     blocks = found.blocks
     message_keys = found.message_set
     nothing = _NOTHING
-    unknown = _Unknown()
+    unknown: _Unknown | None = None  # (made for the first message with something to say: the usual request has none)
     text_plain = blocks.get(TextBlock) is nothing  # a text block has nothing but its unknown keys to say
     for i in range(len(messages)) if only is None else only:
         msg = messages[i]
         if msg.unknown_keys or (message_keys and msg.metadata and not message_keys.isdisjoint(msg.metadata)):
+            if unknown is None:
+                unknown = _Unknown()
             _message(ctx, i, msg, found, unknown)
             continue
         content: list[Any] = msg.content
@@ -394,8 +396,11 @@ def scan(
                         break
         else:
             continue
+        if unknown is None:
+            unknown = _Unknown()
         _message(ctx, i, msg, found, unknown)
-    unknown.say(ctx)
+    if unknown is not None:
+        unknown.say(ctx)
 
 
 def _message(ctx: Any, i: int, msg: Msg, checks: _Checks, unknown: _Unknown) -> None:

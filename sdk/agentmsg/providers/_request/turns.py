@@ -117,7 +117,12 @@ class TurnWalk(Walk):
     # ---- walk ----
 
     def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
-        self.first_turn = next((i for i in range(start, len(msgs)) if msgs[i].role is not _SYSTEM), len(msgs))
+        first = len(msgs)
+        for i in range(start, first):  # (a loop, not a generator: no frame made per call)
+            if msgs[i].role is not _SYSTEM:
+                first = i
+                break
+        self.first_turn = first
         if start:
             self._held_calls(msgs, start)
         return super().run(msgs, start)
