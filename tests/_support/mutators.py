@@ -7,6 +7,9 @@ failing case). Every function returns a new value; what it is given is never cha
 * JSON values: ``mutate_json`` (seeded) and ``mutated`` (Hypothesis) replace a value by one of another
   JSON type or range, remove a key, add one (unknown, or a near miss of a declared one) or wrap a value in
   hundreds of levels; ``edit`` is the one edit both make. ``json_paths`` lists where an edit can go.
+* Python values: ``python_valued`` (Hypothesis) puts values that are no JSON (a tuple, a UUID, a datetime, bytes,
+  a NaN, a set, a subclass of str, int or dict, a mapping that is no dict, a key that is no string) at random
+  places of parsed JSON, or values the readers take as JSON (an enum member).
 * JSON text: ``edited_json_text`` (Hypothesis) cuts it short, changes a byte, adds a lone surrogate escape,
   an integer beyond 64 bits or a duplicate key.
 * Provider bodies: ``mutate_payloads`` mutates the JSON payloads of an SSE or JSON-lines body in place;
@@ -20,8 +23,15 @@ failing case). Every function returns a new value; what it is given is never cha
 
 from __future__ import annotations
 
+import collections
+import datetime
+import decimal
+import enum
+import http
 import json
 import random
+import types
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -166,6 +176,92 @@ def mutated(draw: st.DrawFn, value: Any) -> Any:
             edit(value, path, "add", draw(REPLACEMENTS), key=key)
         elif action == "deepen":
             edit(value, path, "deepen", depth=draw(st.sampled_from([1, 100, 251, 252, 253, 260])))
+    return value
+
+
+# Python values that are no JSON value, as a caller's parsed JSON may hold them: what ``Msg.from_dict`` and every
+# reader of parsed JSON refuse (json-value, at the value's pointer; the key of a dict at the dict's), and what orjson
+# would write without a word (a tuple as an array, a UUID or a datetime as a string, a NaN as null, a str or dict
+# subclass as its value)
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+class _Plain(enum.Enum):
+    A = 1
+
+
+class _Text(str, enum.Enum):  # (a str enum member is written as its value: the readers take it)
+    USER = "USER"
+
+
+NOT_JSON: list[Callable[[Any], Any]] = [  # each makes one from the value it replaces
+    lambda v: tuple(v) if isinstance(v, list) else (v,),
+    lambda v: uuid.UUID(int=7),
+    lambda v: datetime.datetime(2026, 12, 7, 3, 4, 5, tzinfo=datetime.timezone.utc),
+    lambda v: datetime.date(2026, 12, 7),
+    lambda v: v.encode() if isinstance(v, str) else b"x",
+    lambda v: float("nan"),
+    lambda v: float("-inf"),
+    lambda v: set(v) if isinstance(v, list) and all(isinstance(i, (str, int)) for i in v) else {1},
+    lambda v: frozenset(),
+    lambda v: _Str(v) if isinstance(v, str) else _Str("x"),
+    lambda v: _Int(v) if isinstance(v, int) and not isinstance(v, bool) else _Int(1),
+    lambda v: _Dict(v) if isinstance(v, dict) else _Dict(),
+    lambda v: collections.OrderedDict(v) if isinstance(v, dict) else collections.OrderedDict(),
+    lambda v: types.MappingProxyType(v) if isinstance(v, dict) else types.MappingProxyType({}),
+    lambda v: collections.UserDict(v) if isinstance(v, dict) else collections.UserList([v]),
+    lambda v: decimal.Decimal("1.5"),
+    lambda v: _Plain.A,
+    lambda v: 1 + 2j,
+]
+#: Python values the readers take as the JSON they write (a str or int enum member is its value)
+AS_JSON: list[Callable[[Any], Any]] = [lambda v: _Text.USER, lambda v: http.HTTPStatus.OK]
+#: keys no JSON object has (a dict's key is refused at the dict's pointer)
+NOT_JSON_KEYS: list[Any] = [1, None, 1.5, ("a",), b"k", _Str("k"), uuid.UUID(int=1)]
+
+
+@st.composite
+def python_valued(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` (parsed JSON) after one to three edits at random places that make it a Python value which may
+    be no JSON (:data:`NOT_JSON`): a value replaced by (or turned into) a tuple, a UUID, a datetime, bytes, a
+    NaN, a set, a str, int or dict subclass, a mapping that is no dict; a key that is no string added; or a value
+    replaced by one the readers take (:data:`AS_JSON`), or the whole value given as a mapping that is no dict (what
+    ``Msg.from_dict`` reads as its dict). Nothing is changed where an edit goes twice the same way."""
+    value = _copy(value)
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(json_paths(value)))
+        action = draw(st.sampled_from(["not-json", "not-json", "not-json", "key", "as-json"]))
+        if not path:
+            if isinstance(value, dict) and action != "key":
+                value = draw(st.sampled_from([types.MappingProxyType, collections.OrderedDict, _Dict]))(value)
+            continue
+        parent = value
+        try:
+            for part in path[:-1]:
+                parent = parent[part]
+            old = parent[path[-1]]
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier edit made this path no container
+        if action == "key":
+            if isinstance(old, dict):
+                old[draw(st.sampled_from(NOT_JSON_KEYS))] = draw(json_value)
+            continue
+        make = draw(st.sampled_from(NOT_JSON if action == "not-json" else AS_JSON))
+        try:
+            parent[path[-1]] = make(old)
+        except TypeError:  # (an edit made ``parent`` immutable: a tuple, a frozenset, a mapping proxy)
+            continue
     return value
 
 

@@ -6,25 +6,33 @@ parsed JSON) and refuses, and that it reads JSON Lines in bounded memory."""
 
 from __future__ import annotations
 
+import collections
+import datetime
 import io
 import json
 import tracemalloc
-from collections.abc import Iterator
+import types
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 from unittest.mock import ANY
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import CheckReport, Finding, UserMessage, check, iter_check
 from agentmsg.cli._io import POINTER_LIMIT, clip
 from agentmsg.errors import WrongTypeError
 from agentmsg.providers import NAMES
+from tests._support.budget import examples
 from tests._support.cli import run
 from tests._support.events import jsonl_lines
-from tests.conftest import ROOT, VECTORS
+from tests._support.mutators import python_valued
+from tests.conftest import ROOT, VECTORS, load_vectors
 
 # one worker for the module: its files and their reports (module fixtures, about 2 s) are made once, not per worker
 pytestmark = pytest.mark.xdist_group("check-api")
@@ -209,6 +217,12 @@ def test_parsed_json_holding_a_nan_or_an_infinity_is_refused_as_the_readers_refu
 
 
 _TEXT = {"type": "text", "text": "x"}
+
+
+class _Name(str):
+    pass
+
+
 _NO_JSON = {  # (what orjson cannot write, where it is: the message's pointer, the rule Msg.from_dict names)
     "int-past-64-bits": ({"extra": 2**64}, "/extra", "integer-range"),
     "int-below-64-bits": ({"extra": [1, {"a": -(2**63) - 1}]}, "/extra/1/a", "integer-range"),
@@ -218,6 +232,15 @@ _NO_JSON = {  # (what orjson cannot write, where it is: the message's pointer, t
     "lone-surrogate-key": ({"extra": {"\udc00": 1}}, "/extra", "lone-surrogate"),
     "an-object": ({"content": [dict(_TEXT, extra=object())]}, "/content/0/extra", "json-value"),
     "first-of-two": ({"extra": [float("nan"), {1}]}, "/extra/0", "json-value"),  # (the first, a NaN orjson writes)
+    # what orjson writes without a word, as what it is not (an array, a string, an object): refused as no JSON
+    "tuple": ({"content": (_TEXT,)}, "/content", "json-value"),
+    "uuid": ({"id": uuid.UUID(int=1)}, "/id", "json-value"),
+    "datetime": ({"metadata": {"at": datetime.datetime(2026, 1, 1)}}, "/metadata/at", "json-value"),
+    "date": ({"extra": [datetime.date(2026, 1, 1)]}, "/extra/0", "json-value"),
+    "bytes": ({"content": [dict(_TEXT, text=b"x")]}, "/content/0/text", "json-value"),
+    "str-subclass": ({"name": _Name("u")}, "/name", "json-value"),
+    "dict-subclass": ({"metadata": collections.OrderedDict(a=1)}, "/metadata", "json-value"),
+    "mapping": ({"metadata": types.MappingProxyType({"a": 1})}, "/metadata", "json-value"),
 }
 
 
@@ -243,6 +266,18 @@ def test_parsed_json_that_orjson_cannot_write_is_refused_at_its_pointer_as_the_r
         ]
 
 
+def test_a_mapping_given_is_read_as_its_dict_as_the_readers_read_it() -> None:
+    """Msg.from_dict and the reducer read a mapping given that is no dict (a MappingProxyType, an OrderedDict) as
+    the dict of its items: so does check, the value given and each item of a list given (it was refused, json-value
+    at the top); nested, it is refused as they refuse it."""
+    msg = {"id": "m", "role": "USER", "content": [_TEXT]}
+    for mapping in (types.MappingProxyType(msg), collections.OrderedDict(msg)):
+        agentmsg.Msg.from_dict(mapping)
+        assert check(mapping) == check(msg) == CheckReport("msg", ())
+        assert check([mapping, msg]) == check([msg, msg]) and check([mapping]).valid
+    assert check(types.MappingProxyType({"type": "text", "text": "x"}), kind="content-block").valid
+
+
 def test_parsed_json_nested_past_what_orjson_writes_is_refused_as_the_readers_refuse_it() -> None:
     """300 levels, past what orjson writes: was ``type`` at the top ("not JSON: Recursion limit reached"); now the
     SizeLimitError Msg.from_dict raises, ``max-depth`` at the level that crosses the limit."""
@@ -257,6 +292,75 @@ def test_parsed_json_nested_past_what_orjson_writes_is_refused_as_the_readers_re
     said = [(p.pointer, p.rule, p.message) for p in checked.value.problems]
     assert said == [(p.pointer, p.rule, p.message) for p in read.value.problems]
     assert said[0][:2] == ("/extra" + "/0" * 253, "max-depth")
+
+
+#: the valid instances of the conformance vectors, by kind, and each kind's reader of parsed JSON
+_VALID = {
+    kind: [c["instance"] for c in load_vectors(f"{kind}.json")["cases"] if c["valid"]]
+    for kind in ("msg", "content-block", "event")
+}
+_READERS: dict[str, Callable[[Any], object]] = {
+    "msg": lambda v: agentmsg.Msg.from_dict(v, notes=[]),
+    "content-block": lambda v: agentmsg.block_from_dict(v, notes=[]),
+    # (as the reducer reads an event, a mapping as its dict; a stream's rules, order and pairing, aside)
+    "event": lambda v: agentmsg.validate(dict(v) if isinstance(v, Mapping) else v, "event"),
+}
+#: the rules of a value that is no JSON the readers write back: said before any schema's
+_NO_JSON_RULES = frozenset({"json-value", "integer-range", "lone-surrogate", "max-depth", "cycle", "max-bytes"})
+
+
+def _read(kind: str, value: Any) -> tuple[str, str] | None:
+    """(pointer, rule) of the first problem the kind's reader refuses ``value`` with (a list: each item, under
+    ``/N``; what is no JSON first, as a file's is), None where it reads it."""
+    items = list(enumerate(value)) if type(value) is list else [(None, value)]
+    refusals = []
+    for index, item in items:
+        try:
+            _READERS[kind](item)
+        except agentmsg.ValidationError as exc:
+            first = exc.problems[0]
+            refusals.append((("" if index is None else f"/{index}") + first.pointer, first.rule))
+    no_json = [r for r in refusals if r[1] in _NO_JSON_RULES]
+    return no_json[0] if no_json else refusals[0] if refusals else None
+
+
+@pytest.mark.fuzz
+@settings(
+    deadline=None,
+    max_examples=examples(200),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.data())
+def test_check_gives_the_readers_verdict_on_python_values(data: st.DataObject) -> None:
+    """check(value) on parsed JSON holding Python values that are no JSON (a tuple, a UUID, a datetime, bytes, a
+    NaN, a set, a str, int or dict subclass, a mapping that is no dict, a key that is no string), anywhere in a
+    valid message, block or event, or in a list of them: check reads it as the kind's reader does
+    (``Msg.from_dict``, ``block_from_dict``, ``validate``), never as what orjson writes for it (a tuple as an
+    array, a UUID as a string): it raises the reader's ValidationError where the reader refuses what is no JSON,
+    at the same pointer and rule; otherwise its problems are empty exactly when the reader takes the value, and
+    the first is the reader's first. (An event's problems are the schema's only: a stream's order is the
+    reducer's, and a single event breaks it.)"""
+    kind = data.draw(st.sampled_from(sorted(_VALID)))
+    count = data.draw(st.sampled_from([None, 1, 2]))
+    picks = [data.draw(st.sampled_from(_VALID[kind])) for _ in range(count or 1)]
+    items = [data.draw(python_valued(p)) if data.draw(st.booleans()) or count is None else p for p in picks]
+    value: Any = items[0] if count is None else items
+    read = _read(kind, value)
+    try:
+        report = check(value, kind=kind)
+    except agentmsg.ValidationError as exc:
+        assert read is not None and read[1] in _NO_JSON_RULES, (read, exc.problems)
+        assert (exc.problems[0].pointer, exc.problems[0].rule) == read
+        return
+    assert read is None or read[1] not in _NO_JSON_RULES, (read, report.findings)
+    problems = [(f.at, f.rule) for f in report.problems]
+    if kind == "event":  # (the schema's problems of each event: the reducer's are a stream's)
+        text = orjson.dumps([dict(i) for i in items]) if count else orjson.dumps(dict(value))
+        assert report.findings == check(text, kind=kind).findings  # (what is read is the value, as JSON)
+        return
+    if any(f.rule == "legacy-key" for f in report.findings):
+        return  # (a legacy key's value is checked as the schema's legacy form, not as the reader reads it: apart)
+    assert (problems[0] if problems else None) == read, (read, report.findings)
 
 
 def test_what_is_no_file_or_no_kind_is_refused() -> None:

@@ -14,21 +14,26 @@ import io
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Final
 
 import attrs
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import deep_value_pointer, deeper_than, depth_error, encode_error
+from agentmsg._codec.jsontext import (
+    check_json_value,
+    deep_value_pointer,
+    deeper_than,
+    depth_error,
+)
 from agentmsg._codec.legacy import read_legacy_keys, read_legacy_keys_checked
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, validate, validate_checked
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records, read_sse
 from agentmsg._wire.sse import SSEEvent, sniff_format
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, unknown_choice, wrong_type
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, unknown_choice, wrong_type
 
 if TYPE_CHECKING:  # (at run time, agentmsg.events and agentmsg.conversation are imported where an event stream or a
     # conversation is checked: a file of messages needs neither, a third of `agentmsg validate FILE`'s start-up)
@@ -115,12 +120,14 @@ def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict:
     problems, not notes. Bad content is findings, never an exception; a path that cannot be opened or read raises
     :class:`OSError` (as ``open`` does), a path no file system can hold (a lone surrogate, a NUL) a
     :class:`~agentmsg.ValidationError` at ``/source`` (rule ``path``), an unknown ``kind`` one at ``/kind`` (rule
-    ``enum``; both are ValueErrors too), parsed JSON that has no JSON text a ValidationError naming its first
-    value that is none at its pointer, as ``Msg.from_dict`` refuses it (a set or a key that is no string:
-    ``json-value``, an integer beyond 64 bits: ``integer-range``, a lone surrogate: ``lone-surrogate``, a NaN or
-    an infinity, which orjson writes as null: ``json-value``; nested too deep: a SizeLimitError, ``max-depth``; a
-    list or dict holding itself: ``cycle``). Reads in bounded memory (:data:`agentmsg.limits`);
-    the findings are kept (:func:`iter_check` gives them one by one)."""
+    ``enum``; both are ValueErrors too), parsed JSON holding what is no JSON value a ValidationError naming the
+    first at its pointer, as ``Msg.from_dict`` refuses it (a set, a tuple, a UUID, a datetime, bytes, a key that
+    is no string, a str, int or dict subclass, a mapping that is no dict, a NaN or an infinity: ``json-value``,
+    whatever orjson would write for it; an integer beyond 64 bits: ``integer-range``; a lone surrogate:
+    ``lone-surrogate``; nested too deep, or a list or dict holding itself: a SizeLimitError, ``max-depth``). As
+    the readers take them, the value given and each item of a list given that is a mapping but no dict is read
+    as its dict, and a str or int enum member anywhere as its value. Reads in bounded memory
+    (:data:`agentmsg.limits`); the findings are kept (:func:`iter_check` gives them one by one)."""
     stream = iter_check(source, kind=kind, provider=provider, strict=strict)
     return CheckReport(stream.kind, tuple(stream))
 
@@ -204,30 +211,35 @@ def _stream(source: Any) -> Readable | None:
         return source
     if callable(getattr(source, "read", None)) and callable(getattr(source, "readline", None)):
         return _Binary(source)
-    try:
-        text = orjson.dumps(source, default=_to_dict)
-    except orjson.JSONEncodeError as exc:  # (what is no JSON: named at its pointer, as Msg.from_dict names it)
-        raise encode_error(source, _to_dict, exc) from None
-    if b"null" in text:  # (orjson writes a NaN or an infinity as null, without a word: looked for only then)
-        _refuse_non_finite(source)
-    return io.BytesIO(text)
+    return io.BytesIO(_json_text(source))
 
 
-def _refuse_non_finite(value: Any) -> None:
-    """Parsed JSON holding a NaN or an infinity (what Python's json reads ``1e400`` as), which orjson wrote as
-    ``null``: refused as the readers refuse it (``Msg.from_dict``, the reducer), rule ``json-value`` at its pointer,
-    the first in document order; never checked as the null it is not. (``value`` is one orjson wrote: no deeper
-    than it writes, no cycle.)"""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        node, path = stack.pop()
-        kind = type(node)
-        if kind is dict:
-            stack.extend((child, (*path, key)) for key, child in reversed(node.items()))
-        elif kind is list:
-            stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
-        elif kind is float and node - node != 0.0:  # (NaN and the infinities: x - x is NaN)
-            raise ValidationError.single(pointer_of(path), "json-value", f"{node!r} is not a JSON number")
+def _json_text(source: Any) -> bytes:
+    """The compact JSON of parsed JSON given to check, held to what the readers hold it to (``Msg.from_dict``,
+    ``block_from_dict``, ``validate``, the reducer: :func:`~agentmsg._codec.jsontext.check_json_value`): what they
+    refuse as no JSON raises their ValidationError, the first in document order at its pointer (a tuple, a UUID,
+    a datetime, a set, bytes, a NaN or an infinity, a str, int or dict subclass, a mapping that is no dict, a key
+    that is no string: ``json-value``; an integer beyond 64 bits: ``integer-range``; a lone surrogate:
+    ``lone-surrogate``; nested too deep, or a list or dict holding itself: a SizeLimitError, ``max-depth``), never
+    checked as what orjson writes for it (a tuple as an array, a UUID as a string, a NaN as null). As the readers
+    take them, the value and each item of a list given: a mapping that is no dict (a ``MappingProxyType``, an
+    ``OrderedDict``) is read as the dict of its items, an object with ``to_dict()`` (a :class:`~agentmsg.Msg`) as
+    its dict; a str or int enum member anywhere is its value."""
+    source = _as_read(source)
+    if type(source) is list and not all(type(item) is dict for item in source):
+        source = [_as_read(item) for item in source]
+    check_json_value(source)  # (the usual value, plain JSON: the readers' own two C passes)
+    return orjson.dumps(source)
+
+
+def _as_read(value: Any) -> Any:
+    """A value given to check, or an item of a list given, as the readers take it (:func:`_json_text`)."""
+    if type(value) is dict or type(value) is list:
+        return value
+    if isinstance(value, Mapping):
+        return dict(value)
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) else value
 
 
 def _open(path: str | os.PathLike[str]) -> IO[bytes]:
@@ -238,13 +250,6 @@ def _open(path: str | os.PathLike[str]) -> IO[bytes]:
         return open(os.fspath(path), "rb")  # (closed by CheckStream._release(), at the end)
     except ValueError as exc:  # (UnicodeEncodeError is one; OSError is not)
         raise ValidationError.single("/source", "path", f"{path!r} is no path a file system can hold: {exc}") from None
-
-
-def _to_dict(value: Any) -> Any:
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    raise TypeError(f"a {type(value).__name__} is no JSON value")
 
 
 class _Binary:
