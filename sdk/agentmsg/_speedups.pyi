@@ -65,9 +65,13 @@ def writes(
     told without writing it: the same walk and the same rules (a string with a lone surrogate, NaN or an infinity, an
     integer beyond 64 bits, a non-str dict key, a model field of another type than its plan expects, nesting beyond
     240, an error raised by ``fallback``, a part of a free-form value met twice: False), no output; it counts at
-    most what :func:`encode` would write (a string's characters 6 bytes each, the longest an escape is; an integer
-    20, a float 24) and says False once that passes ``max_bytes``, so that True means that encode writes it within
-    the cap (and False that it might not); unlike :func:`encode`, it also gives up on a model object whose plan is not
+    most what :func:`encode` would write and says False once that passes ``max_bytes``: a string's characters 6
+    bytes each (the longest an escape is, whatever the character) and its 2 quotes, a dict's keys so too; an integer
+    20, a float 24; null, true, false, ``{}`` and ``[]`` their own; a list of n values n + 1 for its brackets and
+    commas, a dict 2n + 1 with its colons, a model object every key of its plan with its braces and commas, those of
+    fields omitted too, each counted where it begins. So True means that encode writes it within the cap; a value
+    whose count is within ``max_bytes`` is never refused for its size, and one whose text is within it but whose
+    count is not may be (False, no verdict). Unlike :func:`encode`, it also gives up on a model object whose plan is not
     ``own`` (a caller's subclass of an agentmsg block class) and on one of a class it has no plan of (never calling
     ``fallback`` for it: :func:`encode` makes the plan), so that True also means every model object in ``value`` is
     of one of agentmsg's own classes, which code that tells classes apart by identity (the formatters' walks)

@@ -866,3 +866,74 @@ def test_the_writer_stops_at_its_byte_cap_and_at_a_free_form_part_met_twice() ->
     # (outside a free-form value a part met twice is written: the cap stops it)
     assert encode([long, long]) == orjson.dumps([long, long]) and encode([long, long], 65536 * 2) is False
     assert encode([shared], 1 << 20) is False and not writes([shared], 1 << 20)
+
+
+def _most_written(value: Any) -> int:
+    """What ``writes`` counts of a JSON value, as its contract says: a string's characters 6 bytes each and its
+    quotes, an integer 20, a float 24, null, true, false, {} and [] their own, a list's brackets and commas, a dict's
+    braces, commas and colons."""
+    if isinstance(value, str):
+        return 6 * len(value) + 2
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    if isinstance(value, int):
+        return 20
+    if isinstance(value, float):
+        return 24
+    if isinstance(value, list):
+        return len(value) + 1 + sum(map(_most_written, value)) if value else 2
+    assert isinstance(value, dict)
+    return 2 * len(value) + 1 + sum(_most_written(k) + _most_written(v) for k, v in value.items()) if value else 2
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "plain",
+        'a "quoted" \\ back\x01slash\n',  # escapes that lengthen it: \u0001 is 6 bytes of one character
+        "caf\u00e9 \u4e2d\U0001f600",  # non-ASCII: 2, 3 and 4 bytes a character
+        {"k\u00e9y\x1f": "v", "": [], "e": {}},  # keys counted as strings, with their escapes
+        [None, True, False, 0, -(2**63), 2**64 - 1, 1.5, 1e300, -0.0],
+        {"a": [{"b": [1, "x\u2028"], "c": None}], "d": [[[]]]},
+    ],
+)
+def test_writes_counts_at_most_what_encode_writes_to_the_byte(value: Any) -> None:
+    """``encode`` writes a value whose text is exactly ``max_bytes`` and stops one byte short of it; ``writes``
+    counts what its contract says (a string's characters 6 bytes each, escaped or not, ASCII or not; its keys too;
+    a container's punctuation where it begins): True at that count, False one byte under it, and at no cap where
+    encode would not write the value."""
+    assert native is not None
+    plans, default = _converter.native_plans, _converter.json_default
+    text = orjson.dumps(value)
+    assert native.encode(value, plans, default, orjson.dumps, len(text)) == text
+    assert native.encode(value, plans, default, orjson.dumps, len(text) - 1) is False
+    counted = _most_written(value)
+    assert counted >= len(text)
+    assert native.writes(value, plans, default, orjson.dumps, counted)
+    assert not native.writes(value, plans, default, orjson.dumps, counted - 1)
+    for cap in range(counted + 2):
+        if native.writes(value, plans, default, orjson.dumps, cap):
+            assert native.encode(value, plans, default, orjson.dumps, cap) == text, cap
+
+
+def test_writes_counts_a_model_objects_every_key_within_the_cap() -> None:
+    """A model object counts in ``writes`` its every key, braces and commas, its omitted fields' too (a bound, told
+    where it begins): True only at a cap ``encode`` writes it within, False from a byte under its text, so that the
+    formatters' check passes what is written within the cap and leaves the rest to ``dumps_json``."""
+    assert native is not None
+    plans, default = _converter.native_plans, _converter.json_default
+    few = ToolUseBlock(id="c1", name="f", input={})  # (fields omitted when None: counted all the same)
+    msg = agentmsg.AssistantMessage(
+        [few, TextBlock(text="\u00e9\n"), ToolUseBlock(id="c2", name="g", input={"k": [1]})]
+    )
+    for value in (few, msg, [msg, msg]):
+        text = pure(value)
+        assert c_writer(value) == text
+        assert not native.writes(value, plans, default, orjson.dumps, len(text) - 1)
+        assert native.writes(value, plans, default, orjson.dumps, 6 * len(text))
+        for cap in range(6 * len(text)):
+            if native.writes(value, plans, default, orjson.dumps, cap):
+                assert native.encode(value, plans, default, orjson.dumps, cap) == text, cap
