@@ -35,14 +35,16 @@ from agentmsg._codec.converter import (
     IntegerBeyond,
     _tag_of,
     beyond_error,
+    check_shared_size,
     dict_of,
     dumps_json,
     guard_field,
     prepare_json,
+    validate_object,
 )
 from agentmsg._codec.jsontext import JsonInput, json_value_copy, loads
 from agentmsg._codec.lazy import Once
-from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
+from agentmsg._codec.schemas import has_unknown_keys, schema_documents
 from agentmsg._codec.unknown import normalise_unknown_keys
 from agentmsg.errors import Problem, ValidationError, WrongTypeError, short_repr, wrong_type
 from agentmsg_models import content_block as _gen
@@ -342,6 +344,8 @@ def _source_from_dict(data: Any, strict: bool) -> Source:
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     """One block as parsed JSON (wire names, Java key order and null conventions, then unknown keys)."""
     _check_block(block)
+    if isinstance(block, _gen.ToolResultBlock) and holds_a_block_twice(block.output):  # (changed after construction)
+        check_shared_size(block, "content-block")
     return dict_of(block, "content-block")  # type: ignore[no-any-return]
 
 
@@ -480,7 +484,25 @@ def _normalise(block: Any) -> None:
                 f"expected a URLSource, a Base64Source or a dict, got {type(source).__name__}",
                 "content-block",
             )
-    validate(dict_of(block, "content-block", copy=False), "content-block")
+    shared = isinstance(block, _gen.ToolResultBlock) and holds_a_block_twice(block.output)
+    validate_object(block, "content-block", shared)
+
+
+def holds_a_block_twice(blocks: list[Any]) -> bool:
+    """Whether a block object is met twice in ``blocks`` or in the outputs of the tool results there, all the way
+    down (a tool result holding the same block twice, each holding the same block twice, 40 levels down: 41 blocks,
+    2**40 written). Such a block is legitimate (a caller reuses a TextBlock), and its constructor checks it as
+    it is written, each block once (:func:`~agentmsg._codec.converter.validate_object`). One walk of the blocks."""
+    seen: set[int] = set()
+    stack = [blocks] if type(blocks) is list else []
+    while stack:
+        for block in stack.pop():
+            if id(block) in seen:
+                return True
+            seen.add(id(block))  # (held by ``blocks``: no id is reused meanwhile)
+            if isinstance(block, _gen.ToolResultBlock) and type(block.output) is list and block.output:
+                stack.append(block.output)
+    return False
 
 
 def _enum(cls: Any, value: str, pointer: str) -> Any:

@@ -31,6 +31,7 @@ from agentmsg._codec.converter import (
     WrongValue,
     _tag_of,
     beyond_error,
+    check_shared_size,
     dict_of,
     dumps_json,
     guard_field,
@@ -38,6 +39,7 @@ from agentmsg._codec.converter import (
     reachable_models,
     surely_writes,
     unstructure_hooks,
+    validate_object,
 )
 from agentmsg._codec.jsontext import JsonInput, check_json_value, json_value_copy, loads
 from agentmsg._codec.lazy import Once
@@ -45,7 +47,16 @@ from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
 from agentmsg._codec.unknown import normalise_unknown_keys
-from agentmsg.blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping, lenient_warning
+from agentmsg.blocks import (
+    BLOCK_CLASSES,
+    SDK_CLASS_OF,
+    ContentBlock,
+    TextBlock,
+    as_blocks,
+    as_mapping,
+    holds_a_block_twice,
+    lenient_warning,
+)
 from agentmsg.errors import Problem, ValidationError, short_repr, wrong_type
 from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
@@ -425,7 +436,7 @@ class Msg(_msg_mod.Msg):
             usage=usage_value,
             unknown_keys=normalise_unknown_keys(unknown_keys, _msg_mod.Msg, "msg"),
         )
-        validate(dict_of(self, "msg", copy=False), "msg")
+        validate_object(self, "msg", holds_a_block_twice(self.content))
 
     def __eq__(self, other: object) -> bool:
         """Field-wise equality: ``Msg("USER", ...)`` equals the ``UserMessage`` decoded from its JSON."""
@@ -558,6 +569,8 @@ class Msg(_msg_mod.Msg):
         """The message as parsed JSON: wire names, Java's key order and null conventions, then unknown keys.
         A new value every call, sharing no mutable container with the message: metadata, tool inputs and unknown
         keys are copied (their strings and numbers are immutable), so changing one never changes the other."""
+        if holds_a_block_twice(self.content):  # (its blocks changed after construction: checked as its constructor)
+            check_shared_size(self, "msg")
         return dict_of(self, "msg")  # type: ignore[no-any-return]
 
     def to_json(self) -> str:

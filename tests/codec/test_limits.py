@@ -948,3 +948,131 @@ def test_an_exact_key_is_one_value_of_one_type_throughout() -> None:
     assert key({"a": 1, "b": 2}) != key({"b": 2, "a": 1})  # (the order is sent: another request)
     for other in ((1,), {"a": (1,)}, [Text("x")], {"a": float("nan")}, {1: 2}, [2**64], ["\ud800"], {"a": {1}}):
         assert key(other) is None, other
+
+
+#: A child process's work (its argument: ``limits.max_bytes``): tool results each holding the previous one twice
+#: (the same object: 41 blocks, 2**40 written, under a limit of 1 MiB), built level by level, then a message of the
+#: deepest one accepted, its writers, the same built past the limit, and one changed after construction past it:
+#: each step's refusal (or None) and the blocks that deep printed as soon as it returns, so that a step that hangs is
+#: named by the last line its parent reads.
+_SHARED_BLOCKS = """
+import json, sys
+import agentmsg
+from agentmsg import AssistantMessage, Msg, TextBlock, ToolResultBlock, ValidationError, limits
+from agentmsg.providers import get
+limits.max_bytes = int(sys.argv[1])
+
+def step(name, call):
+    print(name, flush=True)
+    try:
+        call()
+        said = None
+    except ValidationError as error:
+        said = [type(error).__name__, [[p.pointer, p.rule] for p in error.problems]]
+    print(json.dumps([name, said]), flush=True)
+
+text = TextBlock(text="x")
+blocks = [text, text]
+levels = 0
+try:
+    while levels < 40:
+        blocks = [ToolResultBlock(id="c", name="f", output=blocks)] * 2
+        levels += 1
+except ValidationError as error:
+    print(json.dumps(["levels", levels, [[p.pointer, p.rule] for p in error.problems]]), flush=True)
+within = blocks[0]  # (written within the limit, at most)
+step("Msg", lambda: AssistantMessage(within.output))
+msg = AssistantMessage([within])
+step("to_json", msg.to_json)
+step("to_dict", msg.to_dict)
+step("from_dict", lambda: Msg.from_dict(msg.to_dict()))
+step("block_to_dict", lambda: agentmsg.block_to_dict(within))
+past = ToolResultBlock(id="c", name="f", output=[])
+past.output = [within] * 64  # (changed after construction: 64 times the limit's half)
+msg.content = [past]
+step("changed to_json", msg.to_json)
+step("changed to_dict", msg.to_dict)
+step("changed encode_messages", lambda: agentmsg.encode_messages([msg]))
+step("changed format_request", lambda: get("openai").format_request([msg], model="m"))
+step("changed block_to_dict", lambda: agentmsg.block_to_dict(past))
+step("ToolResultBlock", lambda: ToolResultBlock(id="c", name="f", output=past.output))
+step("Msg past", lambda: AssistantMessage([past]))
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "pure"])
+def test_blocks_holding_the_same_block_twice_are_checked_once_each(pure: bool) -> None:
+    """A tool result holding the same block twice, each holding the same block twice (a caller reuses a block: 41
+    blocks, 2**40 written), was checked as written out, every path (its dict, the JSON check, the validator): each
+    level took twice the one before (the 18th 22.8 s). A constructor now checks each block once (its dict sharing
+    what the block shares, validated level by level): accepted within ``limits.max_bytes``, refused past it at the
+    level that passes it (SizeLimitError, ``max-bytes``, at the deepest part over the limit, as the writers say it).
+    A message changed after construction to pass it is refused by every writer (``to_dict`` and pure Python's
+    ``to_json`` wrote it path by path). In a child process, under a time limit (pytest's own cannot stop a C loop)."""
+    env = dict(os.environ)
+    env.pop("AGENTMSG_PURE_PYTHON", None)
+    if pure:
+        env["AGENTMSG_PURE_PYTHON"] = "1"
+    cap = 1 << 20
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SHARED_BLOCKS, str(cap)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    hung = None
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        hung = out.splitlines()[-1:] or ["building the blocks"]
+    assert hung is None, f"{hung} ran for over 120 s"
+    assert proc.returncode == 0, err[-2000:]
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
+    (_, levels, problems), said = lines[0], {name: refusal for name, refusal in lines[1:]}
+    # (a level's text is twice the one before and some: 13 levels, 2**13 tool results, are within 1 MiB)
+    assert levels == 13
+    ((pointer, rule),) = problems
+    assert rule == "max-bytes" and pointer == "/output"
+    for name in ("Msg", "to_json", "to_dict", "from_dict", "block_to_dict"):
+        assert said[name] is None, (name, said[name])
+    for name, at in (
+        ("changed to_json", "/content/0"),
+        ("changed to_dict", "/content/0"),
+        ("changed encode_messages", "/0/content/0"),
+        ("changed format_request", "/0/content/0"),
+        ("changed block_to_dict", ""),
+        ("ToolResultBlock", ""),
+        ("Msg past", "/content/0"),
+    ):
+        refusal = said[name]
+        assert refusal is not None, name
+        ((pointer, rule),) = refusal[1]
+        assert (refusal[0], rule, pointer) == ("SizeLimitError", "max-bytes", at + "/output"), (name, refusal)
+
+
+def test_a_block_held_twice_is_refused_as_the_same_blocks_unshared() -> None:
+    """The check of each distinct block once says what the check of the blocks written out says, at the first place
+    the block is met (written out, at each): a block changed after construction to hold a wrong value, a NaN, a tool
+    result that holds itself; a tool call in a user's message at each place (the message's own rule reads each
+    block's ``type``)."""
+    wrong = TextBlock(text="x")
+    wrong.text = 5  # type: ignore[assignment]
+    nan = TextBlock(text="x")
+    nan.unknown_keys = {"zz": float("nan")}
+    loop = ToolResultBlock(id="c", name="f", output=["x"])
+    loop.output.append(loop)
+    call = ToolUseBlock(id="c", name="f", input={})
+    for block, said in ((wrong, [("/output/0/text", "type")]), (nan, [("/output/0/zz", "json-value")])):
+        assert _problems(partial(ToolResultBlock, id="r", name="f", output=[block])) == said
+        assert _problems(partial(ToolResultBlock, id="r", name="f", output=[block, block])) == said
+    assert _problems(lambda: ToolResultBlock(id="r", name="f", output=[loop])) == [("/output/0/output/1", "cycle")]
+    assert _problems(lambda: UserMessage([call, call])) == [
+        ("/content/0/type", "role-content"),
+        ("/content/1/type", "role-content"),
+    ]
+    shared = ToolResultBlock(id="r", name="f", output=[call, call])
+    assert AssistantMessage([shared, shared]).to_dict()["content"][1] == agentmsg.block_to_dict(shared)

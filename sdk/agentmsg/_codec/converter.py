@@ -51,6 +51,7 @@ from agentmsg._codec.jsontext import (
     INT_MAX,
     INT_MIN,
     MAX_WRITABLE_DEPTH,
+    REMEMBER_AFTER,
     check_json_value,
     check_written_size,
     deeper_than,
@@ -58,10 +59,11 @@ from agentmsg._codec.jsontext import (
     depth_message,
     encode_error,
     json_value_copy,
+    written_copy,
     written_too_deep,
 )
 from agentmsg._codec.limits import limits
-from agentmsg._codec.schemas import KINDS, schema_documents, validate
+from agentmsg._codec.schemas import KINDS, schema_documents, validate, validate_levels
 from agentmsg._native import speedups as _speedups  # the optional C writer (None: pure Python)
 from agentmsg.errors import Problem, ValidationError, pointer_of
 
@@ -915,10 +917,21 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
     try:
         out = _dumps_long_apart(value)
     except orjson.JSONEncodeError as exc:
-        raise refusal(value, exc, kind) from None
+        if not isinstance(exc.__cause__, _MetAgain):
+            raise refusal(value, exc, kind) from None
+        # (a model object met again past the first REMEMBER_AFTER: a message changed after construction to hold the
+        # same block twice, 40 levels down, is 2**40 blocks written; refused as the C writer's caller refuses it,
+        # else written, its text within limits.max_bytes)
+        check_shared_size(value, kind)
+        out = _dumps_long_apart(value, watch=False)
     if limits.max_depth < MAX_WRITABLE_DEPTH and written_too_deep(out):
         raise refusal(value, ValueError(depth_message()), kind)
     return out
+
+
+class _MetAgain(Exception):
+    """Raised by :func:`_dumps_long_apart`'s ``default`` for a model object it is given again, past the first
+    REMEMBER_AFTER: the caller counts the value's size without writing it (:func:`check_shared_size`)."""
 
 
 #: A model object's string field longer than this (in characters) is written by :func:`_dumps_long_apart`
@@ -927,17 +940,27 @@ _LONG = 1 << 16
 _SLICE = 1 << 16
 
 
-def _dumps_long_apart(value: Any) -> bytes:
+def _dumps_long_apart(value: Any, watch: bool = True) -> bytes:
     """``orjson.dumps(value, default=json_default)``, the same bytes, without orjson's reserve for a long string:
     orjson sets aside about 12 bytes per character of a string before it escapes it, so a message holding 16 MiB of
     text peaked at 16 times its JSON (tracemalloc). Each long string field of a model object is left out of what
     orjson writes (a marker, ``\\0<n>\\0``, where it goes: orjson writes no raw NUL) and written into the output
     a slice at a time, each slice escaped by orjson; the output grows in place (``BytesIO``, whose ``getvalue``
     hands its buffer over): it peaks at about 1.1 times the JSON. (The C writer, where built, writes strings
-    without such a reserve.)"""
+    without such a reserve.) ``watch``: past the first REMEMBER_AFTER model objects, one given again stops it
+    (:class:`_MetAgain`, orjson's JSONEncodeError's cause), as the C writer stops at a part of a free-form value met
+    again."""
     longs: list[str] = []
+    seen: set[int] = set()  # (the ids of the model objects past the first REMEMBER_AFTER: held by ``value``)
+    left = [REMEMBER_AFTER if watch else -1]
 
     def default(obj: Any) -> Any:
+        if left[0] <= 0 and watch:
+            if id(obj) in seen:
+                raise _MetAgain
+            seen.add(id(obj))
+        else:
+            left[0] -= 1
         d = json_default(obj)
         for v in d.values():  # (a hook's dict: read once for each object, so the common case is a plain loop)
             if v.__class__ is str and len(v) > _LONG:
@@ -996,6 +1019,49 @@ def dict_of(value: Any, kind: str, copy: bool = True) -> Any:
     if max_depth < MAX_WRITABLE_DEPTH and deeper_than(out, max_depth):  # (the readers' limit, when lowered)
         raise refusal(value, ValueError(depth_message()), kind)
     return out
+
+
+def validate_object(value: Any, kind: str, shared: bool = False) -> None:
+    """A constructor's check of the object it built: :func:`validate` of its dict (``dict_of(value, kind,
+    copy=False)``). ``shared``: the object holds another model object twice (a tool result whose output holds the
+    same block twice, each holding the same block twice, 40 levels down: 2**40 blocks written), whose dict written
+    out would cost every path. Its dict is then made sharing what the object shares (:func:`written_copy`),
+    refused when written longer than ``limits.max_bytes`` (:class:`~agentmsg.SizeLimitError`, ``max-bytes``, at the
+    deepest part over the limit, as the writers refuse it), else validated level by level, each distinct level once
+    (:func:`validate_levels`): in time linear in the objects it holds, not in its text."""
+    if not shared:
+        validate(dict_of(value, kind, copy=False), kind)
+        return
+    if _pending:
+        _prepare_pending()
+    try:
+        plain = written_copy(value, _checked_or_as_is)
+    except ValidationError as exc:  # (a cycle: a tool result changed after construction to hold itself)
+        raise exc.under("", kind) from None
+    validate_levels(plain, kind)
+
+
+def check_shared_size(value: Any, kind: str | None) -> None:
+    """For a writer of a model object changed after construction to hold another one twice (a message whose tool
+    result's output was set to the same block twice, each holding the same block twice, 40 levels down): refused,
+    :class:`~agentmsg.SizeLimitError` (``max-bytes``) at the deepest part over the limit, when written longer than
+    ``limits.max_bytes``, as the constructors refuse it (:func:`check_written_size`, linear in its distinct objects),
+    before anything writes it path by path. A cycle: :class:`~agentmsg.ValidationError`, rule ``cycle``."""
+    if _pending:
+        _prepare_pending()
+    try:
+        check_written_size(value, raw_json_default, kind)
+    except ValidationError as exc:
+        raise exc.under("", kind) from None
+
+
+def _checked_or_as_is(obj: Any) -> Any:
+    """:func:`json_default`, else (a field set to a value its schema does not allow) the object's fields as they are,
+    of which the schema then says what is wrong, as of the same object unshared (:func:`refusal`)."""
+    try:
+        return json_default(obj)
+    except WrongValue:
+        return raw_json_default(obj)
 
 
 def reachable_models(cls: type, known: Mapping[type, Any] | None = None) -> set[type]:

@@ -595,12 +595,23 @@ def _level_errors(
         yield path, err
 
 
-def leaf_errors(instance: Any, uri: str, closed: bool = False) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+def leaf_errors(
+    instance: Any, uri: str, closed: bool = False, once: bool = False
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
     """``(instance path, jsonschema_rs error)`` for every problem of ``instance`` against the schema at
-    ``uri``, level by level (linear in the input). The instance must be JSON (:func:`check_json_value`)."""
+    ``uri``, level by level (linear in the input). The instance must be JSON (:func:`check_json_value`). ``once``: a
+    nested level met again (the same dict at two places, for the same schema: a value sharing its members, such as
+    a tool result's dict holding the same block's twice, 40 levels down) is walked once, where it is met first (its
+    problems are the same wherever it is): a value of 2**40 paths costs its distinct levels."""
     work: list[tuple[str, Any, tuple[str | int, ...]]] = [(uri, instance, ())]
+    walked: set[tuple[int, str]] = set()  # (the instance holds every value whose id is in it)
     while work:
         ref, value, prefix = work.pop()
+        if once and prefix and type(value) in (dict, list):
+            key = (id(value), ref)
+            if key in walked:
+                continue
+            walked.add(key)
         tags = _dispatch(ref)
         if tags is not None:
             tag = value.get("type") if type(value) is dict else None
@@ -629,8 +640,8 @@ def _problem(path: tuple[str | int, ...], err: Any) -> Problem:
     return Problem(pointer_of(path), rule, message, location or None)
 
 
-def _problems(instance: Any, uri: str, closed: bool) -> list[Problem]:
-    found = [_problem(path, err) for path, err in leaf_errors(instance, uri, closed)]
+def _problems(instance: Any, uri: str, closed: bool, once: bool = False) -> list[Problem]:
+    found = [_problem(path, err) for path, err in leaf_errors(instance, uri, closed, once)]
     # Deterministic order, no duplicates (role rules and unions may report the same spot twice).
     unique: dict[tuple[str, str, str], Problem] = {}
     for p in sorted(found, key=lambda p: (p.pointer, p.rule, p.message)):
@@ -730,6 +741,22 @@ def _validate(instance: Any, uri: str, kind: str, strict: bool) -> None:
             raise SizeLimitError([Problem("", "max-depth", f"too deeply nested for validation: {exc}")], kind) from None
         problems = [Problem("", "json-value", f"not a JSON value: {exc}")]
     raise ValidationError(problems or [Problem("", "schema", "invalid")], kind)
+
+
+def validate_levels(instance: Any, kind: str) -> None:
+    """:func:`validate` (not strict) for a value that shares its members (:func:`~agentmsg._codec.jsontext.
+    shares_members`: the dict of a block held twice, 40 levels down), level by level (:func:`leaf_errors`), each
+    level met again walked once: the same verdict and problems (a problem in a shared part said at the first place
+    it is met), in time linear in its distinct dicts and lists where the validator walks every path. The size and JSON
+    checks first (:func:`~agentmsg._codec.jsontext.check_json_value`, its walk, which is linear too)."""
+    uri = schema_uri(kind)
+    check_json_value(instance, kind, walk=True)
+    try:
+        problems = _problems(instance, uri, False, once=True)
+    except (ValueError, TypeError, OverflowError) as exc:
+        problems = [Problem("", "json-value", f"not a JSON value: {exc}")]
+    if problems:
+        raise ValidationError(problems, kind)
 
 
 def validate_parsed(instance: Any, kind: str) -> None:
