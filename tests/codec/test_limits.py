@@ -412,12 +412,21 @@ def test_a_long_string_met_twice_shares_its_value() -> None:
     one list, two containers) shares it as a container would: the same 1 MiB string a thousand times in a list is 1
     GB written, and check_json_value refuses it past the limit (``max-bytes``, at the list) before orjson writes it.
     A shorter one, or equal strings that are two objects (what the readers make), do not (a shorter one's text is at
-    most 6 * 63 + 2 bytes for each place of the value's own that holds it)."""
+    most 6 * 63 + 2 bytes for each place of the value's own that holds it). The same holds for a key: the same 1 MiB
+    key in a thousand dicts was no sharing, and was written whole."""
     long = "x" * jsontext.SHARED_STRING
     short = long[1:]
     assert jsontext.shares_members([long, long]) and jsontext.shares_members([[long], {"k": long}])
     assert not jsontext.shares_members([short, short]) and not jsontext.shares_members([long, "x" + short])
-    assert not jsontext.shares_members({long: 1, "k": long})  # (a key is no member: counted, not walked)
+    # (a key of SHARED_KEY (65) characters or more, in two dicts or as a key and a value, is written at each place
+    # too; a shorter one, which orjson's reader makes one object, or equal keys that are two objects, are not)
+    longer = long + "x"
+    assert jsontext.shares_members([{longer: 1}, {longer: 2}]) and jsontext.shares_members({longer: 1, "k": longer})
+    assert not jsontext.shares_members([{long: 1}, {long: 2}])
+    assert not jsontext.shares_members(orjson.loads(orjson.dumps([{long: 1}, {long: 2}])))
+    assert not jsontext.shares_members(orjson.loads(orjson.dumps([{longer: 1}, {longer: 2}])))
+    keys = [{longer: i} for i in range(1000)]
+    assert jsontext.oversized_at(keys, 1000) == ((), len(orjson.dumps(keys)))
     text = orjson.dumps([long] * 1000)
     assert jsontext.oversized_at([long] * 1000, len(text) - 1) == ((), len(text))
     big = ["\u00e9" * (1 << 20)] * 1000
@@ -1076,3 +1085,74 @@ def test_a_block_held_twice_is_refused_as_the_same_blocks_unshared() -> None:
     ]
     shared = ToolResultBlock(id="r", name="f", output=[call, call])
     assert AssistantMessage([shared, shared]).to_dict()["content"][1] == agentmsg.block_to_dict(shared)
+
+
+#: A child process's work (its arguments: the shape, ``limits.max_bytes``, 1 MiB): a message whose tool calls'
+#: inputs were changed after construction to share a value (``inputs``: the same list of a 64 KiB string in 20
+#: inputs, each 128 KiB written, 2.5 MiB together; ``keys``: the same 64 KiB key in 100 dicts of one input), then a
+#: constructor given the same, and the writers: each one's refusal (or None) printed as soon as it returns.
+_SHARED_ACROSS = """
+import json, sys
+import agentmsg
+from agentmsg import AssistantMessage, ToolUseBlock, ValidationError, limits
+from agentmsg.providers import get
+limits.max_bytes = int(sys.argv[2])
+long = "\\u00e9" * (1 << 16)
+values = [[long]] * 20 if sys.argv[1] == "inputs" else [[{long: i} for i in range(100)]]
+blocks = [ToolUseBlock(id=f"c{i}", name="f", input={}) for i in range(len(values))]
+msg = AssistantMessage(blocks)
+for block, value in zip(blocks, values):
+    block.input["a"] = value
+calls = {
+    "constructor": lambda: AssistantMessage(
+        [ToolUseBlock(id=f"c{i}", name="f", input={"a": value}) for i, value in enumerate(values)]
+    ),
+    "to_json": msg.to_json,
+    "encode_messages": lambda: agentmsg.encode_messages([msg]),
+    "format_request": lambda: get("openai").format_request([msg], model="m"),
+}
+for name, call in calls.items():
+    print(name, flush=True)
+    try:
+        call()
+        said = None
+    except ValidationError as error:
+        said = [type(error).__name__, [[p.pointer, p.rule] for p in error.problems]]
+    print(json.dumps([name, said]), flush=True)
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "pure"])
+@pytest.mark.parametrize("shape", ["inputs", "keys"])
+def test_a_value_shared_across_tool_inputs_or_as_a_key_is_refused_as_in_c(shape: str, pure: bool) -> None:
+    """Pure Python's writer checked each tool call's input alone (its JSON hook): the same value in twenty inputs,
+    each within ``limits.max_bytes``, together past it, was written where the C writer, stopped at the limit, refused
+    it (``max-bytes``, at ``/content``, as the constructor does). And a long key met in many dicts was no sharing:
+    the same 64 KiB key in a hundred dicts (13 MB written) was taken by the constructor and written by both. Both
+    are refused now, C and pure Python alike, by the constructor and every writer."""
+    env = dict(os.environ)
+    env.pop("AGENTMSG_PURE_PYTHON", None)
+    if pure:
+        env["AGENTMSG_PURE_PYTHON"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-c", _SHARED_ACROSS, shape, str(1 << 20)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = {name: refusal for name, refusal in map(json.loads, proc.stdout.splitlines()[1::2])}
+    for name, at in (
+        ("constructor", "/content"),
+        ("to_json", "/content"),
+        ("encode_messages", "/0/content"),
+        ("format_request", "/0/content"),
+    ):
+        refusal = said[name]
+        assert refusal is not None, name
+        ((pointer, rule),) = refusal[1]
+        where = at if shape == "inputs" else "/input/a" if name == "constructor" else at + "/0/input/a"
+        assert (refusal[0], rule, pointer) == ("SizeLimitError", "max-bytes", where), (name, refusal)

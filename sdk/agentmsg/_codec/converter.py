@@ -52,6 +52,7 @@ from agentmsg._codec.jsontext import (
     INT_MIN,
     MAX_WRITABLE_DEPTH,
     REMEMBER_AFTER,
+    SHARED_STRING,
     check_json_value,
     check_written_size,
     deeper_than,
@@ -59,6 +60,7 @@ from agentmsg._codec.jsontext import (
     depth_message,
     encode_error,
     json_value_copy,
+    shares_members,
     written_copy,
     written_too_deep,
 )
@@ -919,9 +921,9 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
     except orjson.JSONEncodeError as exc:
         if not isinstance(exc.__cause__, _MetAgain):
             raise refusal(value, exc, kind) from None
-        # (a model object met again past the first REMEMBER_AFTER: a message changed after construction to hold the
-        # same block twice, 40 levels down, is 2**40 blocks written; refused as the C writer's caller refuses it,
-        # else written, its text within limits.max_bytes)
+        # (a model object or a part of a field met again: a message changed after construction to hold the same
+        # block twice, 40 levels down, is 2**40 blocks written, the same value in twenty tool inputs twenty times
+        # its text; refused as the C writer's caller refuses it, else written, its text within limits.max_bytes)
         check_shared_size(value, kind)
         out = _dumps_long_apart(value, watch=False)
     if limits.max_depth < MAX_WRITABLE_DEPTH and written_too_deep(out):
@@ -930,8 +932,8 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
 
 
 class _MetAgain(Exception):
-    """Raised by :func:`_dumps_long_apart`'s ``default`` for a model object it is given again, past the first
-    REMEMBER_AFTER: the caller counts the value's size without writing it (:func:`check_shared_size`)."""
+    """Raised by :func:`_dumps_long_apart`'s ``default`` for a model object, or a part of a field, met again: the
+    caller counts the value's size without writing it (:func:`check_shared_size`)."""
 
 
 #: A model object's string field longer than this (in characters) is written by :func:`_dumps_long_apart`
@@ -947,12 +949,17 @@ def _dumps_long_apart(value: Any, watch: bool = True) -> bytes:
     orjson writes (a marker, ``\\0<n>\\0``, where it goes: orjson writes no raw NUL) and written into the output
     a slice at a time, each slice escaped by orjson; the output grows in place (``BytesIO``, whose ``getvalue``
     hands its buffer over): it peaks at about 1.1 times the JSON. (The C writer, where built, writes strings
-    without such a reserve.) ``watch``: past the first REMEMBER_AFTER model objects, one given again stops it
-    (:class:`_MetAgain`, orjson's JSONEncodeError's cause), as the C writer stops at a part of a free-form value met
-    again."""
+    without such a reserve.) ``watch``: a model object given again past the first REMEMBER_AFTER, or a container or
+    a string of SHARED_STRING characters or more of a field met again (in another tool call's input too: each
+    field's own check looks at it alone), stops it (:class:`_MetAgain`, orjson's JSONEncodeError's cause), as the C
+    writer stops at its byte cap."""
     longs: list[str] = []
     seen: set[int] = set()  # (the ids of the model objects past the first REMEMBER_AFTER: held by ``value``)
     left = [REMEMBER_AFTER if watch else -1]
+    # (the ids of the containers and long strings of the fields written: one met again, in another tool call's input
+    # or the same one, stops it too; each field's own check looks at that field alone)
+    met: set[int] = set()
+    long = SHARED_STRING
 
     def default(obj: Any) -> Any:
         if left[0] <= 0 and watch:
@@ -962,6 +969,15 @@ def _dumps_long_apart(value: Any, watch: bool = True) -> bytes:
         else:
             left[0] -= 1
         d = json_default(obj)
+        if watch:
+            for v in d.values():
+                t = v.__class__
+                if (t is dict or t is list) and v and shares_members(v, met):
+                    raise _MetAgain
+                if t is str and len(v) >= long:
+                    if id(v) in met:
+                        raise _MetAgain
+                    met.add(id(v))
         for v in d.values():  # (a hook's dict: read once for each object, so the common case is a plain loop)
             if v.__class__ is str and len(v) > _LONG:
                 break

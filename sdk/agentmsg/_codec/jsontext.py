@@ -40,6 +40,7 @@ __all__ = [
     "JsonInput",
     "TooDeep",
     "check_json_value",
+    "check_value_size",
     "check_written_size",
     "container",
     "deep_json_text",
@@ -283,10 +284,18 @@ def plainly_written(value: Any, max_depth: int) -> bool:
     limit, so that it refuses what nests deeper than ``max_depth`` as soon as one path does (written bare, a value
     sharing its members, a dict of the same dict twice 250 levels down, was written whole, all its 2**250 paths, before
     its depth was looked at), and the walk runs only where its text may hold a NaN (orjson writes ``null``) or nest too
-    deep (more brackets than ``max_depth``: orjson's limit counts no tuple)."""
+    deep (more brackets than ``max_depth``: orjson's limit counts no tuple). The dry run stops past
+    ``limits.max_bytes``, and a value sharing its members (:func:`shares_members`) is no verdict, never written here
+    (the same 1 MiB string a thousand times is 1 GB): the caller counts its size (:func:`check_value_size`)."""
     native = _native_writes
-    if native is not None and max_depth > _NATIVE_DEPTH and native(value, _NO_PLANS, _no_fallback, _orjson_dumps):
+    if (
+        native is not None
+        and max_depth > _NATIVE_DEPTH
+        and native(value, _NO_PLANS, _no_fallback, _orjson_dumps, limits.max_bytes)
+    ):
         return True
+    if shares_members(value):  # (orjson would write it whole: the same 1 MiB string a thousand times is 1 GB)
+        return False
     wraps = max(0, MAX_WRITABLE_DEPTH - max_depth)
     wrapped = value
     for _ in range(wraps):
@@ -329,8 +338,8 @@ def exact_key(value: Any) -> bytes | None:
     encode = _native_encode
     if encode is None or _HELD_PLANS is None:
         return None
-    written: bytes | None = encode(_Held(value), _HELD_PLANS, _no_fallback, _orjson_dumps)
-    return written
+    written = encode(_Held(value), _HELD_PLANS, _no_fallback, _orjson_dumps, limits.max_bytes)
+    return written or None  # (False: past limits.max_bytes, or a part met twice: no key, worked as without one)
 
 
 def unwritten_at(
@@ -1258,23 +1267,45 @@ _SHAREABLE: Final = frozenset({dict, list, tuple})
 #: to 64 bytes), which are no sharing of the caller's
 SHARED_STRING: Final = 64
 
+#: the characters from which a key met in two dicts shares it (:func:`shares_members`: the same 1 MiB key in a thousand
+#: dicts is 1 GB written): one more than :data:`SHARED_STRING`, as orjson's reader gives every key of up to 64 bytes
+#: one object (a 64-character ASCII key read twice is no sharing of the caller's)
+SHARED_KEY: Final = SHARED_STRING + 1
 
-def shares_members(value: Any) -> bool:
+
+def shares_members(value: Any, seen: set[int] | None = None) -> bool:
     """Whether a dict, list or tuple is met twice in ``value`` (shared by two parents, or held by itself), or a string
-    of :data:`SHARED_STRING` characters or more as a member of two of its containers or twice of one: such a value
-    is small as objects but may be vast as JSON text (a list of the same list twice, 40 levels down, is 2**40 values
-    written). One walk of its containers, which looks at the type of every member, and at the length of a string."""
+    of :data:`SHARED_STRING` characters or more as a member of two of its containers or twice of one, or one of
+    :data:`SHARED_KEY` or more as a key of two of its dicts (the same 1 MiB key in a thousand dicts is 1 GB written:
+    orjson's reader makes a key longer than 64 bytes anew each time): such a value is small as objects but may be
+    vast as JSON text (a list of the same list twice, 40 levels down, is 2**40 values written). One walk of its
+    containers, which looks at the type of every member, and at the length of a string and of a key. ``seen``: the
+    ids met in the values walked before (``value``'s own too), added to; the caller holds those values."""
     if type(value) not in _SHAREABLE:
         return False
-    seen: set[int] = set()
+    if seen is None:
+        seen = set()
+    elif id(value) in seen:
+        return True
+    else:
+        seen.add(id(value))
     add = seen.add
     stack = [value]
     pop, push = stack.pop, stack.append
     shareable = _SHAREABLE
-    long = SHARED_STRING
+    long, long_key = SHARED_STRING, SHARED_KEY
     while stack:
         node = pop()
-        for child in node.values() if type(node) is dict else node:
+        if type(node) is dict:
+            for key in node:
+                if type(key) is str and len(key) >= long_key:
+                    if id(key) in seen:
+                        return True
+                    add(id(key))
+            members: Any = node.values()
+        else:
+            members = node
+        for child in members:
             t = type(child)
             if t in shareable:
                 if id(child) in seen:
@@ -1371,14 +1402,14 @@ def _member_size(value: Any, sizes: dict[int, int]) -> int:
     return _scalar_size(value)
 
 
-def _check_written_size(instance: Any, kind: str | None) -> None:
+def _check_written_size(instance: Any, kind: str | None, max_depth: int | None = None) -> None:
     """Refuse ``instance`` (rule ``max-bytes``, :class:`SizeLimitError`) when it shares its members
     (:func:`shares_members`) and its JSON text would be longer than ``limits.max_bytes``: whatever is accepted can be
     written back, and nothing writes or walks it path by path first. Nested past ``limits.max_depth`` too, it is left
     to the depth checks (``max-depth``, as for the same value unshared, which bound their walks already). A value that shares nothing costs one walk of its
     containers' members' types."""
     if type(instance) in _SHAREABLE and shares_members(instance):
-        found = oversized_at(instance, limits.max_bytes, limits.max_depth)
+        found = oversized_at(instance, limits.max_bytes, limits.max_depth if max_depth is None else max_depth)
         if found is not None:
             path, size = found
             raise SizeLimitError(
@@ -1392,6 +1423,14 @@ def _check_written_size(instance: Any, kind: str | None) -> None:
                 ],
                 kind,
             )
+
+
+def check_value_size(instance: Any, kind: str | None = None, max_depth: int | None = None) -> None:
+    """The size check :func:`check_json_value` runs first, alone: a dict, list or tuple sharing its members
+    (:func:`shares_members`) written longer than ``limits.max_bytes`` is refused (:class:`SizeLimitError`, rule
+    ``max-bytes``, at the deepest part over the limit), in time linear in its containers; any other value passes, and
+    one nesting more than ``max_depth`` levels (``limits.max_depth`` by default), left to the depth checks."""
+    _check_written_size(instance, kind, max_depth)
 
 
 def check_written_size(value: Any, default: Callable[[Any], Any], kind: str | None = None) -> None:

@@ -12,6 +12,9 @@ import dataclasses
 import datetime
 import enum
 import json
+import os
+import subprocess
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -2113,6 +2116,84 @@ def test_a_value_sharing_its_members_past_the_depth_is_refused_in_linear_time(na
     use.input["x"] = _shared(300)
     with pytest.raises(agentmsg.SizeLimitError):
         get(name).format_request([*msgs, reply, ToolResultMessage([ToolResultBlock(id="c1", output="ok")])])
+
+
+#: A child process's work (its arguments: the shape, ``limits.max_bytes``): a tool definition whose parameters share
+#: their members past the limit (the same 64 KiB string 1,000 times: 128 MB written; a list of the same list twice, 40
+#: levels down; the same 64 KiB key in 1,000 dicts), given to every provider's format_request and count_tokens, each
+#: one's refusal (or None: written) printed as soon as it returns.
+_SHARED_TOOL = """
+import json, sys
+import agentmsg
+from agentmsg import ValidationError, limits
+from agentmsg.context import count_tokens
+from agentmsg.providers import NAMES, get
+limits.max_bytes = int(sys.argv[2])
+long = "\u00e9" * (1 << 16)
+if sys.argv[1] == "strings":
+    enum = [long] * 1000
+elif sys.argv[1] == "keys":
+    enum = [{long: i} for i in range(1000)]
+else:
+    enum = [1]
+    for _ in range(40):
+        enum = [enum, enum]
+tools = [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"enum": enum}}}}]
+msgs = [agentmsg.UserMessage("q")]
+for name in NAMES:
+    for how, call in (
+        ("format_request", lambda: get(name).format_request(msgs, model="m", tools=tools)),
+        ("count_tokens", lambda: count_tokens(msgs, provider=name, tools=tools)),
+    ):
+        print(name, how, flush=True)
+        try:
+            call()
+            said = None
+        except ValidationError as error:
+            said = [type(error).__name__, [[p.pointer, p.rule] for p in error.problems]]
+        print(json.dumps([name, how, said]), flush=True)
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "pure"])
+@pytest.mark.parametrize("shape", ["strings", "lists", "keys"])
+def test_a_tool_definition_sharing_its_members_past_max_bytes_is_refused_unwritten(shape: str, pure: bool) -> None:
+    """A tool definition is checked as the request writer writes it (``plainly_written``), which had no byte cap: the
+    same 64 KiB string a thousand times in its parameters was written whole (128 MB, 2 GB for a 1 MiB string) by
+    the check, then its walk, then the body; a list of the same list twice, 40 levels down, never ended. Now, as a
+    message's value is, it is refused past ``limits.max_bytes`` (SizeLimitError, ``max-bytes``, at the deepest part
+    over the limit, under ``/tools/0``) before anything writes it, by format_request and count_tokens, C and pure
+    Python alike; a long key met in many dicts too. (In a child process, under a time limit: pytest's own cannot stop
+    a C loop.)"""
+    env = dict(os.environ)
+    env.pop("AGENTMSG_PURE_PYTHON", None)
+    if pure:
+        env["AGENTMSG_PURE_PYTHON"] = "1"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SHARED_TOOL, shape, str(1 << 20)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    hung = None
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        hung = out.splitlines()[-1:]
+    assert hung is None, f"{hung} ran for over 120 s"
+    assert proc.returncode == 0, err[-2000:]
+    said = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
+    assert len(said) == 2 * len(NAMES)
+    at = "/tools/0/parameters/properties/a/enum"
+    for name, how, refusal in said:
+        assert refusal is not None, (name, how)
+        ((pointer, rule),) = refusal[1]
+        assert (refusal[0], rule) == ("SizeLimitError", "max-bytes"), (name, how, refusal)
+        assert pointer.startswith(at) and set(pointer[len(at) :].split("/")) <= {"", "0"}, (name, how, pointer)
 
 
 @pytest.mark.parametrize("name", NAMES)

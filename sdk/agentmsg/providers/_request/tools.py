@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import attrs
 import orjson
 
-from agentmsg._codec.jsontext import deeper_than, depth_error, exact_key, plainly_written, unwritten_at
+from agentmsg._codec.jsontext import (
+    check_value_size,
+    deeper_than,
+    depth_error,
+    exact_key,
+    plainly_written,
+    unwritten_at,
+)
 from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError, short_repr, with_article
 from agentmsg.providers._request.cache import MARKER, TTLS, Mark, tool_mark
@@ -178,6 +185,10 @@ def _tool_def(tool: Any, i: int) -> ToolDef:
         tool = dict(tool)
     room = limits.max_depth - TOOL_ROOM
     if not plainly_written(tool, room):
+        try:  # (one sharing its members, written past limits.max_bytes: the same 1 MiB string a thousand times)
+            check_value_size(tool, None, room)
+        except ValidationError as exc:
+            raise exc.under(pointer) from None
         # (NaN or an infinity: orjson would write null, another definition; bytes, a lone surrogate, a key that is no
         # string or int: the body could not be written, as too deep a definition could not; refused here, at the
         # leaf's pointer, so that the formatter and the count refuse it alike, not body_bytes alone)
