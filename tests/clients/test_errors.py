@@ -165,6 +165,7 @@ _NAMES = st.sampled_from(
 
 
 @pytest.mark.no_kernel
+@pytest.mark.fuzz
 @settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(_NAMES, st.sampled_from(["", "a", "b", "c"])), max_size=6))
 def test_the_request_id_is_read_in_one_pass_as_it_was(pairs: list[tuple[str, str]]) -> None:

@@ -18,6 +18,7 @@ from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, re
 from agentmsg._wire.sse import SSEDecoder
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.ui import agui, get
+from tests._support.budget import examples
 from tests._support.events import CASES, base_streams, events_of, load, writable
 from tests._support.mutators import garble_events, reordered
 from tests._support.uistreams import AGUI_CONTRADICTED, AGUI_INPUTS, agui_streams
@@ -943,8 +944,9 @@ class _Event(Mapping[str, Any]):
         return len(self._data)
 
 
+@pytest.mark.fuzz
 @given(agui_streams)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_the_decoder_reads_a_mapping_of_str_subclasses_as_the_dict_it_holds(stream: list[Any]) -> None:
     """The decoder's check of an event looks at a dict of exactly the JSON types first and walks AG-UI's rules
     only for the rest (a Mapping that is no dict, a str subclass): either way the same events and the same notes,

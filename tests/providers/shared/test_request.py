@@ -1926,8 +1926,9 @@ def test_a_chat_provider_says_what_it_does_with_each_thinking_block(
 
 
 @pytest.mark.no_kernel
+@pytest.mark.fuzz
 @given(st.lists(st.text(max_size=70), max_size=30))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_a_name_pattern_answers_as_its_regex_across_calls(names: list[str]) -> None:
     """A provider's name pattern (``id_matcher``) keeps its recent answers across calls: each is the regex's, the
     same name asked twice included, and the kept answers stay bounded (``_MEMO_MAX``)."""
