@@ -42,9 +42,10 @@ def test_runs_as_a_fresh_process_does(files: dict[str, str]) -> None:
         ("trim", "--provider", "openai", "--model", "gpt-4", "--budget", "1000", files["conv"]),
         ("validate", "-"),  # stdin is /dev/null in both: an empty input
     ]
-    for args in cases:
-        _same(run(*args), fresh(*args))
-    assert [run(*args).returncode for args in cases[:4]] == [0, 1, 2, 0]
+    ran = [run(*args) for args in cases]
+    for args, r in zip(cases, ran, strict=True):
+        _same(r, fresh(*args))
+    assert [r.returncode for r in ran[:4]] == [0, 1, 2, 0]
     _same(run("validate", "-", stdin=json.dumps(BAD)), fresh("validate", "-", stdin=json.dumps(BAD)))
 
 
