@@ -772,11 +772,10 @@ static PyObject *writes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  */
 
 static PyObject *s_source, *s_id, *s_type, *s_delta, *s_call_key, *s_block_key, *s_signature, *s_redacted,
-    *s_parts, *s_thinking_delta, *s_room;
+    *s_parts, *s_thinking_delta;
 
 static int fold_strings(void) {
-    if (s_room != NULL) return 0;
-    s_room = PyUnicode_InternFromString("room");
+    if (s_parts != NULL) return 0;
     s_source = PyUnicode_InternFromString("source");
     s_id = PyUnicode_InternFromString("id");
     s_type = PyUnicode_InternFromString("type");
@@ -788,7 +787,7 @@ static int fold_strings(void) {
     s_thinking_delta = PyUnicode_InternFromString("THINKING_BLOCK_DELTA");
     s_parts = PyUnicode_InternFromString("parts");
     return s_source && s_id && s_type && s_delta && s_call_key && s_block_key && s_signature && s_redacted &&
-                   s_thinking_delta && s_parts && s_room
+                   s_thinking_delta && s_parts
                ? 0
                : -1;
 }
@@ -847,48 +846,11 @@ static PyObject *parts_of(PyObject *text) {
     return PyObject_GetAttr(text, s_parts);
 }
 
-/* The reply's ``room`` (an int) read into *room, from its slot as parts_of reads a text's parts: 0, or -1 with an
- * error set (not an int of 64 bits). room_put writes it back. */
-static PyObject *room_ref = NULL; /* the class the offset was read from (a weak reference: class_seen) */
-static Py_ssize_t room_offset = -1;
-
-static int room_get(PyObject *reply, long long *room) {
-    PyTypeObject *cls = Py_TYPE(reply);
-    if ((PyObject *)cls != class_seen(room_ref)) {
-        Py_ssize_t offset = slot_offset(cls, s_room);
-        if (PyErr_Occurred()) return -1;
-        class_remember(&room_ref, (PyObject *)cls);
-        room_offset = offset;
-    }
-    PyObject *value = room_offset >= 0 ? Py_XNewRef(*(PyObject **)((char *)reply + room_offset)) : NULL;
-    if (value == NULL && (value = PyObject_GetAttr(reply, s_room)) == NULL) return -1;
-    if (!PyLong_CheckExact(value)) {
-        Py_DECREF(value);
-        PyErr_SetString(PyExc_TypeError, "fold_deltas: the reply's room is an int");
-        return -1;
-    }
-    *room = PyLong_AsLongLong(value);
-    Py_DECREF(value);
-    return *room == -1 && PyErr_Occurred() ? -1 : 0;
-}
-
-static int room_put(PyObject *reply, long long room) {
-    PyObject *value = PyLong_FromLongLong(room);
-    if (value == NULL) return -1;
-    if (room_offset >= 0 && (PyObject *)Py_TYPE(reply) == class_seen(room_ref)) {
-        Py_XSETREF(*(PyObject **)((char *)reply + room_offset), value);
-        return 0;
-    }
-    int rc = PyObject_SetAttr(reply, s_room, value);
-    Py_DECREF(value);
-    return rc;
-}
-
 /* fold_deltas of one event (a dict, held by the caller): 0 taken or skipped (a duplicate), -1 left to Python.
  * A lookup may run Python code (a key of a str subclass with its own __eq__, a set of such, the text's `parts`
  * a property), which may change or free what an earlier lookup gave: each is held until the event is done. */
 static int fold_one(PyObject *e, PyObject *current, PyObject *previous, Py_ssize_t size, PyObject *routes,
-                    PyObject *calls, Py_ssize_t join, long long *room) {
+                    PyObject *calls, Py_ssize_t join) {
     PyObject *source = NULL, *id = NULL, *kind = NULL, *table = NULL, *key = NULL, *delta = NULL, *text = NULL,
              *parts = NULL;
     int rc = -1;
@@ -915,10 +877,6 @@ static int fold_one(PyObject *e, PyObject *current, PyObject *previous, Py_ssize
         }
     }
     if (PyErr_Occurred()) goto done;
-    /* the reply's room (bytes its message may still grow by, 6 a character of text, 12 of a tool call's arguments,
-     * which the message holds twice): a delta past it is Python's, which measures it (events/_handlers.py, _take) */
-    long long cost = (long long)PyUnicode_GET_LENGTH(delta) * (table == calls ? 12 : 6);
-    if (room != NULL && cost > *room) goto done;
     text = get_ref(table, key);
     if (text == NULL) goto done;
     /* (previous is looked in only when it holds ids: a stream of fewer events than the window has none) */
@@ -936,11 +894,7 @@ static int fold_one(PyObject *e, PyObject *current, PyObject *previous, Py_ssize
     /* the id added to current, which is then one larger unless it held it already: a duplicate, counted and
      * skipped (one look in current, not a look then an add) */
     if (PySet_Add(current, id) < 0) goto done;
-    if (PySet_GET_SIZE(current) == held) rc = 0;
-    else if (PyList_Append(parts, delta) == 0) {
-        rc = 0;
-        if (room != NULL) *room -= cost;
-    }
+    if (PySet_GET_SIZE(current) == held || PyList_Append(parts, delta) == 0) rc = 0;
 done:
     Py_XDECREF(source);
     Py_XDECREF(id);
@@ -954,44 +908,33 @@ done:
 }
 
 PyDoc_STRVAR(fold_deltas_doc,
-             "fold_deltas(events, start, current, previous, size, routes, calls, join_every[, reply]) -> int\n\n"
+             "fold_deltas(events, start, current, previous, size, routes, calls, join_every) -> int\n\n"
              "Take the plain deltas of events[start:] (a list) into the reducer's open texts, and their ids into "
-             "the dedupe window; the index of the first event not taken (len(events): all). reply: its ``room`` "
-             "(an int of 64 bits) is the bytes the reply may still grow by: each delta taken costs 6 bytes a "
-             "character (12 a tool call's), one costing more than is left is not taken, and room is lowered.");
+             "the dedupe window; the index of the first event not taken (len(events): all).");
 
 static PyObject *fold_deltas(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if ((nargs != 8 && nargs != 9) || !PyList_CheckExact(args[0]) || !PyLong_Check(args[1]) || !PySet_CheckExact(args[2]) ||
+    if (nargs != 8 || !PyList_CheckExact(args[0]) || !PyLong_Check(args[1]) || !PySet_CheckExact(args[2]) ||
         !PySet_CheckExact(args[3]) || !PyLong_Check(args[4]) || !PyLong_Check(args[7])) {
         PyErr_SetString(PyExc_TypeError,
                         "fold_deltas(events: list, start: int, current: set, previous: set, size: int, routes, calls, "
-                        "join_every: int[, reply])");
+                        "join_every: int)");
         return NULL;
     }
     if (fold_strings() < 0) return NULL;
-    PyObject *reply = nargs == 9 && args[8] != Py_None ? args[8] : NULL;
-    long long left = 0, *room = NULL;
-    if (reply != NULL) {
-        if (room_get(reply, &left) < 0) return NULL;
-        room = &left;
-    }
-    long long was = left;
     PyObject *events = args[0], *current = args[2], *previous = args[3], *routes = args[5], *calls = args[6];
     Py_ssize_t i = PyLong_AsSsize_t(args[1]), size = PyLong_AsSsize_t(args[4]), join = PyLong_AsSsize_t(args[7]);
     if (PyErr_Occurred()) return NULL;
     if (i < 0) i = 0;
-    if (PyDict_CheckExact(routes)) {
-        for (; i < PyList_GET_SIZE(events); i++) {
-            PyObject *e = PyList_GET_ITEM(events, i);
-            if (!PyDict_CheckExact(e)) break;
-            Py_INCREF(e);
-            int step = fold_one(e, current, previous, size, routes, calls, join, room);
-            Py_DECREF(e);
-            if (step < 0) break;
-        }
-        PyErr_Clear();
+    if (!PyDict_CheckExact(routes)) return PyLong_FromSsize_t(i);
+    for (; i < PyList_GET_SIZE(events); i++) {
+        PyObject *e = PyList_GET_ITEM(events, i);
+        if (!PyDict_CheckExact(e)) break;
+        Py_INCREF(e);
+        int step = fold_one(e, current, previous, size, routes, calls, join);
+        Py_DECREF(e);
+        if (step < 0) break;
     }
-    if (room != NULL && left != was && room_put(reply, left) < 0) return NULL;
+    PyErr_Clear();
     return PyLong_FromSsize_t(i);
 }
 

@@ -90,7 +90,6 @@ def fold_deltas(
     routes: dict[str, dict[str, Any]],
     calls: dict[str, Any],
     join_every: int,
-    reply: Any = None,
     /,
 ) -> int:
     """The reducer's delta loop: take the plain deltas of ``events[start:]`` as
@@ -101,9 +100,7 @@ def fold_deltas(
     open text (a :class:`agentmsg.events._state.Text`) under the key. A taken event whose id is in ``current`` or
     ``previous`` (the dedupe window) is skipped; any other has its id added to ``current`` and its delta appended to
     the text's ``parts``. It stops before an event whose id would fill the window (``size`` > 0: it turns there) or
-    the text's parts (``join_every``: they are joined there), or whose delta costs more than ``reply.room`` (an int
-    of 64 bits: the bytes the reply's message may still grow by; a delta costs 6 a character, 12 a tool call's, and
-    ``room`` is lowered by what the deltas taken cost), leaving it to Python. The caller adds the events taken
+    the text's parts (``join_every``: they are joined there), leaving it to Python. The caller adds the events taken
     to the reducer's count. Never raises for an event. Caller: :meth:`agentmsg.Reducer._trusted_feed` (and
     :func:`agentmsg.events._handlers.fold` for a list)."""
 

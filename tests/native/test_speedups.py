@@ -731,44 +731,6 @@ def test_fold_deltas_skips_a_duplicate_of_either_generation_and_reads_parts_as_p
     assert (kept, text.parts) == (["c"], ["a", "b"])
 
 
-def test_fold_deltas_takes_no_delta_past_the_room_and_lowers_it() -> None:
-    """``reply.room`` (an int): what the reply's message may still grow by; a delta costs 6 bytes a character, 12 a
-    tool call's; the first that costs more than is left is not taken (Python's: it measures it), and room is lowered by
-    what was taken; read from its slot, or as an attribute of another class. A room that is no int of 64 bits is
-    refused."""
-    assert native is not None
-    from agentmsg.events._state import Reply, Text
-
-    text, call = Text(), Text()
-    routes = {"TEXT_BLOCK_DELTA": {"b1": text}, "TOOL_CALL_DELTA": {"c1": call}}
-    calls = routes["TOOL_CALL_DELTA"]
-    events = [
-        {"type": "TEXT_BLOCK_DELTA", "id": "e1", "blockId": "b1", "delta": "ab"},
-        {"type": "TOOL_CALL_DELTA", "id": "e2", "toolCallId": "c1", "delta": "{}"},
-        {"type": "TEXT_BLOCK_DELTA", "id": "e3", "blockId": "b1", "delta": "c"},
-        {"type": "TEXT_BLOCK_DELTA", "id": "e4", "blockId": "b1", "delta": ""},
-    ]
-    reply = Reply(False, 0, "x")
-    reply.room = 12 + 24 + 5
-    assert native.fold_deltas(events, 0, set(), set(), 0, routes, calls, 512, reply) == 2
-    assert (text.parts, call.parts, reply.room) == (["ab"], ["{}"], 5)
-    reply.room = 6
-    assert native.fold_deltas(events, 2, set(), set(), 0, routes, calls, 512, reply) == 4
-    assert (text.parts, reply.room) == (["ab", "c", ""], 0)
-    assert native.fold_deltas([dict(events[0], id="e5")], 0, set(), set(), 0, routes, calls, 512, None) == 1
-
-    class Other:
-        room = 13
-
-    other = Other()
-    assert native.fold_deltas([dict(events[0], id="e6")], 0, set(), set(), 0, routes, calls, 512, other) == 1
-    assert other.room == 1
-    for bad in (1.5, 2**70, "9"):
-        reply.room = bad  # type: ignore[assignment]
-        with pytest.raises((TypeError, OverflowError)):
-            native.fold_deltas(events, 0, set(), set(), 0, routes, calls, 512, reply)
-
-
 def test_fold_deltas_keeps_no_text_class_alive() -> None:
     """The slot offset of ``parts`` is kept per class by a weak reference: a text class the caller lets go is
     collected (a strong reference pinned the last one seen), and the next class is read again."""

@@ -172,8 +172,7 @@ RULES: dict[str, tuple[str, str, str]] = {
         "use a smaller number (or a string)",
     ),
     "max-bytes": (
-        "a document or record larger than `limits.max_bytes`; in the event reducer, content that would make a reply's"
-        ' message larger than that as JSON (left out, with the reply\'s later content: docs/events.md, "Limits")',
+        "a document or record larger than `limits.max_bytes`",
         "`larger than the limit of 67108864 bytes`",
         "split the file, or raise `--max-bytes` / `agentmsg.limits.max_bytes`",
     ),

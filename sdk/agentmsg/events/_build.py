@@ -27,39 +27,10 @@ from agentmsg_models.generate_reason import GenerateReason
 
 
 def close_reply(st: State, reply: Reply, interrupted: bool) -> None:
-    """The reply is over: its message joins the completed ones; salvage problems are recorded. A reply whose counted
-    size ran out (``_handlers._take``) is measured: written past ``limits.max_bytes`` by what is not counted (its
-    blocks' starts, its metadata), that is said (rule ``max-bytes``), never returned silently."""
-    msg = build(reply, interrupted=interrupted, default_name=st.default_name, close=True, st=st)
-    if reply.left is not None or reply.room < 0:
-        try:
-            size = len(msg.to_json_bytes())
-        except ValidationError:
-            size = 0  # (a message that cannot be written: the salvage said why)
-        if size > limits.max_bytes:
-            st.add(
-                Problem(
-                    f"/{reply.origin}",
-                    "max-bytes",
-                    f"the reduced message {msg.id} is {size} bytes of JSON, more than limits.max_bytes"
-                    f" ({limits.max_bytes}): it cannot be read back whole",
-                )
-            )
-    st.done.append(msg)
+    """The reply is over: its message joins the completed ones; salvage problems are recorded."""
+    st.done.append(build(reply, interrupted=interrupted, default_name=st.default_name, close=True, st=st))
     st.results.append(reply.result if isinstance(reply.result, dict) else None)
     st.reply = None
-
-
-def written_size(reply: Reply) -> int:
-    """The bytes of the reply's message as JSON now, and of its open tool calls' arguments again (parsed as their
-    input when they end); ``limits.max_bytes`` when it cannot be written (it is said when the reply is built)."""
-    try:
-        size = len(build(reply, interrupted=True, default_name=None, close=False).to_json_bytes())
-    except ValidationError:
-        return limits.max_bytes
-    for text in reply.calls.values():
-        size += len(text.value()) * 6
-    return size
 
 
 def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:

@@ -20,23 +20,13 @@ from typing import Any
 import orjson
 
 from agentmsg._codec import legacy
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, shares_members
-from agentmsg._codec.limits import limits
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN
 from agentmsg._codec.schemas import schema_documents, validate
 from agentmsg._codec.timestamps import java_form_of_instant
 from agentmsg._native import speedups as _speedups
 from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, short_repr
-from agentmsg.events._build import close_reply, written_size
-from agentmsg.events._state import (
-    JOIN_EVERY,
-    RESERVED_BYTES,
-    THINKING_DELTA,
-    Block,
-    Reply,
-    State,
-    Text,
-    ToolResult,
-)
+from agentmsg.events._build import close_reply
+from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
 
@@ -73,9 +63,7 @@ def fold(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -> None:
     while i < n:
         reply = st.reply
         if reply is not None:
-            j = _fold_deltas(
-                events, i, window.current, window.previous, size, reply.routes, reply.calls, JOIN_EVERY, reply
-            )
+            j = _fold_deltas(events, i, window.current, window.previous, size, reply.routes, reply.calls, JOIN_EVERY)
             st.count += j - i
             if j == n:
                 return
@@ -124,14 +112,11 @@ def fold_events(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -
                 ):
                     text = table.get(key)
                     if text is not None:
-                        cost = len(delta) * (12 if table is reply.calls else 6)  # (_take's bound)
-                        if cost <= reply.room:
-                            reply.room -= cost
-                            parts = text.parts
-                            parts.append(delta)
-                            if len(parts) >= JOIN_EVERY:
-                                text.flush()
-                            continue
+                        parts = text.parts
+                        parts.append(delta)
+                        if len(parts) >= JOIN_EVERY:
+                            text.flush()
+                        continue
         _handle(st, event, index, kind)
 
 
@@ -143,8 +128,7 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
         # The common case first: a plain delta for an open block or call, through the routing table.
         table = reply.routes.get(kind)
         if table is not None:
-            calls = table is reply.calls
-            key = e.get("toolCallId" if calls else "blockId")
+            key = e.get("toolCallId" if table is reply.calls else "blockId")
             delta = e.get("delta")
             if (
                 type(key) is str
@@ -153,14 +137,11 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
             ):
                 text = table.get(key)
                 if text is not None:
-                    cost = len(delta) * (12 if calls else 6)  # (_take's bound)
-                    if cost <= reply.room:
-                        reply.room -= cost
-                        parts = text.parts  # Text.add, inlined: the bulk of every stream comes here
-                        parts.append(delta)
-                        if len(parts) >= JOIN_EVERY:
-                            text.flush()
-                        return
+                    parts = text.parts  # Text.add, inlined: the bulk of every stream comes here
+                    parts.append(delta)
+                    if len(parts) >= JOIN_EVERY:
+                        text.flush()
+                    return
     _handle(st, e, i, kind)
 
 
@@ -216,90 +197,6 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
     finally:
         if not trusted and st.reply is not None:
             st.reply.trusted = False
-
-
-# ---- the reply's size: its message is read back within limits.max_bytes -----------------------------------------
-
-
-def _take(st: State, i: int, text: str, what: str, times: int = 1) -> bool:
-    """Whether the reply (open: ``st.reply``) takes ``text`` from event ``i`` (``times``: held that many times in its
-    message) and stays readable: its message's JSON within ``limits.max_bytes``. What the fast paths take is counted
-    by a bound (:attr:`Reply.room`, 6 bytes a character); past it, by the text's own JSON (:func:`_fits`)."""
-    reply = st.reply
-    assert reply is not None
-    cost = len(text) * 6 * times
-    if cost <= reply.room:
-        reply.room -= cost
-        return True
-    return _fits(st, reply, i, _json_size(text) * times, what)
-
-
-#: bytes of :data:`RESERVED_BYTES` an error may take past the reply's content (it says why the reply ended)
-_ERROR_ROOM = RESERVED_BYTES // 2
-
-
-def _take_value(st: State, i: int, value: Any, what: str, times: int = 1, extra: int = 0) -> bool:
-    """:func:`_take` of a value an event gives whole (an error, a note, a tool result's block): its own JSON counted.
-    A value JSON cannot write as it is (shared members, an integer beyond 64 bits: events fed as objects) is left to
-    the message's check (``_build``), which leaves it out, said."""
-    reply = st.reply
-    assert reply is not None
-    if not st.trusted and type(value) in (dict, list) and shares_members(value):
-        return True  # (a trusted producer's values are parsed from JSON text: none shares its members)
-    try:
-        size = len(orjson.dumps(value))
-    except (orjson.JSONEncodeError, TypeError):
-        return True
-    if times != 1:
-        size *= times
-    if size <= reply.room:
-        reply.room -= size
-        return True
-    return _fits(st, reply, i, size, what, extra)
-
-
-#: Bytes counted for a block started (a block, tool call or tool result): its JSON's own keys and punctuation (a tool
-#: call's, the largest, without its id, name and arguments: about 90), and its id and name at 6 bytes a character, in
-#: :attr:`Reply.room`, never refused (the content it takes is): what blocks add past the limit is said when the reply's
-#: message is built (``_build.close_reply``)
-STRUCTURE = 128
-
-
-def _json_size(text: str) -> int:
-    """The bytes ``text`` takes in JSON, quotes not counted (6 a character when it holds a lone surrogate, which the
-    message's check replaces by U+FFFD, 3 bytes)."""
-    try:
-        return len(orjson.dumps(text)) - 2
-    except orjson.JSONEncodeError:
-        return 6 * len(text)
-
-
-def _fits(st: State, reply: Reply, i: int, size: int, what: str, extra: int = 0) -> bool:
-    """The bound ran out: the reply's message is measured once (its JSON, and the arguments of its open tool calls
-    again, for their parsed input), and from then on its content is counted exactly (:attr:`Reply.left`), each delta
-    through the handlers. Content that would take the message past ``limits.max_bytes`` is refused, rule
-    ``max-bytes`` at the event (strict: :class:`~agentmsg.SizeLimitError`), and so is each later content event of the
-    reply: what it had is kept, so its message reads back (no text with a hole in it). ``extra``: bytes of
-    :data:`RESERVED_BYTES` it may take too (an error, which says why the reply ended, past its content)."""
-    left = reply.left
-    if left is None:
-        left = limits.max_bytes - RESERVED_BYTES - written_size(reply)
-    else:
-        left += reply.room  # (what blocks started since cost: counted in room, at most 0 here)
-    reply.room = 0  # (the fast paths take no more: each delta is the handlers')
-    if size == 0 or size <= left + extra:
-        reply.left = left - size
-        return True
-    reply.left = min(left, 0)
-    st.problem(
-        i,
-        "",
-        "max-bytes",
-        f"{what} of {size} bytes (as JSON) would take the reply's message past limits.max_bytes ({limits.max_bytes}"
-        " bytes), and it could not be read back: left out, as is any more content of the reply",
-        limit=True,
-    )
-    return False
 
 
 #: the rules that skip an event: a value nested too deep, or (sharing its members) written longer than
@@ -384,11 +281,7 @@ def _agent_result(st: State, e: dict[str, Any], i: int) -> None:
     result = e["result"]
     if not isinstance(result, dict):
         raise TypeError("result is not an object")
-    reply = st.current()
-    meta = result.get("metadata")  # (what of it the message takes besides its id, name, timestamp and usage)
-    if meta and not _take_value(st, i, meta, "AGENT_RESULT"):
-        return
-    reply.result = result
+    st.current().result = result
 
 
 def _model_start(st: State, e: dict[str, Any], i: int) -> None:
@@ -558,8 +451,6 @@ def _block_start(kind: str) -> Handler:
                 if isinstance(e.get("name"), str):
                     b.name = e["name"]
                 b.extra["id"] = block_id
-                reply.room -= 6 * len(b.extra["mediaType"]) + (6 * len(b.name) if b.name is not None else 0)
-        reply.room -= STRUCTURE + 6 * len(block_id) if type(block_id) is str else STRUCTURE
         reply.open_block(block_id, b)
 
     return start
@@ -606,8 +497,7 @@ def _text_delta(st: State, e: dict[str, Any], i: int) -> None:
     b = reply.by_block.get(e["blockId"]) if reply is not None else None
     if b is None or b.kind != "text":
         b = _open_block(st, e, i, "text")
-    if _take(st, i, delta, "text delta"):
-        b.text.add(delta)
+    b.text.add(delta)
 
 
 _SIGNATURE_SCHEMA = "agent-event.schema.json#/$defs/ThinkingBlockDeltaEvent/properties/"
@@ -619,8 +509,6 @@ def _thinking_delta(st: State, e: dict[str, Any], i: int) -> None:
     b = reply.by_block.get(e["blockId"]) if reply is not None else None
     if b is None or b.kind != "thinking":
         b = _open_block(st, e, i, "thinking")
-    if delta and not _take(st, i, delta, "thinking delta"):
-        return
     if delta:
         b.text.add(delta)
     for key in ("signature", "redactedData"):
@@ -635,8 +523,6 @@ def _thinking_delta(st: State, e: dict[str, Any], i: int) -> None:
                 f"{key} {short_repr(value)} is not a string: ignored",
                 schema=_SIGNATURE_SCHEMA + key,
             )
-            continue
-        if not _take(st, i, value, key):
             continue
         if key == "signature":
             if b.signature is None:
@@ -666,8 +552,6 @@ def _data_delta(st: State, e: dict[str, Any], i: int) -> None:
         st.problem(
             i, "/delta", "pattern", "data delta after the '=' padding of the data: delta dropped", schema=_BASE64_SCHEMA
         )
-        return
-    if not _take(st, i, delta, "data delta"):
         return
     b.pad += pad
     b.text.add(delta)
@@ -750,13 +634,11 @@ def _tool_call_start(st: State, e: dict[str, Any], i: int) -> None:
             )
         # else: a later model call reusing a provider's call id: a new call.
     _make_room(st, reply, i)
-    name = e.get("toolCallName")
     b = Block("tool_use", i)
+    name = e.get("toolCallName")
     b.name = name if isinstance(name, str) else None  # a wrong one is reported by the schema check
-    reply.room -= STRUCTURE + 6 * ((len(call_id) if type(call_id) is str else 0) + (len(b.name) if b.name else 0))
     if isinstance(e.get("thoughtSignature"), str):
         b.extra["thoughtSignature"] = e["thoughtSignature"]
-        reply.room -= 6 * len(e["thoughtSignature"])
     b.extra["id"] = call_id
     b.extra["replyId"] = e.get("replyId")
     reply.open_call(call_id, b, new=True)
@@ -805,8 +687,7 @@ def _tool_call_delta(st: State, e: dict[str, Any], i: int) -> None:
     if b is None or not b.open:
         b = _call(st, e, i)
         assert b is not None  # only END is ever ignored
-    if _take(st, i, delta, "tool call delta", 2):
-        b.text.add(delta)
+    b.text.add(delta)
 
 
 def _tool_call_end(st: State, e: dict[str, Any], i: int) -> None:
@@ -837,9 +718,6 @@ def _tool_result_start(st: State, e: dict[str, Any], i: int) -> None:
         return
     _make_room(st, reply, i)
     name = e.get("toolCallName")
-    reply.room -= STRUCTURE + 6 * (
-        (len(call_id) if type(call_id) is str else 0) + (len(name) if type(name) is str else 0)
-    )
     reply.open_result(ToolResult(call_id, name if isinstance(name, str) else None, i))
 
 
@@ -862,8 +740,6 @@ def _result(st: State, e: dict[str, Any], i: int) -> ToolResult:
 def _tool_result_text(st: State, e: dict[str, Any], i: int) -> None:
     delta = _delta(e)
     t = _result(st, e, i)
-    if not _take(st, i, delta, "tool result delta"):
-        return
     if t.text is None:
         t.text = Text()
     t.text.add(delta)
@@ -874,8 +750,6 @@ def _tool_result_data(st: State, e: dict[str, Any], i: int) -> None:
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise TypeError("data is not a content block")
     t = _result(st, e, i)
-    if not _take_value(st, i, data, "tool result data"):
-        return
     t.flush_text()
     t.output.append(data)
 
@@ -902,9 +776,7 @@ def _hint(st: State, e: dict[str, Any], i: int) -> None:
     b = Block("hint", i)
     b.block = {"type": "hint", "id": e.get("blockId"), "hint": e["hint"], "source": e.get("hintSource")}
     b.open = False
-    reply = st.current()
-    if _take_value(st, i, b.block, "hint"):
-        reply.blocks.append(b)
+    st.current().blocks.append(b)
 
 
 def _exceed(st: State, e: dict[str, Any], i: int) -> None:
@@ -942,16 +814,14 @@ def _custom(st: State, e: dict[str, Any], i: int) -> None:
     if name == ERROR_EVENT:
         value = e.get("value")
         if type(value) is dict:  # a wrong one is reported by the schema check
-            reply = st.current()
-            if _take_value(st, i, value, "error", 1, _ERROR_ROOM):
-                reply.errors.append(value)
+            st.current().errors.append(value)
     elif name in (PROBLEM_EVENT, NOT_KEPT_EVENT):
         value = e.get("value")
         if type(value) is dict and st.reply is not None:  # a wrong one: the schema check's
             # (between replies, before the first or after an AGENT_END, e.g. a payload a reader skipped after the
             # reply's end, a note opens no reply, as a CUSTOM event of another name opens none: it stays in the events)
             reply = st.current()
-            if len(reply.notes) < MAX_NOTES and _take_value(st, i, value, "note"):
+            if len(reply.notes) < MAX_NOTES:
                 reply.notes.append(value)
             else:
                 reply.notes_omitted += 1
@@ -960,10 +830,7 @@ def _custom(st: State, e: dict[str, Any], i: int) -> None:
 def _hitl(reason: str | None, state: str | None, meta_key: str | None) -> Handler:
     def handle(st: State, e: dict[str, Any], i: int) -> None:
         reply = st.current()
-        kept = {k: v for k, v in e.items() if k not in ("id", "createdAt")}
-        if not _take_value(st, i, kept, e["type"], 2):  # (kept whole, and its results or confirm results again)
-            return
-        reply.hitl.append(kept)
+        reply.hitl.append({k: v for k, v in e.items() if k not in ("id", "createdAt")})
         if reason is not None:
             reply.reason = reason
         if meta_key is not None and e.get("replyId") is not None:

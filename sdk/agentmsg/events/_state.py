@@ -6,15 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentmsg._codec.limits import limits
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
 from agentmsg.events._dedupe import DedupeWindow
 
 JOIN_EVERY = 512  # compact a block's fragments once this many are pending
-
-#: bytes of ``limits.max_bytes`` a reply's content does not take: its message's own fields and the metadata the
-#: reducer writes (id, name, role, timestamp, usage, generate and finish reasons, ...), and JSON's punctuation
-RESERVED_BYTES = 1 << 14
 
 TEXT_DELTA, THINKING_DELTA, CALL_DELTA = "TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA"
 
@@ -124,7 +119,6 @@ class Reply:
         "fallback_id",
         "finish_reason",
         "hitl",
-        "left",
         "meta",
         "model",
         "model_open",
@@ -136,7 +130,6 @@ class Reply:
         "reason",
         "refusal",
         "result",
-        "room",
         "routes",
         "stop_reason",
         "texts",
@@ -182,15 +175,6 @@ class Reply:
         # Every event other than a plain delta came from a producer that guarantees valid events parsed
         # from JSON text (Reducer.feed_many(trusted=True)): the message may take the codec's fast path.
         self.trusted = True
-        #: The bytes the reply's message may still grow by, counted as content is taken (the C delta loop reads and
-        #: lowers it too): a bound, 6 bytes a character of text (``\u001f`` as JSON; the
-        #: deltas' text is not scanned for what it escapes), 12 of a tool call's arguments (the message holds them
-        #: as its ``content`` and again parsed as its ``input``). Content that costs more than is left is measured:
-        #: :attr:`left` (``_handlers._take``).
-        self.room = limits.max_bytes - RESERVED_BYTES
-        #: None until :attr:`room` runs out; then the exact bytes the message may still grow by (its JSON measured once,
-        #: each later delta and value by its own JSON), 0 once content was refused for it (rule ``max-bytes``)
-        self.left: int | None = None
 
     # ---- what is open: the only place that changes it --------------------------------------------
 

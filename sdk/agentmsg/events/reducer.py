@@ -27,9 +27,6 @@ Rules (``docs/events.md`` has the full list):
   ``agentmsg_stop_reason``, ``agentmsg_refusal`` and ``agentmsg_errors`` (CUSTOM ``agentmsg.error`` events);
   what its producer could not read or left out in ``agentmsg_notes`` (CUSTOM ``agentmsg.problem`` and
   ``agentmsg.not-kept`` events, the first 100, then one ``max-problems`` entry counting the rest).
-* A reply's message is read back: content that would take its JSON past ``limits.max_bytes`` is left out, with
-  every later content event of the reply, each one problem (rule ``max-bytes``; strict: :class:`~agentmsg.SizeLimitError`).
-  It is counted as it is taken, by a bound until that runs out, then exactly (``_handlers._take``).
 * Duplicate events (an id among the last ``dedupe_window`` ids) are ignored.
 * A stream that ends inside a reply keeps everything received: open blocks are closed, open tool
   results get state ``interrupted`` and the message's generate reason is ``INTERRUPTED``. :meth:`Reducer.finish`
@@ -290,7 +287,7 @@ class Reducer:
             reply = st.reply
             if reply is not None:
                 taken = fold_deltas(
-                    events, 0, window.current, window.previous, size, reply.routes, reply.calls, join_every, reply
+                    events, 0, window.current, window.previous, size, reply.routes, reply.calls, join_every
                 )
                 st.count += taken
                 if taken == len(events):
