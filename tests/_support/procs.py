@@ -1,21 +1,46 @@
 """Waiting for a child process to be ready for a signal, without a fixed sleep (a loaded machine is slow to
-start an interpreter: a fixed wait is a flaky test); work that pytest-xdist's workers share done one at a time."""
+start an interpreter: a fixed wait is a flaky test); work that pytest-xdist's workers share done one at a time;
+a script that may hang run in a child process under a time limit."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import hashlib
+import os
 import signal
 import struct
 import subprocess
+import sys
 import tempfile
 import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["lock_file", "one_at_a_time", "sigint_default", "stop", "wait_until_read"]
+__all__ = ["guarded", "lock_file", "one_at_a_time", "sigint_default", "stop", "wait_until_read"]
+
+
+def guarded(script: str, *args: str, pure: bool, timeout: float = 120.0, started: str = "starting") -> str:
+    """The standard output of ``python -c script args...`` in a child process, C writer or pure Python
+    (``AGENTMSG_PURE_PYTHON``), under a time limit (pytest's own cannot stop a C loop): a child that runs past it is
+    killed and the test fails naming the last line it printed (``started`` when none), as one that exits non-zero
+    fails with the end of its standard error."""
+    env = dict(os.environ)
+    env.pop("AGENTMSG_PURE_PYTHON", None)
+    if pure:
+        env["AGENTMSG_PURE_PYTHON"] = "1"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        raise AssertionError(f"{out.splitlines()[-1:] or [started]} ran for over {timeout:g} s") from None
+    assert proc.returncode == 0, err[-2000:]
+    return out
 
 
 def lock_file(work: Path) -> Path:

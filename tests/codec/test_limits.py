@@ -40,6 +40,7 @@ from agentmsg._codec import jsontext
 from agentmsg._codec import schemas as schemas
 from agentmsg.errors import pointer_of
 from tests._support.deep import tricky_nest
+from tests._support.procs import guarded
 
 
 def _nested_results(levels: int, inner: dict[str, Any]) -> dict[str, Any]:
@@ -492,27 +493,8 @@ def test_a_message_changed_to_hold_a_shared_value_is_refused_where_it_is_written
     refuses it as the constructors do (SizeLimitError, rule ``max-bytes``, at the deepest part over the limit, under
     the message's index where a list of messages is written), at once, in memory bounded by ``limits.max_bytes``,
     with the C kernels and without. (In a child process, under a time limit: pytest's own cannot stop a C loop.)"""
-    env = dict(os.environ)
-    env.pop("AGENTMSG_PURE_PYTHON", None)
-    if pure:
-        env["AGENTMSG_PURE_PYTHON"] = "1"
     cap = 16 << 20
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _MUTATED_AFTER_CONSTRUCTION, what, str(cap)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    hung = None
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        hung = out.splitlines()[-1:]
-    assert hung is None, f"{hung} ran for over 120 s"
-    assert proc.returncode == 0, err[-2000:]
+    out = guarded(_MUTATED_AFTER_CONSTRUCTION, what, str(cap), pure=pure)
     said = {name: (refusal, peak) for name, refusal, peak in map(json.loads, out.splitlines()[1::2])}
     step = "/0" if what == "lists" else ""
     for name, at in (
@@ -1019,27 +1001,8 @@ def test_blocks_holding_the_same_block_twice_are_checked_once_each(pure: bool) -
     level that passes it (SizeLimitError, ``max-bytes``, at the deepest part over the limit, as the writers say it).
     A message changed after construction to pass it is refused by every writer (``to_dict`` and pure Python's
     ``to_json`` wrote it path by path). In a child process, under a time limit (pytest's own cannot stop a C loop)."""
-    env = dict(os.environ)
-    env.pop("AGENTMSG_PURE_PYTHON", None)
-    if pure:
-        env["AGENTMSG_PURE_PYTHON"] = "1"
     cap = 1 << 20
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _SHARED_BLOCKS, str(cap)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    hung = None
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        hung = out.splitlines()[-1:] or ["building the blocks"]
-    assert hung is None, f"{hung} ran for over 120 s"
-    assert proc.returncode == 0, err[-2000:]
+    out = guarded(_SHARED_BLOCKS, str(cap), pure=pure, started="building the blocks")
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
     (_, levels, problems), said = lines[0], {name: refusal for name, refusal in lines[1:]}
     # (a level's text is twice the one before and some: 13 levels, 2**13 tool results, are within 1 MiB)

@@ -12,9 +12,6 @@ import dataclasses
 import datetime
 import enum
 import json
-import os
-import subprocess
-import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +43,7 @@ from agentmsg import (
 )
 from agentmsg.providers import NAMES, RULES, FormatOptions, anthropic, gemini, get, openai
 from tests._support.budget import examples
+from tests._support.procs import guarded
 from tests._support.providers import (
     ANY_TOOLS,
     BIG,
@@ -2167,26 +2165,7 @@ def test_a_tool_definition_sharing_its_members_past_max_bytes_is_refused_unwritt
     over the limit, under ``/tools/0``) before anything writes it, by format_request and count_tokens, C and pure
     Python alike; a long key met in many dicts too. (In a child process, under a time limit: pytest's own cannot stop
     a C loop.)"""
-    env = dict(os.environ)
-    env.pop("AGENTMSG_PURE_PYTHON", None)
-    if pure:
-        env["AGENTMSG_PURE_PYTHON"] = "1"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _SHARED_TOOL, shape, str(1 << 20)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    hung = None
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        hung = out.splitlines()[-1:]
-    assert hung is None, f"{hung} ran for over 120 s"
-    assert proc.returncode == 0, err[-2000:]
+    out = guarded(_SHARED_TOOL, shape, str(1 << 20), pure=pure)
     said = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
     assert len(said) == 2 * len(NAMES)
     at = "/tools/0/parameters/properties/a/enum"
