@@ -1880,3 +1880,26 @@ def test_a_gemini_own_tool_counts_as_its_json_whatever_the_models_tool_scale(mod
     profile = tokens.for_model(model)
     latest = count_tokens(msgs, provider="gemini", model="gemini-2.5-flash", tools=[own])
     assert counted.tools - profile.per_tool == latest.tools - tokens.per_tool
+
+
+@pytest.mark.parametrize("provider", ["openai", "dashscope-compatible", "anthropic"])
+def test_bad_input_is_refused_before_any_vocabulary_loads(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages, options and tools are checked before the tokenizer's vocabulary is asked for: refusing them loads
+    none (OpenAI's and Qwen's take a fresh process 1-2 s), and the refusal is the checks' own."""
+    from agentmsg.context import count as count_module
+
+    def no_vocabulary(name: str) -> Any:
+        raise AssertionError(f"vocabulary {name!r} loaded before the input was checked")
+
+    monkeypatch.setattr(count_module, "counter", no_vocabulary)
+    msgs = [_msg("USER", TextBlock(text="q"))]
+    bad_calls: list[Callable[[], Any]] = [
+        lambda: count_tokens([msgs[0], "no message"], provider=provider),  # type: ignore[list-item]
+        lambda: count_tokens(msgs, provider=provider, options={"repiar": True}),
+        lambda: count_tokens(msgs, provider=provider, tools=[{"name": "f", "parameters": {"enum": [float("nan")]}}]),
+    ]
+    for call in bad_calls:
+        with pytest.raises(ValidationError):
+            call()
+    with pytest.raises(AssertionError, match="loaded before"):  # (a good request does load it)
+        count_tokens(msgs, provider=provider)

@@ -707,13 +707,14 @@ def _count(
     :func:`count_members`'."""
     spec = provider_of(provider, model).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
-    text = counter(profile.vocab_for(model))
     opts = as_options(options)
-    t = _Tally(text, profile, model, opts)
     if not checked:
         messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
     check_tools(defs, spec)  # (the request counted is the formatter's: what it refuses is refused, as it refuses it)
+    # (the vocabulary after the checks: refusing bad input loads none, which costs a fresh process 1-2 s)
+    text = counter(profile.vocab_for(model))
+    t = _Tally(text, profile, model, opts)
     current = -1
     called: frozenset[int] = frozenset()
     mode = profile.thinking
