@@ -263,9 +263,11 @@ PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) -
 # configuration would be the less-tested one. Tests marked no_kernel reach none of those kernels (checked in
 # every run: tests/conftest.py), so the second pass would run the same code again: it skips them; tests marked
 # kernel_only compare a kernel with the Python, which the second pass has not: it leaves them out too. (The C
-# JSON writer is held to the Python byte for byte by tests/native.) The second pass runs each fuzz budget at half
-# (AGENTMSG_FUZZ_SHARE=0.5, tests/_support/budget.py): every test runs, in the time make test has; make fuzz runs
-# the fuzz tests long in both configurations.
+# JSON writer is held to the Python byte for byte by tests/native.) Both passes run each fuzz budget at half
+# (AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE), tests/_support/budget.py; the budgets written in the tests are what a bare
+# `pytest` runs): every test runs, in the time make test has; make fuzz runs the fuzz tests long in both
+# configurations. The fuzz tests took about 40% of the first pass's CPU at their whole budgets.
+FUZZ_SHARE ?= 0.5
 # tests/cli/test_events.py and test_parse.py write long messages and read streams through the CLI (the JSON writer,
 # the SSE scanner): the pure writer's memory once failed there alone; the other CLI tests start processes, not kernels.
 PURE_PYTHON_TESTS = -m "not no_kernel and not kernel_only" tests/providers tests/events tests/wire tests/clients \
@@ -278,9 +280,9 @@ PYTEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTH
 
 pytest: install
 	@echo "== pytest: the suite against the source tree ($(PYTEST_WORKERS) workers) =="
-	$(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N)
+	AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N)
 	@echo "== pytest: provider, event, wire, client and CLI stream tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="
-	AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=0.5 $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
+	AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 # Downloads before the tests, each with its own bound: Maven (AgentScope Java from Maven Central into
 # ~/.m2; the first build takes minutes) and npm. The Java test then finds the harness built.
@@ -356,9 +358,9 @@ wheel-test: dist
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
 	echo "== pytest against the installed wheel ($(WHEEL_VENV), $(PYTEST_WORKERS) workers) =="; \
 	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist" AGENTMSG_TEST_NPM_DIST="$(CURDIR)/dist"; \
-	$(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
+	AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
 	echo "== pytest: provider, event, wire, client and CLI stream tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="; \
-	AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=0.5 $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
+	AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 # The downloads first; then the checks that need no wheel, two at a time (each one's output printed whole when it
 # ends: --output-sync; about 17 s one after another on 2 cores, 9 s so), then the wheel's suite.

@@ -1,8 +1,8 @@
 """How much the fuzz and property tests (marker ``fuzz``) run.
 
-``make test`` runs them with the budgets written in the tests: a fixed number of Hypothesis examples
-(``examples(n)``) or of seeded rounds (``rounds(n)``), so a run is the same run on a loaded machine and
-on an idle one. ``make fuzz`` selects them by marker and runs them longer:
+A bare ``pytest`` runs them with the budgets written in the tests, ``make test`` with half of each (``SHARE``): a
+fixed number of Hypothesis examples (``examples(n)``) or of seeded rounds (``rounds(n)``), so a run is the same run
+on a loaded machine and on an idle one. ``make fuzz`` selects them by marker and runs them longer:
 
 * ``AGENTMSG_FUZZ_SCALE`` (there: 25) multiplies every example budget;
 * ``AGENTMSG_FUZZ_SECONDS`` (there: 300), when set, turns each seeded loop into a time box of that many
@@ -23,17 +23,17 @@ T = TypeVar("T")
 SCALE = max(1, int(os.environ.get("AGENTMSG_FUZZ_SCALE", "1") or "1"))
 SECONDS = float(os.environ["AGENTMSG_FUZZ_SECONDS"]) if os.environ.get("AGENTMSG_FUZZ_SECONDS") else None
 SEED = int(os.environ.get("AGENTMSG_FUZZ_SEED", "0") or "0")
-#: The share of those budgets a pass takes (``AGENTMSG_FUZZ_SHARE``, above 0 up to 1; default 1): ``make test``'s
-#: second, pure-Python pass runs every test again with half of each budget (the first pass ran them whole, and
-#: ``make fuzz`` runs them longer in both configurations), so that the suite stays within its five minutes.
+#: The share of those budgets a pass takes (``AGENTMSG_FUZZ_SHARE``, above 0 up to 1; default 1, a bare ``pytest``):
+#: both passes of ``make test`` (the C speed-ups, then pure Python) run every test with half of each budget
+#: (``make fuzz`` runs them longer in both configurations), so that the suite stays within its five minutes.
 SHARE = min(1.0, float(os.environ.get("AGENTMSG_FUZZ_SHARE", "1") or "1"))
 if not SHARE > 0:
     raise ValueError(f"AGENTMSG_FUZZ_SHARE is a share above 0 up to 1, not {os.environ['AGENTMSG_FUZZ_SHARE']!r}")
 
 
 def examples(n: int) -> int:
-    """The example budget of a test: ``n`` in ``make test`` (at least 1 of ``n * AGENTMSG_FUZZ_SHARE`` in its
-    pure-Python pass), ``n * AGENTMSG_FUZZ_SCALE`` in ``make fuzz``."""
+    """The example budget of a test: ``n`` under a bare ``pytest``, ``n * AGENTMSG_FUZZ_SHARE`` (at least 1) in both
+    passes of ``make test``, ``n * AGENTMSG_FUZZ_SCALE`` in ``make fuzz``."""
     return n * SCALE if SHARE == 1 else max(1, round(n * SCALE * SHARE))
 
 
