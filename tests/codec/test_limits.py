@@ -919,6 +919,39 @@ def test_the_largest_limits_read_a_stream() -> None:
             limits[name] = value
 
 
+def test_the_dry_run_answers_for_a_small_value_only_and_in_few_steps() -> None:
+    """``jsontext.written_within`` (what the size check asks before its walk of a value's members): True only where
+    the C writer's dry run writes the value within ``QUICK_BYTES`` (and ``limits.max_bytes``), so that nothing it
+    passes is a value the check would refuse; False (no verdict: the walk decides) past that count, for a type JSON
+    has not, a cycle, and without the C kernels. A list of the same list twice, 60 levels down (2**60 paths), is no
+    verdict at once: the dry run stops at the count, and the check refuses it as before."""
+    from agentmsg._native import speedups
+
+    tool_input = {"city": "Paris", "days": [1, 2, 3], "opts": {"units": "metric"}, "t": (1, 2)}
+    if speedups is None:
+        assert not jsontext.written_within(tool_input)
+        return
+    assert jsontext.written_within(tool_input) and jsontext.written_within([]) and jsontext.written_within("x")
+    x: list[Any] = [1]
+    assert jsontext.written_within([x, x])  # (shared within the count: written as any value)
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    deep: list[Any] = [1]
+    for _ in range(60):
+        deep = [deep, deep]
+    quick = jsontext.QUICK_BYTES
+    for no in (cycle, [1.5, object()], [float("nan")], ["\u00e9" * (quick // 6 + 1)], deep):
+        assert not jsontext.written_within(no)
+    assert jsontext.written_within(["\u00e9" * ((quick - 4) // 6)])  # (6 a character, 2 quotes, 2 brackets)
+    limits.max_bytes = 1000
+    try:
+        assert jsontext.written_within(["a" * 160]) and not jsontext.written_within(["a" * 170])
+        with pytest.raises(SizeLimitError):
+            jsontext.check_json_value({"a": deep})
+    finally:
+        limits.max_bytes = 256 * 1024 * 1024
+
+
 def test_an_exact_key_is_one_value_of_one_type_throughout() -> None:
     """``jsontext.exact_key`` (what the formatters keep a tool's checks under): a value's JSON text where it and
     everything in it is of the exact JSON types, so that values of one key are equal and alike in type; None for

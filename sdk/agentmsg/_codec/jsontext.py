@@ -1402,13 +1402,33 @@ def _member_size(value: Any, sizes: dict[int, int]) -> int:
     return _scalar_size(value)
 
 
+def written_within(value: Any) -> bool:
+    """Whether the C writer's dry run (``_speedups.writes``, no model plans) writes ``value`` within
+    :data:`QUICK_BYTES` (or ``limits.max_bytes``, if lower): it holds JSON types and tuples only, and its count of the
+    bytes (6 a character) is within that. True is a verdict that nothing in it is to be refused for its size (about a
+    third of :func:`shares_members`' cost for a tool call's input); False is none (pure Python too): the caller walks
+    it. The dry run walks a value sharing its members path by path, so it stops at that count: a list of the same
+    list twice, 40 levels down, costs it at most that many steps before the walk, linear in its containers, decides."""
+    native = _native_writes
+    return native is not None and native(
+        value, _NO_PLANS, _no_fallback, _orjson_dumps, min(QUICK_BYTES, limits.max_bytes)
+    )
+
+
+#: The count of bytes up to which :func:`written_within` asks the C writer's dry run (a bound on its steps: it walks a
+#: shared value path by path): a tool call's input or a usual message is far within it, and a larger value, whose walk
+#: costs more than this, goes to the walk as before
+QUICK_BYTES: Final = 64 * 1024
+
+
 def _check_written_size(instance: Any, kind: str | None, max_depth: int | None = None) -> None:
     """Refuse ``instance`` (rule ``max-bytes``, :class:`SizeLimitError`) when it shares its members
     (:func:`shares_members`) and its JSON text would be longer than ``limits.max_bytes``: whatever is accepted can be
     written back, and nothing writes or walks it path by path first. Nested past ``limits.max_depth`` too, it is left
-    to the depth checks (``max-depth``, as for the same value unshared, which bound their walks already). A value that shares nothing costs one walk of its
-    containers' members' types."""
-    if type(instance) in _SHAREABLE and shares_members(instance):
+    to the depth checks (``max-depth``, as for the same value unshared, which bound their walks already). Where the C
+    kernels are built, their dry run answers first (:func:`written_within`): a value it writes within the limit has
+    nothing to refuse; else (pure Python, a value it gives up on) one walk of its containers' members' types."""
+    if type(instance) in _SHAREABLE and not written_within(instance) and shares_members(instance):
         found = oversized_at(instance, limits.max_bytes, limits.max_depth if max_depth is None else max_depth)
         if found is not None:
             path, size = found
