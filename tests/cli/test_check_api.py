@@ -13,7 +13,7 @@ import json
 import tracemalloc
 import types
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 from unittest.mock import ANY
@@ -303,7 +303,7 @@ _READERS: dict[str, Callable[[Any], object]] = {
     "msg": lambda v: agentmsg.Msg.from_dict(v, notes=[]),
     "content-block": lambda v: agentmsg.block_from_dict(v, notes=[]),
     # (as the reducer reads an event, a mapping as its dict; a stream's rules, order and pairing, aside)
-    "event": lambda v: agentmsg.validate(dict(v) if isinstance(v, Mapping) else v, "event"),
+    "event": lambda v: agentmsg.validate(v, "event"),
 }
 #: the rules of a value that is no JSON the readers write back: said before any schema's
 _NO_JSON_RULES = frozenset({"json-value", "integer-range", "lone-surrogate", "max-depth", "cycle", "max-bytes"})

@@ -1252,3 +1252,41 @@ def test_a_mapping_read_is_copied_and_nested_ones_are_still_no_json_values() -> 
         Msg.from_dict(types.MappingProxyType({**data, "metadata": types.MappingProxyType({})}))
     ((pointer, rule),) = [(p.pointer, p.rule) for p in caught.value.problems]
     assert (pointer, rule) == ("/metadata", "json-value")
+
+
+@pytest.mark.parametrize("mapping", list(_MAPPINGS), ids=list(_MAPPINGS))
+def test_validate_reads_a_mapping_given_as_the_readers_read_it(mapping: str) -> None:
+    """agentmsg.validate refused a mapping given that is no dict ("a mappingproxy is not a JSON value", json-value
+    at ""), and so did is_valid and find_unknown_keys, where Msg.from_dict, block_from_dict, source_from_dict and
+    the reducer read it as its dict (read_legacy_keys returned it unread: a lowercase role without its note). Now
+    they read it as its dict too; a mapping nested in it is refused as from_dict refuses it, same pointer and rule."""
+    from agentmsg.events import Reducer
+
+    wrap = _MAPPINGS[mapping]
+    msg = {"id": "m", "role": "USER", "content": [_TEXT], "extra": 1}
+    Msg.from_dict(wrap(msg))
+    agentmsg.validate(wrap(msg))
+    assert agentmsg.is_valid(wrap(msg)) and agentmsg.find_unknown_keys(wrap(msg)) == agentmsg.find_unknown_keys(msg)
+    agentmsg.validate(wrap(_TEXT), "content-block")
+    url = {"type": "url", "url": "https://example.com/a.png"}
+    agentmsg.validate(wrap(url), "source")
+    agentmsg.validate(wrap({"inputTokens": 1, "outputTokens": 2}), "chat-usage")
+    event = {"type": "AGENT_START", "id": "e", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r", "name": "a"}
+    reducer = Reducer()
+    reducer.feed(wrap(event))
+    assert reducer.problems == []
+    agentmsg.validate(wrap(event), "event")
+    python = {"id": "m", "role": "user", "content": "hi"}
+    assert agentmsg.read_legacy_keys(wrap(python)) == agentmsg.read_legacy_keys(python)
+    assert agentmsg.read_legacy_keys(wrap(python))[1]  # (its notes: the role and the text content)
+    nested = {**msg, "metadata": wrap({})}
+    for given in (nested, wrap(nested)):
+        with pytest.raises(ValidationError) as read:
+            Msg.from_dict(given)
+        with pytest.raises(ValidationError) as validated:
+            agentmsg.validate(given)
+        assert (
+            [(p.pointer, p.rule) for p in validated.value.problems]
+            == [(p.pointer, p.rule) for p in read.value.problems]
+            == [("/metadata", "json-value")]
+        )

@@ -97,6 +97,16 @@ def has_lone_surrogate(text: str) -> bool:
     return not text.isascii() and _SURROGATE.search(text) is not None
 
 
+def as_given(value: Any) -> Any:
+    """A value given to a reader of parsed JSON as the readers take it (``Msg.from_dict``, ``block_from_dict``, the
+    reducer, ``validate``): a mapping that is no dict (a ``MappingProxyType``, an ``OrderedDict``, a dict subclass)
+    as the dict of its items; anything else as it is. Only the value given: a mapping nested in it stays what it is
+    (no JSON value: :func:`check_json_value` refuses it at its pointer)."""
+    if type(value) is not dict and isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
 def json_type(value: Any) -> str:
     """The JSON type name of a parsed value (``object``, ``array``, ``string``, ``number``, ``boolean``,
     ``null``; the Python type's name for anything else): runtime-neutral wording for messages."""

@@ -65,6 +65,7 @@ import re
 from typing import Any
 
 from agentmsg._codec.jsontext import (  # (the reducer's parse: the same text in every runtime)
+    as_given,
     deep_value_pointer,
     deeper_than,
     depth_error,
@@ -722,11 +723,13 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     :class:`~agentmsg.Problem` with rule ``legacy-key``, the key's pointer and what it was read as
     (docs/wire-format.md). ``value`` is not changed: a mapped object is a copy; without legacy keys the value is
     returned as it is, with no notes. The readers do this themselves (``Msg.from_json``, ``decode_messages``,
-    ``block_from_dict``, the event reducer). A ``kind`` that is no string: a
+    ``block_from_dict``, the event reducer), and read a mapping given that is no dict as its dict: so does this (the
+    dict is returned when it has none). A ``kind`` that is no string: a
     :class:`~agentmsg.errors.WrongTypeError` at ``/kind``."""
     # (a list or a dict was looked up among the readers: a bare TypeError; None or 1 read as a kind with none)
     if not isinstance(kind, str):
         raise wrong_type("/kind", "kind is a string: msg, content-block or event", kind)
+    value = as_given(value)  # (a mapping given that is no dict, as the readers read it: its dict, its keys read)
     if deeper_than(value, limits.max_depth):  # (as every reader of JSON refuses it, at the part that crosses the limit)
         raise depth_error(kind, deep_value_pointer(value, limits.max_depth))
     return read_legacy_keys_checked(value, kind)

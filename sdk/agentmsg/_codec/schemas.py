@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT, check_json_value
+from agentmsg._codec.jsontext import _STRICT, as_given, check_json_value
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of, short_repr, unknown_choice
 
@@ -716,8 +716,12 @@ def validate(instance: Any, kind: str = "msg", *, strict: bool = False) -> None:
     not declare are accepted (they are kept and written back; :func:`find_unknown_keys` lists them) unless
     ``strict``, which rejects them (rule ``additionalProperties``). ``kind`` is one of ``msg``,
     ``content-block``, ``source``, ``chat-usage``, ``event``, ``generate-reason`` (another: a ValidationError at
-    ``/kind``, rule ``enum``, listing them; a conversation is checked with :func:`agentmsg.check`)."""
+    ``/kind``, rule ``enum``, listing them; a conversation is checked with :func:`agentmsg.check`). As the readers
+    take it (``Msg.from_dict``, ``block_from_dict``, the reducer), an ``instance`` that is a mapping but no dict (a
+    ``MappingProxyType``, an ``OrderedDict``) is read as the dict of its items; nested, one is no JSON value, refused
+    as they refuse it (``json-value``, at its pointer)."""
     uri = schema_uri(kind)
+    instance = as_given(instance)
     # JSON-ness, integer range and depth first: the validator must never see input it cannot handle.
     check_json_value(instance, kind)
     _validate(instance, uri, kind, strict)

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from agentmsg._codec.converter import _generated_base, dict_of, known_keys
+from agentmsg._codec.jsontext import as_given
 from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.schemas import KINDS, schema_documents
 from agentmsg._codec.schemas import find_unknown_keys as _find_in_json
@@ -65,7 +66,8 @@ def _kind_of(cls: type) -> str | None:
 
 def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
     """The keys the schema does not declare, anywhere in ``value``: a message, block, source, usage or event
-    object, or parsed JSON (then ``kind`` says what it is; default ``msg``). One :class:`~agentmsg.Problem`
+    object, or parsed JSON (then ``kind`` says what it is; default ``msg``; a mapping given that is no dict is read
+    as its dict, as the readers read it). One :class:`~agentmsg.Problem`
     per key, rule ``unknown-key``, pointer of the key itself (``/usage/futureTokens``), sorted by
     pointer; ``[]`` when there are none.
 
@@ -87,6 +89,7 @@ def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
         value = dict_of(value, kind, copy=False)  # (read only; a field JSON cannot hold: refused)
         return _find_in_json(value, kind)
     kind = "msg" if kind is None else kind
+    value = as_given(value)  # (a mapping given that is no dict: read as its dict, as the readers read it)
     unknown = _find_in_json(value, kind)
     if not unknown:
         return unknown
