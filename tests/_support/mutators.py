@@ -10,6 +10,9 @@ failing case). Every function returns a new value; what it is given is never cha
 * Python values: ``python_valued`` (Hypothesis) puts values that are no JSON (a tuple, a UUID, a datetime, bytes,
   a NaN, a set, a subclass of str, int or dict, a mapping that is no dict, a key that is no string) at random
   places of parsed JSON, or values the readers take as JSON (an enum member).
+* Legacy keys: ``legacy_keyed`` (Hypothesis) writes a message's or block's tool results and tool calls in the
+  legacy forms the readers map (``result``, ``toolUseId``, ``arguments``, a ``tool_call``, text ``output``, an
+  AgentScope Python message), some holding what the readers refuse once they read it in its current form.
 * JSON text: ``edited_json_text`` (Hypothesis) cuts it short, changes a byte, adds a lone surrogate escape,
   an integer beyond 64 bits or a duplicate key.
 * Provider bodies: ``mutate_payloads`` mutates the JSON payloads of an SSE or JSON-lines body in place;
@@ -262,6 +265,80 @@ def python_valued(draw: st.DrawFn, value: Any) -> Any:
             parent[path[-1]] = make(old)
         except TypeError:  # (an edit made ``parent`` immutable: a tuple, a frozenset, a mapping proxy)
             continue
+    return value
+
+
+#: values of a legacy ``result`` the readers refuse once they read them as ``output`` (an output item that is no
+#: block, a block missing a key, a type no block has)
+REFUSED_RESULTS: list[Any] = [["x"], [1, {"type": "text", "text": "a"}], {"type": "text"}, [{"type": "bogus"}], {}]
+
+
+def _tool_blocks(value: Any) -> list[dict[str, Any]]:
+    """The tool_use and tool_result dicts of parsed JSON (nested in outputs too), in document order."""
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") in ("tool_use", "tool_result"):
+                found.append(node)
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    return found
+
+
+def has_tool_blocks(value: Any) -> bool:
+    return bool(_tool_blocks(value))
+
+
+@st.composite
+def legacy_keyed(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` (a message or a block, parsed JSON) with one to three of its tool blocks written in a legacy form
+    the readers map (docs/wire-format.md, "Legacy keys"): a tool result's ``output`` as ``result`` (the list, its
+    one block, its one text as text; or a value the readers refuse once read as ``output``), its ``id`` as
+    ``toolUseId``, its output as text; a tool call's ``input`` as ``arguments`` (the object, or its JSON text), or
+    the call as AgentScope Python 2.x's ``tool_call`` with ``input`` text; and, for a message, now and then its role
+    in lowercase (AgentScope Python's: the schema refuses it as it is, the readers read it)."""
+    value = _copy(value)
+    blocks = _tool_blocks(value)
+    if not blocks:
+        return value
+    for _ in range(draw(st.integers(1, 3))):
+        b = draw(st.sampled_from(blocks))
+        if b.get("type") == "tool_result":
+            how = draw(st.sampled_from(["result", "result", "refused", "toolUseId", "text"]))
+            output = b.get("output")
+            if how == "toolUseId" and "id" in b:
+                b["toolUseId"] = b.pop("id")
+            elif how == "text" and isinstance(output, list) and len(output) == 1 and output[0].get("type") == "text":
+                b["output"] = output[0].get("text")
+            elif how == "refused":
+                b.pop("output", None)
+                b["result"] = draw(st.sampled_from(REFUSED_RESULTS))
+            elif how == "result" and isinstance(output, list):
+                del b["output"]
+                one = output[0] if len(output) == 1 and isinstance(output[0], dict) else None
+                text = one.get("text") if one is not None and set(one) == {"type", "text"} else None
+                b["result"] = draw(st.sampled_from([output, one, text])) if one is not None else output
+                if b["result"] is None:
+                    b["result"] = output
+        elif b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
+            how = draw(st.sampled_from(["object", "text", "tool_call"]))
+            args = b.pop("input")
+            if how == "object":
+                b["arguments"] = args
+            else:
+                b.pop("content", None)
+                b["arguments" if how == "text" else "input"] = json.dumps(args)
+                if how == "tool_call":
+                    b["type"] = "tool_call"
+    if (
+        isinstance(value, dict)
+        and value.get("role") in ("USER", "ASSISTANT", "SYSTEM")
+        and draw(st.integers(0, 7)) == 0
+    ):
+        value["role"] = value["role"].lower()
     return value
 
 

@@ -31,7 +31,7 @@ from agentmsg.providers import NAMES
 from tests._support.budget import examples
 from tests._support.cli import run
 from tests._support.events import jsonl_lines
-from tests._support.mutators import python_valued
+from tests._support.mutators import has_tool_blocks, legacy_keyed, python_valued
 from tests.conftest import ROOT, VECTORS, load_vectors
 
 # one worker for the module: its files and their reports (module fixtures, about 2 s) are made once, not per worker
@@ -305,6 +305,15 @@ _READERS: dict[str, Callable[[Any], object]] = {
     # (as the reducer reads an event, a mapping as its dict; a stream's rules, order and pairing, aside)
     "event": lambda v: agentmsg.validate(v, "event"),
 }
+#: the valid message and block vectors holding tool calls or results: what legacy_keyed writes in legacy forms
+_LEGACY = {kind: [v for v in _VALID[kind] if has_tool_blocks(v)] for kind in ("msg", "content-block")}
+
+
+def _as_is_valid(kind: str, value: Any) -> bool:
+    """Whether the schema takes ``value`` as it is (each item of a list): its legacy keys as unknown keys."""
+    return all(agentmsg.is_valid(v, kind) for v in (value if type(value) is list else [value]))
+
+
 #: the rules of a value that is no JSON the readers write back: said before any schema's
 _NO_JSON_RULES = frozenset({"json-value", "integer-range", "lone-surrogate", "max-depth", "cycle", "max-bytes"})
 
@@ -358,9 +367,111 @@ def test_check_gives_the_readers_verdict_on_python_values(data: st.DataObject) -
         text = orjson.dumps([dict(i) for i in items]) if count else orjson.dumps(dict(value))
         assert report.findings == check(text, kind=kind).findings  # (what is read is the value, as JSON)
         return
-    if any(f.rule == "legacy-key" for f in report.findings):
-        return  # (a legacy key's value is checked as the schema's legacy form, not as the reader reads it: apart)
+    assert read is None or read in problems, (read, report.findings)  # (what the reader refuses, check does)
+    if any(f.rule == "legacy-key" for f in report.findings) and not _as_is_valid(kind, value):
+        return  # (a legacy form the schema refuses as it is, a text output: its verdict, docs/wire-format.md)
     assert (problems[0] if problems else None) == read, (read, report.findings)
+
+
+@pytest.mark.fuzz
+@settings(deadline=None, max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_check_gives_the_readers_verdict_on_legacy_keys(data: st.DataObject) -> None:
+    """check(value) on a valid message or block whose tool results and calls are written in the legacy forms the
+    readers map (``result``, ``toolUseId``, ``arguments``, ``tool_call``, text ``output``, a lowercase role), some
+    holding what the readers refuse once read in the current form (a ``result`` of ["x"]): whatever the reader
+    refuses is a problem of check, with the reader's pointer and rule; and where the schema takes the value as it
+    is, check's problems are empty exactly when the reader reads it, the first the reader's first. (A ``result``
+    of ["x"] was a note only: valid, where Msg.from_dict refuses it.)"""
+    kind = data.draw(st.sampled_from(sorted(_LEGACY)))
+    count = data.draw(st.sampled_from([None, 1, 2]))
+    items = [data.draw(legacy_keyed(data.draw(st.sampled_from(_LEGACY[kind])))) for _ in range(count or 1)]
+    value: Any = items[0] if count is None else items
+    read = _read(kind, value)
+    problems = [(f.at, f.rule) for f in check(value, kind=kind).problems]
+    assert read is None or read in problems, (read, problems)
+    if _as_is_valid(kind, value):
+        assert (problems[0] if problems else None) == read, (read, problems)
+
+
+_TOOL = {"id": "m", "role": "TOOL", "metadata": {}}
+_URL = {"type": "url", "url": "https://example.com/a.png"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "written"),
+    [
+        ("msg", {**_TOOL, "content": [{"type": "tool_result", "id": "c", "name": "t", "result": ["x"]}]}, "/content/0/result/0"),
+        ("msg", {**_TOOL, "content": [{"type": "tool_result", "id": "c", "name": "t", "result": {"type": "text"}}]}, "/content/0/result"),
+        ("msg", {**_TOOL, "content": [{"type": "tool_result", "id": "c", "name": "t", "result": [{"type": "tool_result", "toolUseId": "d", "name": "t", "result": ["x"]}]}]}, "/content/0/result/0/result/0"),
+        ("content-block", {"type": "tool_result", "id": "c", "name": "t", "result": [{"type": "bogus"}]}, "/result/0/type"),
+        ("msg", {"id": "m", "role": "ASSISTANT", "content": [{"type": "tool_call", "id": "c", "input": "{}"}]}, "/content/0"),
+        ("msg", {"id": "m", "role": "user", "content": [{"type": "tool_use", "id": "c", "name": "t", "input": {}}]}, "/content/0/type"),
+        ("msg", {"id": "m", "role": "assistant", "content": "hi", "usage": {"input_tokens": "x", "output_tokens": 1}}, "/usage/input_tokens"),
+        ("msg", {"id": "m", "role": "user", "content": [{"type": "image", "source": {**_URL, "media_type": 5}}]}, "/content/0/source/media_type"),
+    ],
+    ids=["result-list", "result-block", "result-nested", "block-result", "tool-call", "python-role", "python-usage",
+         "python-media-type"],
+)  # fmt: skip
+def test_a_legacy_key_the_reader_refuses_as_read_is_a_problem_where_it_is_written(
+    tmp_path: Path, kind: str, value: dict[str, Any], written: str
+) -> None:
+    """A legacy key whose value the reader refuses once read in its current form (a tool_result ``result`` of
+    ["x"], read as an ``output`` whose item is no block) was a note only: check and ``agentmsg validate`` said the
+    file valid where Msg.from_dict and from_json refuse it. Now each of the reader's problems is check's, at the
+    reader's pointer with its rule, its message naming where the document writes it; the note stays. So in a
+    conversation (each message's own), and from the command."""
+    reader = _READERS[kind]
+    with pytest.raises(agentmsg.ValidationError) as refused:
+        reader(value)
+    said = [(p.pointer, p.rule, p.message) for p in refused.value.problems]
+    report = check(value, kind=kind)
+    problems = [(f.pointer, f.rule) for f in report.problems]
+    assert not report.valid and all(said_at[:2] in problems for said_at in said), (said, report.findings)
+    first = next(f for f in report.problems if (f.pointer, f.rule) == said[0][:2])
+    assert first.message.startswith(said[0][2]) and "as the readers read the legacy keys" in first.message
+    assert (f"written at {written})" in first.message) == (written != first.pointer), first.message
+    assert any(f.rule == "legacy-key" for f in report.notes)
+    if _as_is_valid(kind, value):  # (the legacy form the schema takes: the reader's problems, in its order)
+        assert problems == [p[:2] for p in said]
+    assert check(orjson.dumps(value), kind=kind).findings == report.findings
+    if kind == "msg":
+        conversation = check([UserMessage("a").to_dict(), value])
+        assert conversation.kind == "conversation" and ("/1" + said[0][0], said[0][1]) in [
+            (f.at, f.rule) for f in conversation.problems
+        ]
+    path = tmp_path / "legacy.json"
+    path.write_bytes(orjson.dumps(value))
+    done = run("validate", "--json", "--kind", kind, str(path))
+    assert done.returncode == 1 and [json.loads(line) for line in jsonl_lines(done.stdout)] == [
+        _row(path, f) for f in report.findings
+    ]
+
+
+_EVENT = {"id": "e", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"}
+
+
+@pytest.mark.parametrize(
+    ("event", "said"),
+    [
+        ({**_EVENT, "type": "EXTERNAL_EXECUTION_RESULT", "toolResults": [{"type": "tool_result", "id": "c", "name": "t", "result": ["x"]}]}, ("/toolResults/0/output/0", "anyOf")),
+        ({**_EVENT, "type": "MODEL_CALL_END", "inputTokens": "x"}, ("/usage/inputTokens", "type")),
+        ({**_EVENT, "type": "REQUIRE_USER_CONFIRM", "toolCalls": [{"type": "tool_call", "id": "c", "input": "{}"}]}, ("/toolCalls/0", "required")),
+    ],
+    ids=["result", "flat-usage", "tool-call"],
+)  # fmt: skip
+def test_an_events_legacy_key_the_reducer_refuses_as_read_is_a_problem_of_check(
+    event: dict[str, Any], said: tuple[str, str]
+) -> None:
+    """An event's legacy keys are read by the reducer, which check runs over the events: what it refuses in the
+    form read is check's problem too, at its pointer and rule (a file of the one event: within it)."""
+    from agentmsg.events import Reducer
+
+    reducer = Reducer()
+    reducer.feed(event)
+    assert ("/0" + said[0], said[1]) in [(p.pointer, p.rule) for p in reducer.problems]
+    report = check(orjson.dumps(event), kind="event")
+    assert said in [(f.pointer, f.rule) for f in report.problems] and report.notes
 
 
 def test_what_is_no_file_or_no_kind_is_refused() -> None:

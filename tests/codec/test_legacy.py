@@ -370,3 +370,62 @@ def test_a_subclass_of_list_takes_the_notes() -> None:
     notes = Notes()
     Msg.from_dict(_LEGACY_MSG, notes=notes)
     assert [(p.pointer, p.rule) for p in notes] == [("/content/0/arguments", "legacy-key")]
+
+
+_SEED_RESULT = {"type": "tool_result", "toolUseId": "c", "name": "t", "result": [{"type": "text", "text": "a"}]}
+_URL_SOURCE = {"type": "url", "url": "https://example.com/a.png", "media_type": "image/png"}
+_THINKING = {"type": "thinking", "thinking": "t", "signature": "s", "redacted_thinking_data": "r"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "read", "written"),
+    [
+        ("content-block", _SEED_RESULT, "/output/0/text", "/result/0/text"),
+        ("content-block", _SEED_RESULT, "/id", "/toolUseId"),
+        ("content-block", {**_SEED_RESULT, "result": {"type": "text", "text": "a"}}, "/output/0/text", "/result/text"),
+        ("content-block", {**_SEED_RESULT, "result": "a"}, "/output/0/text", "/result"),
+        ("content-block", {"type": "tool_result", "id": "c", "name": "t", "output": "a"}, "/output/0/text", "/output"),
+        ("content-block", {"type": "tool_use", "id": "c", "name": "t", "arguments": {"a": [1]}}, "/input/a/0", "/arguments/a/0"),
+        ("content-block", {"type": "tool_use", "id": "c", "name": "t", "arguments": "{"}, "/metadata/argumentsError", "/arguments"),
+        ("content-block", {"type": "tool_call", "id": "c", "name": "t", "input": "{}"}, "/content", "/input"),
+        ("msg", {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "t", "input": {}, "raw_input": "{}"}]}, "/content/0/content", "/content/0/raw_input"),
+        ("msg", {"role": "assistant", "content": [_THINKING]}, "/content/0/metadata/signature", "/content/0/signature"),
+        ("msg", {"role": "assistant", "content": [_THINKING]}, "/content/0/metadata/redactedData", "/content/0/redacted_thinking_data"),
+        ("msg", {"role": "user", "content": [{"type": "image", "source": _URL_SOURCE}]}, "/content/0/source/mime_type", "/content/0/source/media_type"),
+        ("msg", {"role": "user", "content": "hi", "metadata": None}, "/content/0/text", "/content"),
+        ("msg", {"role": "user", "content": "hi", "created_at": "2026-01-02T03:04:05"}, "/timestamp", "/created_at"),
+        ("msg", {"role": "assistant", "content": [], "usage": {"input_tokens": 1}}, "/usage/inputTokens", "/usage/input_tokens"),
+        ("msg", {"role": "assistant", "content": [], "structured_output": {"a": 1}}, "/metadata/_structured_output/a", "/structured_output/a"),
+        ("msg", {"role": "assistant", "content": [], "metadata": None, "finished_reason": "completed"}, "/metadata/agentscope_generate_reason", "/finished_reason"),
+        ("msg", {"role": "TOOL", "content": [{**_SEED_RESULT, "result": [{**_SEED_RESULT, "result": ["x"]}]}]}, "/content/0/output/0/output/0", "/content/0/result/0/result/0"),
+        ("event", {"type": "MODEL_CALL_END", "inputTokens": 1}, "/usage/inputTokens", "/inputTokens"),
+        ("event", {"type": "DATA_BLOCK_DELTA", "data": "QQ=="}, "/delta", "/data"),
+        ("event", {"type": "TOOL_RESULT_DATA_DELTA", "data": "QQ==", "mediaType": "image/png"}, "/data/source/media_type", "/mediaType"),
+        ("event", {"type": "TOOL_RESULT_DATA_DELTA", "url": "https://example.com/a.png"}, "/data/source/url", "/url"),
+        ("event", {"type": "EXTERNAL_EXECUTION_RESULT", "toolResults": [_SEED_RESULT]}, "/toolResults/0/output/0/type", "/toolResults/0/result/0/type"),
+        ("event", {"type": "AGENT_RESULT", "result": {"role": "user", "content": "hi"}}, "/result/content/0", "/result/content"),
+    ],
+)  # fmt: skip
+def test_written_at_names_where_the_document_writes_a_part_read_from_a_legacy_key(
+    kind: str, value: dict[str, Any], read: str, written: str
+) -> None:
+    """Where a value writes what its form read holds at a pointer (what check names for a problem of the form read:
+    a tool result's output/0 is its result/0): for every mapping of the legacy keys, the pointer of the part read
+    is one the form read has, and the pointer given one the value has."""
+    from agentmsg._codec.legacy import written_at
+
+    current, notes = agentmsg.read_legacy_keys(value, kind)
+    assert notes and _resolves(current, read), (current, read)
+    assert written_at(value, read) == written and _resolves(value, written)
+    assert written_at(current, read) == read  # (a value with no legacy key: the pointer itself)
+
+
+def _resolves(value: Any, pointer: str) -> bool:
+    for step in pointer.split("/")[1:]:
+        if type(value) is list and step.isdigit() and int(step) < len(value):
+            value = value[int(step)]
+        elif type(value) is dict and step in value:
+            value = value[step]
+        else:
+            return False
+    return True

@@ -85,6 +85,7 @@ __all__ = [
     "refuse",
     "same",
     "tell",
+    "written_at",
 ]
 
 RULE = "legacy-key"
@@ -708,6 +709,61 @@ def _tool_result_data(data: dict[str, Any], notes: list[Problem], at: str) -> di
     elif "mediaType" in data:
         _unread(notes, at + "/mediaType", "mediaType", media_type, "a MIME type")
     return out
+
+
+#: The keys a value read holds that a legacy form writes under another name (the tables above): for each key as
+#: read, the legacy keys it may be read from, in the same object or (metadata's, a flat usage's) the one holding it.
+_WRITTEN_AS: dict[str, tuple[str, ...]] = {
+    "output": ("result",),
+    "id": ("toolUseId",),
+    "input": ("arguments",),
+    "content": ("arguments", "raw_input", "input"),
+    "timestamp": ("created_at",),
+    "mime_type": ("media_type",),
+    "media_type": ("mediaType",),
+    "delta": ("data",),
+    "data": ("url",),
+    "source": ("url", "data"),
+    **{camel: (snake,) for snake, camel in _PY_USAGE.items()},
+    "_structured_output": ("structured_output",),
+    "agentscope_generate_reason": ("finished_reason",),
+    "redactedData": ("redacted_thinking_data",),
+    "redacted": ("redacted_thinking_data",),
+    "argumentsError": ("arguments", "input"),
+}
+
+
+def written_at(value: Any, pointer: str) -> str:
+    """Where ``value`` (parsed JSON, as written) writes what its form read by :func:`read_legacy_keys` holds at
+    ``pointer``: the pointer of the same part in ``value``, through the legacy keys it was read from (a tool
+    result's ``output/0`` is its ``result/0``, or ``result`` where the result was one block or text; a usage's
+    ``inputTokens`` its ``input_tokens``; a MODEL_CALL_END's ``usage/inputTokens`` its own ``inputTokens``;
+    metadata ``_structured_output`` the message's ``structured_output``), else as deep as ``value`` goes: always a
+    pointer of ``value``, the place to look at in the document. (A step the legacy form has no level for, as the
+    list a single result block is read into, is passed over.)"""
+    steps = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+    node, path = value, list[str]()
+    above: tuple[Any, list[str]] | None = None  # (the object holding node, and its path)
+    for step in steps:
+        if type(node) is list:
+            if not (step.isdigit() and int(step) < len(node)):
+                break
+            above, node, path = (node, path), node[int(step)], [*path, step]
+            continue
+        names = (step, *_WRITTEN_AS.get(step, ()))
+        here = next((n for n in names if n in node), None) if type(node) is dict else None
+        if here is not None:
+            above, node, path = (node, path), node[here], [*path, here]
+            continue
+        if above is not None and type(above[0]) is dict:
+            up, at = above
+            there = next((n for n in names if n in up), None)
+            if there is not None:  # (metadata's key read from its holder's; a flat usage's key)
+                node, path = up[there], [*at, there]
+                continue
+        if type(node) is not dict:
+            break
+    return pointer_of(path)
 
 
 _READERS = {"msg": message, "content-block": block, "event": event}

@@ -27,7 +27,7 @@ from agentmsg._codec.jsontext import (
     deeper_than,
     depth_error,
 )
-from agentmsg._codec.legacy import read_legacy_keys, read_legacy_keys_checked
+from agentmsg._codec.legacy import read_legacy_keys, read_legacy_keys_checked, written_at
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import KINDS, find_unknown_keys, schema_documents, validate, validate_checked
 from agentmsg._wire.peek import Peeked
@@ -126,7 +126,10 @@ def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict:
     whatever orjson would write for it; an integer beyond 64 bits: ``integer-range``; a lone surrogate:
     ``lone-surrogate``; nested too deep, or a list or dict holding itself: a SizeLimitError, ``max-depth``). As
     the readers take them, the value given and each item of a list given that is a mapping but no dict is read
-    as its dict, and a str or int enum member anywhere as its value. Reads in bounded memory
+    as its dict, and a str or int enum member anywhere as its value. A legacy key is a note, but what the readers
+    refuse once they read it in its current form is a problem, as ``Msg.from_json`` says it: its rule, its pointer
+    in the form read (a tool result's ``result`` of ``["x"]``: ``/content/0/output/0``, ``anyOf``), its message
+    naming where the file writes it (``written at /content/0/result/0``). Reads in bounded memory
     (:data:`agentmsg.limits`); the findings are kept (:func:`iter_check` gives them one by one)."""
     stream = iter_check(source, kind=kind, provider=provider, strict=strict)
     return CheckReport(stream.kind, tuple(stream))
@@ -304,7 +307,8 @@ def _check(
 ) -> tuple[list[Problem], list[Problem]]:
     """(problems, notes) of one instance. The verdict is the schema's on the instance as it is; a legacy key
     (AgentScope's seed documents) is also said as the readers read it (a note, rule ``legacy-key``, even where the
-    schema rejects the legacy form: the note says what a reader makes of it); ``strict`` refuses it (an error).
+    schema rejects the legacy form: the note says what a reader makes of it), and what they refuse in the form
+    they read is a problem (:func:`_refused_as_read`); ``strict`` refuses it (an error).
     ``parsed``: the instance was read by ``loads`` (``read_records``), which held it to ``check_json_value``
     already: it is not checked again, nor its depth walked again for its legacy keys (an SSE event's data is).
 
@@ -329,10 +333,40 @@ def _check(
         if strict:
             refused = [Problem(p.pointer, p.rule, f"strict reading refuses it: {p.message}") for p in legacy]
             return list(exc.problems) + refused, []
-        return list(exc.problems), legacy + _unknown_keys(instance, kind, legacy, parsed)
+        problems = list(exc.problems)
+        return problems + _refused_as_read(instance, read, kind, problems), legacy + _unknown_keys(
+            instance, kind, legacy, parsed
+        )
     if strict:
         return [], []  # (a legacy key is a key the closed schema does not declare: never strict-valid)
-    return [], sorted(legacy + _unknown_keys(instance, kind, legacy, parsed), key=lambda p: p.pointer)
+    notes = sorted(legacy + _unknown_keys(instance, kind, legacy, parsed), key=lambda p: p.pointer)
+    return _refused_as_read(instance, read, kind, []), notes
+
+
+def _refused_as_read(instance: Any, read: Any, kind: str, said: list[Problem]) -> list[Problem]:
+    """What the readers refuse an instance with once its legacy keys are read (``read``, the form ``Msg.from_dict``,
+    ``Msg.from_json``, ``decode_messages`` and ``block_from_dict`` validate): a tool result's ``result`` of ["x"] is
+    an ``output`` whose item is no block. Each problem as the reader says it (its pointer in the form read, its
+    rule), its message naming where the instance writes that part (:func:`~agentmsg._codec.legacy.written_at`),
+    but those said of the instance as it is already (``said``: the same pointer and rule). None for an instance
+    with no legacy key, or an event's (the reducer, which reads it, says its problems: :class:`Across`)."""
+    if read is instance or kind == "event":
+        return []
+    try:
+        validate(read, kind)  # (not validate_checked: a legacy arguments text is parsed into new values)
+    except ValidationError as exc:
+        problems = exc.problems
+    else:
+        return []
+    seen = {(p.pointer, p.rule) for p in said}
+    out = []
+    for p in problems:
+        if (p.pointer, p.rule) in seen:
+            continue
+        written = written_at(instance, p.pointer)
+        where = f": written at {written or '(the instance)'}" if written != p.pointer else ""
+        out.append(attrs.evolve(p, message=f"{p.message} (as the readers read the legacy keys{where})"))
+    return out
 
 
 def _within(problem: Problem, at: str) -> Problem:

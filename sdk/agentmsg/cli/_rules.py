@@ -223,7 +223,9 @@ RULES: dict[str, tuple[str, str, str]] = {
         "none needed; `--strict` refuses them",
     ),
     "legacy-key": (
-        "a note: a legacy key (AgentScope's seed documents), read in its current form",
+        "a note: a legacy key (AgentScope's seed documents), read in its current form; what the readers refuse in"
+        " that form is an error of its own rule at the form read's pointer, its message saying where the file writes"
+        " it (written at /content/0/result/0)",
         "`/content/0/arguments: note: read as input`",
         "write the current key; `--strict` refuses legacy keys",
     ),

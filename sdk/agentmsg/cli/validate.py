@@ -73,7 +73,10 @@ Keys the schema does not declare (a newer producer's) are accepted, as the reade
 (FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties]). Legacy keys
 (AgentScope's seed documents: a tool_use's arguments, a tool_result's result or toolUseId, a MODEL_CALL_END's own
 inputTokens, ...) are printed as notes saying what the readers read them as (FILE:POINTER: note: ... [legacy-key]),
-the verdict staying the schema's; --strict refuses them ([legacy-key]).
+the verdict staying the schema's; --strict refuses them ([legacy-key]). What the readers refuse in the form they
+read (a result of ["x"], read as an output whose item is no block) is an error too, at the pointer and with the
+rule Msg.from_json says it (/content/0/output/0 ... [anyOf]), its message naming where the file writes it
+("as the readers read the legacy keys: written at /content/0/result/0").
 
 Each file's kind is told from its start (--kind auto, the default; --kind forces one): agent events (JSON
 lines, a JSON array or SSE) are an event stream, a JSON array of messages a conversation, an object with a role
