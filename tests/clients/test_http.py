@@ -793,3 +793,51 @@ def test_a_live_stream_reads_the_byte_stream_inside_httpxs_wrapper() -> None:
     msg = asyncio.run(run())
     assert msg is not None and content(msg) == content(expected(TEXT_SSE))
     assert closed == ["sync", "sync", "async", "async"]
+
+
+def test_the_own_http_clients_keep_the_cookies_set_and_look_only_at_responses_that_set_one(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client's own http client keeps the cookies a response sets (``Set-Cookie``, any case) and sends them
+    back, sync and async, streamed and called, as httpx's does; httpx's extraction (each response wrapped for
+    http.cookiejar) runs only for a response with a ``Set-Cookie`` header: the others set none."""
+    extracted: list[int] = []
+    original = httpx.Cookies.extract_cookies
+
+    def counted(self: httpx.Cookies, response: httpx.Response) -> None:
+        extracted.append(response.status_code)
+        original(self, response)
+
+    monkeypatch.setattr(httpx.Cookies, "extract_cookies", counted)
+    setting = Reply(body=TEXT_SSE, sse=True, headers={"set-cookie": "session=s-1; Path=/"})
+    plain = Reply(body=TEXT_SSE, sse=True)
+    c = client(server)
+    server.add("/chat/completions", plain, setting, plain)
+    for _ in range(3):
+        with c.stream(CONVO) as stream:
+            list(stream)
+        assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
+    assert extracted == [200] and dict(c.http.cookies) == {"session": "s-1"}
+    assert [r.headers.get("cookie") for r in server.requests] == [None, None, "session=s-1"]
+    server.add(
+        "/chat/completions", Reply(body=b'{"error": {"message": "no"}}', status=400, headers={"Set-Cookie": "a=2"})
+    )
+    with pytest.raises(BadRequestError):
+        c.call(CONVO)
+    assert extracted == [200, 400] and dict(c.http.cookies) == {"session": "s-1", "a": "2"}
+    c.close()
+
+    async def run() -> None:
+        ac = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0)
+        server.add("/chat/completions", plain, setting, plain)
+        for _ in range(3):
+            async with ac.stream(CONVO) as astream:
+                async for _ in astream:
+                    pass
+        assert dict(ac.http.cookies) == {"session": "s-1"}
+        await ac.aclose()
+
+    server.requests.clear()
+    asyncio.run(run())
+    assert extracted == [200, 400, 200]
+    assert [r.headers.get("cookie") for r in server.requests] == [None, None, "session=s-1"]

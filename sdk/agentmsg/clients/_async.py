@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import httpx
 
 from agentmsg import Msg, limits
-from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient, HeadersGiven
+from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient, HeadersGiven, own_http
 from agentmsg.clients._count import counting_request, read_count
 from agentmsg.clients._errors import (
     ERROR_BODY_MAX,
@@ -406,7 +406,7 @@ class AsyncClient(BaseClient):
             think_tags=think_tags,
         )
         self._own = http_client is None
-        self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
+        self.http = http_client or own_http(httpx.AsyncClient, self.timeout or DEFAULT_TIMEOUT)
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop the client's own pool runs on
         # the bodies its streams read now, which aclose() cuts (held weakly: a stream left unfinished is collected)
         self._bodies: weakref.WeakSet[_Body] = weakref.WeakSet()
@@ -419,7 +419,7 @@ class AsyncClient(BaseClient):
         from another loop; they go with it); an ``http_client`` given is the caller's to manage."""
         loop = asyncio.get_running_loop()
         if self._own and self._loop is not None and self._loop is not loop and self._loop.is_closed():
-            self.http = httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
+            self.http = own_http(httpx.AsyncClient, self.timeout or DEFAULT_TIMEOUT)
         self._loop = loop
         return self.http
 

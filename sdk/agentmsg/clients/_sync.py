@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from agentmsg import Msg, limits
-from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient, HeadersGiven
+from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient, HeadersGiven, own_http
 from agentmsg.clients._count import counting_request, read_count
 from agentmsg.clients._errors import (
     ERROR_BODY_MAX,
@@ -540,7 +540,7 @@ class Client(BaseClient):
             think_tags=think_tags,
         )
         self._own = http_client is None
-        self.http = http_client or httpx.Client(timeout=self.timeout or DEFAULT_TIMEOUT)
+        self.http = http_client or own_http(httpx.Client, self.timeout or DEFAULT_TIMEOUT)
         # The open responses of streams (with their body's reader), and those of streams left without ``with`` or
         # close() and collected since, which the next call closes (their connections back to the pool)
         self._held: dict[int, tuple[httpx.Response, Iterator[bytes]]] = {}
