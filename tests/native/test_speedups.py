@@ -116,7 +116,13 @@ def test_messages_are_written_as_the_pure_path_writes_them(msg: Any) -> None:
 
 
 @pytest.mark.fuzz
-@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(120),
+    deadline=None,
+    # (four random messages are large by design: Hypothesis found them past its entropy budget in 20 of 29 draws
+    # once, a health check failure, not a finding)
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.lists(messages(), max_size=4))
 def test_conversations_are_written_as_the_pure_path_writes_them(msgs: list[Any]) -> None:
     same_as_pure(msgs, must_write=False)
