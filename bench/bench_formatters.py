@@ -49,17 +49,13 @@ from __future__ import annotations
 import base64
 import contextlib
 import gc
-import os
-import re
-import shutil
-import subprocess
 import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import _callgrind
 import orjson
 from peers import agentscope_missing
 
@@ -654,52 +650,29 @@ def _callable(impl: str, provider: str, n: int) -> Callable[[], Any]:
 
 
 def _child(impl: str, provider: str, n: int) -> None:
-    """Under callgrind: one warm call, then the measured calls inside ``sys.call_tracing`` (the only
-    function callgrind collects in: setup, imports and the warm call are not counted)."""
+    """Under callgrind (bench/_callgrind.py): one warm call, then the measured calls, the only ones counted
+    (setup, imports and the warm call are not)."""
     fn = _callable(impl, provider, n)
     with no_downloads() if impl == "agentscope" else contextlib.nullcontext():
-        _measured(fn, n)
+        fn()
 
+        def calls() -> None:
+            for _ in range(CALLS[n]):
+                fn()
 
-def _measured(fn: Callable[[], Any], n: int) -> None:
-    fn()
-    gc.collect()
-    gc.disable()
-
-    def calls() -> None:
-        for _ in range(CALLS[n]):
-            fn()
-
-    sys.call_tracing(calls, ())
+        _callgrind.measured(calls)
 
 
 def _count(impl: str, provider: str, n: int) -> float:
     """Instructions per message of one implementation (nan when valgrind cannot tell)."""
-    cmd = [
-        "valgrind",
-        "--tool=callgrind",
-        "--collect-atstart=no",
-        "--toggle-collect=_PyEval_CallTracing",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        __file__,
-        "--child",
-        impl,
-        provider,
-        str(n),
-    ]
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode != 0 or found is None or int(found.group(1)) == 0:
-        return float("nan")
-    return int(found.group(1)) / CALLS[n] / n
+    (total,) = _callgrind.count([__file__, "--child", impl, provider, str(n)])
+    return total / CALLS[n] / n
 
 
 def instructions() -> list[dict[str, Any]]:
     """Instructions per message: agentmsg at every size (is the work per message flat?), AgentScope and the
     floor at 1,000 messages (the ratio the target is about). Each count is one valgrind run (minutes)."""
-    if shutil.which("valgrind") is None:
+    if not _callgrind.available():
         return []
     try:
         import agentscope.formatter  # noqa: F401
@@ -710,8 +683,7 @@ def instructions() -> list[dict[str, Any]]:
     jobs = [("agentmsg", p, n) for p in PROVIDERS for n in SIZES] + [("floor", p, 1000) for p in PROVIDERS]
     if peer:
         jobs += [("agentscope", p, 1000) for p in PROVIDERS]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        counts = dict(zip(jobs, pool.map(lambda job: _count(*job), jobs), strict=True))
+    counts = _callgrind.count_all(jobs, lambda job: _count(*job))
     return [
         {
             "provider": p,

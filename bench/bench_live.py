@@ -41,6 +41,19 @@ sync and async, every row. The second has a ceiling: agentmsg does at least the 
 is at most official/floor. A ``paced`` or ``recorded`` row whose ceiling is under 5 (each event's wake-up, or each
 request's HTTP round, costs every side the same and dominates) cannot meet it: it is shown as "out of reach
 (ceiling X)", not judged; the ``long`` rows (what each further chunk costs) are judged whatever their ceiling.
+
+``--instructions`` (and ``bench/run.py --instructions``) also counts the instructions of the ``recorded`` and
+``long`` cases under valgrind (callgrind; bench/_callgrind.py, shared with bench_formatters.py): per provider and
+mode one child process runs every side, the server in its own process (not under valgrind, not counted), a
+warm-up round of the recorded replies (checked as above), the collector off, then each side's recorded replies
+``INSTRUCTION_ROUNDS`` times and the long stream once, each inside ``sys.call_tracing``, the only calls counted.
+The table shows Ir per reply and per chunk and the same targets, judged on instructions. Both measures are shown:
+instructions are deterministic, blind to the other processes of a shared machine and to the memory hierarchy
+(a cache miss counts as a hit), so a ratio of them is the same from run to run; CPU time is what a user's machine
+spends, caches and wake-ups included, and moves with the machine's load. Under valgrind the client runs some
+50 times slower than the server, so each read finds more of the stream waiting than at full speed: fewer reads
+per chunk, alike for every side. A run takes minutes per provider (the official helpers' long stream is
+most of it): openai, gemini and anthropic took 15 minutes on a shared 2-core VM.
 """
 
 from __future__ import annotations
@@ -847,9 +860,10 @@ def targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if "case" not in r:
             continue
         name = f"{r['provider']} {r['case']} {r['mode']}"
+        what = "Ir" if r.get("measure") == "instructions" else "CPU"
         out.append(
             {
-                "row": f"{name}: agentmsg CPU / floor",
+                "row": f"{name}: agentmsg {what} / floor",
                 "value": r["vs_floor"],
                 "target": f"<= {TARGET_VS_FLOOR:g}",
                 "met": r["vs_floor"] <= TARGET_VS_FLOOR,
@@ -858,7 +872,7 @@ def targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if "official_over_agentmsg" in r:
             judged = r["provider"] in JUDGED_VS_OFFICIAL and not _out_of_reach(r)
             target: dict[str, Any] = {
-                "row": f"{name}: official CPU / agentmsg",
+                "row": f"{name}: official {what} / agentmsg",
                 "value": r["official_over_agentmsg"],
                 "target": f">= {TARGET_VS_OFFICIAL:g} (ceiling {_ceiling(r):.1f})",
                 "met": r["official_over_agentmsg"] >= TARGET_VS_OFFICIAL if judged else None,
@@ -1077,7 +1091,158 @@ def profile(providers: tuple[str, ...], top: int = 15) -> None:
         server.stop()
 
 
+# ---- instruction counts (--instructions) --------------------------------------------------------------------
+
+#: Rounds of the recorded replies counted per side, after the warm-up round (the long stream: one run): an
+#: instruction count needs no best-of-repeats, only enough replies that each reply's share is the reply's own
+INSTRUCTION_ROUNDS = 2
+
+
+def _side(key: str, provider: str, url: str) -> Any:
+    if key == "floor":
+        return Floor(url, provider)
+    if key == "agentmsg":
+        return AgentmsgSide(url, provider)
+    return official_side(provider, url)
+
+
+def instructions_child(provider: str, mode: str, keys: list[str]) -> None:
+    """Under callgrind (bench/_callgrind.py): the server in its own process (not under valgrind), every side
+    built, a warm-up round (every recorded reply once, every side, with the equal-work check of the CPU rows; not
+    the long stream: the official helpers' run of it is most of the child's time, and its first chunks' one-off
+    costs are spread over ~1,000), then per side two measured phases: the recorded replies
+    ``INSTRUCTION_ROUNDS`` times, the long stream once."""
+    import _callgrind
+
+    streams = [s for s in live_streams(0.0).values() if s.provider == provider and s.case == "recorded"]
+    recorded_names = [s.name for s in streams]
+    long_name = f"bench-{provider}-long"
+    server = ServerProcess(0.0)
+    loop = asyncio.new_event_loop()
+    try:
+        sides = {key: _side(key, provider, server.url) for key in keys}
+        if any(isinstance(side, str) for side in sides.values()):
+            raise SystemExit(f"{provider}: no official side: {sides['official']}")
+
+        def one(side: Any, name: str, keep: bool = False) -> Run:
+            if mode == "sync":
+                return run_sync(side, name, keep)
+            return loop.run_until_complete(run_async(side, name, keep))
+
+        for s in streams:
+            check(provider, s, mode, {k: one(side, s.name, keep=True) for k, side in sides.items()}, sides)
+        for side in sides.values():
+
+            def replies(side: Any = side) -> None:
+                for _ in range(INSTRUCTION_ROUNDS):
+                    for name in recorded_names:
+                        one(side, name)
+
+            _callgrind.measured(replies)
+            _callgrind.measured(lambda side=side: one(side, long_name))
+        for side in sides.values():
+            side.close()
+            loop.run_until_complete(side.aclose())
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        server.stop()
+
+
+def instructions(providers: tuple[str, ...] = PROVIDERS) -> list[dict[str, Any]]:
+    """Instructions per reply (the recorded replies) and per chunk (the long stream) of every side, per provider
+    and mode: one valgrind run per provider and mode (every side in it), the runs in a thread pool. [] without
+    valgrind."""
+    import _callgrind
+
+    if not _callgrind.available():
+        return []
+    streams = live_streams(0.0)
+    jobs: list[tuple[str, str, tuple[str, ...]]] = []
+    versions: dict[str, str] = {}
+    rows: list[dict[str, Any]] = []
+    for provider in providers:
+        official = official_side(provider, "http://127.0.0.1:9")  # installed? (it connects to nothing)
+        keys: tuple[str, ...] = ("floor", "agentmsg")
+        if isinstance(official, str):
+            rows.append({"provider": provider, "official": official, "measure": "instructions"})
+        else:
+            keys += ("official",)
+            versions[provider] = official.version
+            official.close()
+            asyncio.run(official.aclose())
+        jobs += [(provider, mode, keys) for mode in ("sync", "async")]
+
+    def counter(job: tuple[str, str, tuple[str, ...]]) -> list[float]:
+        provider, mode, keys = job
+        args = [__file__, "--instructions-child", provider, mode, *keys]
+        return _callgrind.count(args, phases=2 * len(keys))
+
+    counts = _callgrind.count_all(jobs, counter)
+    for (provider, mode, keys), got in counts.items():
+        mine = [s for s in streams.values() if s.provider == provider]
+        replies = sum(1 for s in mine if s.case == "recorded") * INSTRUCTION_ROUNDS
+        chunks = streams[f"bench-{provider}-long"].payloads
+        per = {"recorded": replies, "long": chunks}
+        for phase, case in enumerate(("recorded", "long")):
+            row: dict[str, Any] = {
+                "provider": provider,
+                "case": case,
+                "mode": mode,
+                "measure": "instructions",
+                "replies": replies if case == "recorded" else 1,
+                "chunks": chunks if case == "long" else sum(s.payloads for s in mine if s.case == "recorded"),
+                "unit": "Ir/chunk" if case == "long" else "Ir/reply",
+            }
+            for k, key in enumerate(keys):
+                row[key] = got[2 * k + phase] / per[case]
+            row["vs_floor"] = row["agentmsg"] / row["floor"]
+            if "official" in row:
+                row["official_over_agentmsg"] = row["official"] / row["agentmsg"]
+                row["official_version"] = versions[provider]
+            rows.append(row)
+    order = {("long", "sync"): 0, ("long", "async"): 1, ("recorded", "sync"): 2, ("recorded", "async"): 3}
+    rows.sort(key=lambda r: (providers.index(r["provider"]), order.get((r.get("case"), r.get("mode")), -1)))
+    return rows
+
+
+def print_instructions(rows: list[dict[str, Any]]) -> None:
+    """The instruction rows, as the CPU table (the same targets, judged on instructions)."""
+    if not rows:
+        print("\n(the live rows' instruction counts need valgrind on PATH: skipped)")
+        return
+    print(
+        "\n== live path: instructions (valgrind callgrind, the measured requests only; the server not counted); "
+        f"long: Ir per chunk of the ~1,000-chunk stream, recorded: Ir per reply, {INSTRUCTION_ROUNDS} rounds =="
+    )
+    print(
+        f"  {'provider':<16} {'case':<8} {'mode':<5} {'unit':<8} {'floor':>11} {'agentmsg':>11} {'official':>11}"
+        f" {'x floor':>8} {'off/am':>7} {'ceiling':>7}  targets on instructions: x floor <= {TARGET_VS_FLOOR},"
+        f" off/am >= {TARGET_VS_OFFICIAL:g}"
+    )
+    for r in rows:
+        if "case" not in r:
+            print(f"  {r['provider']}: no official row: {r['official']}")
+            continue
+        verdicts = [_verdict(r["vs_floor"] <= TARGET_VS_FLOOR)]
+        if "official_over_agentmsg" in r:
+            verdicts.append(_official_verdict(r))
+        print(
+            f"  {r['provider']:<16} {r['case']:<8} {r['mode']:<5} {r['unit']:<8} {_fmt(r['floor'], ',.0f'):>11}"
+            f" {_fmt(r['agentmsg'], ',.0f'):>11} {_fmt(r.get('official'), ',.0f'):>11} {_fmt(r['vs_floor']):>8}"
+            f" {_fmt(r.get('official_over_agentmsg'), '.1f'):>7}"
+            f" {_fmt(_ceiling(r) if 'official' in r else None, '.1f'):>7}  {', '.join(verdicts)}"
+        )
+
+
+#: run.py's table of targets for the instruction rows: the same targets, the rows say they are on instructions
+instruction_targets = targets
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--instructions-child"]:
+        instructions_child(sys.argv[2], sys.argv[3], sys.argv[4:])
+        raise SystemExit(0)
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1085,8 +1250,14 @@ if __name__ == "__main__":
     parser.add_argument("--pace-us", type=float, default=DEFAULT_PACE_US, help="the paced case's wait between events")
     parser.add_argument("--provider", action="append", choices=PROVIDERS, help="only this provider (repeatable)")
     parser.add_argument("--profile", action="store_true", help="where agentmsg's CPU per chunk goes, not the rows")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count instructions per reply and chunk (valgrind; minutes)"
+    )
     args = parser.parse_args()
+    chosen = tuple(args.provider or PROVIDERS)
     if args.profile:
-        profile(tuple(args.provider or PROVIDERS))
+        profile(chosen)
     else:
-        print_rows(run(args.quick, args.pace_us, tuple(args.provider or PROVIDERS)))
+        print_rows(run(args.quick, args.pace_us, chosen))
+        if args.instructions:
+            print_instructions(instructions(chosen))

@@ -1,9 +1,11 @@
 """`make bench`: every benchmark side by side in one process; prints the tables and the targets.
 
-    python bench/run.py [--quick] [--json FILE] [--pace-us N] [--only SECTION ...]
+    python bench/run.py [--quick] [--json FILE] [--pace-us N] [--only SECTION ...] [--instructions]
 
 ``--quick`` times less (smaller loops, fewer repeats); ``--json FILE`` also writes every row; ``--pace-us``
-the live rows' paced case (microseconds between two events); ``--only`` runs those sections only.
+the live rows' paced case (microseconds between two events); ``--only`` runs those sections only;
+``--instructions`` also counts instructions under valgrind in the sections that can (formatters, live: their
+``instructions()``; minutes each), their targets judged on instructions beside the CPU ones.
 It measures and reports: it exits 0 even when a target is missed (a timed assertion would be a flaky
 test). Message rows come from bench_msg.py (and bench_codec_adversarial.py), event rows from bench_events.py,
 formatter rows from bench_formatters.py, the in-memory stream rows from bench_streams.py, the live-path rows
@@ -80,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         "--pace-us", type=float, default=200.0, help="the live rows' paced case: microseconds between two events"
     )
     parser.add_argument("--only", action="append", choices=list(SECTIONS), help="run this section only (repeatable)")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count instructions under valgrind where a section can (formatters, live; minutes each)",
+    )
     args = parser.parse_args(argv)
 
     print(
@@ -105,12 +112,23 @@ def main(argv: list[str] | None = None) -> int:
             trimming.print_rows(extra)
             rows = [*rows, *extra]
         results[section] = rows
+        if args.instructions and hasattr(module, "instructions"):
+            counted = module.instructions()
+            module.print_instructions(counted)
+            results[f"{section}_instructions"] = counted
 
     summary = [
         (section, t)
         for section, module_name in SECTIONS.items()
         if section in results and hasattr(module := importlib.import_module(module_name), "targets")
         for t in module.targets(results[section])
+    ]
+    summary += [
+        (section, t)
+        for section, module_name in SECTIONS.items()
+        if f"{section}_instructions" in results
+        and hasattr(module := importlib.import_module(module_name), "instruction_targets")
+        for t in module.instruction_targets(results[f"{section}_instructions"])
     ]
     if summary:
         print_targets(summary)
