@@ -34,6 +34,28 @@ def available() -> bool:
     return shutil.which("valgrind") is not None
 
 
+def traceable() -> bool:
+    """Whether callgrind finds :data:`TOGGLE` in this Python (one short valgrind run): a stripped build (a
+    distribution's ``python3``) has no symbol for it, and every count would be nothing."""
+    global _TRACEABLE
+    if _TRACEABLE is None:
+        probe = [sys.executable, "-c", "import sys; sys.call_tracing(sum, ([1, 2],))"]
+        cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={TOGGLE}"]
+        done = subprocess.run([*cmd, "--callgrind-out-file=/dev/null", *probe], capture_output=True, text=True)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        _TRACEABLE = done.returncode == 0 and found is not None and int(found.group(1)) > 0
+    return _TRACEABLE
+
+
+_TRACEABLE: bool | None = None
+#: What the benches say where :func:`traceable` is False
+UNTRACEABLE = (
+    f"this Python ({sys.executable}) has no symbol for {TOGGLE} (a stripped build, such as a distribution's"
+    " python3): callgrind counts nothing in it; run the bench with a Python built with its symbols (pyenv,"
+    " python.org's builds)"
+)
+
+
 def measured(fn: Callable[[], Any]) -> None:
     """In the child: one measured phase, ``fn()`` inside ``sys.call_tracing`` (counted), the collector off."""
     gc.collect()
@@ -63,6 +85,9 @@ def count(args: list[str], phases: int = 1) -> list[float]:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         counts = [_totals(f"{out}.{i}") for i in range(1, phases + 1)]
         if done.returncode != 0 or any(c != c or c == 0 for c in counts):
+            if done.returncode == 0 and not traceable():
+                print(f"valgrind gave no count for {' '.join(args)}: {UNTRACEABLE}", file=sys.stderr)
+                return [float("nan")] * phases
             tail = "\n".join(done.stderr.splitlines()[-15:])
             print(f"valgrind gave no count for {' '.join(args)} (exit {done.returncode}):\n{tail}", file=sys.stderr)
             return [float("nan")] * phases

@@ -93,6 +93,8 @@ def test_callgrind_counts_each_measured_phase(tmp_path: Path) -> None:
         )
     )
     callgrind = _callgrind()
+    if not callgrind.traceable():  # (env -i .ci/run tests with the distribution's stripped python3)
+        pytest.skip(callgrind.UNTRACEABLE)
     small, large = callgrind.count([str(script), "0"], phases=2)
     assert 9 < large / small < 11
     failed = callgrind.count([str(script), "1"], phases=2)
