@@ -67,7 +67,7 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -744,6 +744,20 @@ def _measure(
     return cpu
 
 
+def _close_sides(sides: Iterable[Any], loop: asyncio.AbstractEventLoop) -> None:
+    """Each side's sync and async clients closed (the async ones on ``loop``)."""
+    for side in sides:
+        side.close()
+        loop.run_until_complete(side.aclose())
+
+
+def _stop(loop: asyncio.AbstractEventLoop, server: ServerProcess) -> None:
+    """The end of a run: ``loop``'s async generators finished and the loop closed, the server stopped."""
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+    server.stop()
+
+
 #: Repeats of the long case at least (quick or not): its runs take ~10 ms a side, and best of 3 moved its ratios by
 #: +-0.1 from one run of the bench to the next
 LONG_REPEAT = 9
@@ -816,13 +830,9 @@ def run(
                     ttfe[f"{key}_median_ms"] = statistics.median(r.ttfe for r in got) * 1e3
                     ttfe[f"{key}_cpu_ms"] = min(r.cpu_first for r in got) * 1e3
                 rows.append(ttfe)
-            for side in (*sides.values(), bare):
-                side.close()
-                loop.run_until_complete(side.aclose())
+            _close_sides((*sides.values(), bare), loop)
     finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-        server.stop()
+        _stop(loop, server)
     return rows
 
 
@@ -1081,14 +1091,9 @@ def profile(providers: tuple[str, ...], top: int = 15) -> None:
                 prof.disable()
                 stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
                 _print_profile(stats, measured[mode], runs * chunks, mode, top)
-            floor.close()
-            ours.close()
-            loop.run_until_complete(floor.aclose())
-            loop.run_until_complete(ours.aclose())
+            _close_sides((floor, ours), loop)
     finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-        server.stop()
+        _stop(loop, server)
 
 
 # ---- instruction counts (--instructions) --------------------------------------------------------------------
@@ -1140,13 +1145,9 @@ def instructions_child(provider: str, mode: str, keys: list[str]) -> None:
 
             _callgrind.measured(replies)
             _callgrind.measured(lambda side=side: one(side, long_name))
-        for side in sides.values():
-            side.close()
-            loop.run_until_complete(side.aclose())
+        _close_sides(sides.values(), loop)
     finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-        server.stop()
+        _stop(loop, server)
 
 
 def instructions(providers: tuple[str, ...] = PROVIDERS) -> list[dict[str, Any]]:

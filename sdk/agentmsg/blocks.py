@@ -42,7 +42,7 @@ from agentmsg._codec.converter import (
     prepare_json,
     validate_object,
 )
-from agentmsg._codec.jsontext import JsonInput, json_value_copy, loads
+from agentmsg._codec.jsontext import JsonInput, as_given, json_value_copy, loads
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents
 from agentmsg._codec.unknown import normalise_unknown_keys
@@ -293,8 +293,7 @@ def block_from_dict(
     ``Msg.from_dict``."""
     if notes is not None:
         legacy.check_notes(notes, "content-block")
-    if type(data) is not dict and isinstance(data, Mapping):  # (a mappingproxy, a UserDict: read as its dict)
-        data = dict(data)
+    data = as_given(data)  # (a mappingproxy, a UserDict: read as its dict)
     return _block_from_dict(json_value_copy(data, "content-block"), strict, notes, 3, checked=True)
 
 
@@ -329,8 +328,7 @@ def block_from_json(data: JsonInput, *, strict: bool = False, notes: list[Proble
 def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source:
     """Validate (kind ``source``) and decode one source, sharing no mutable container with ``data`` (a dict, or
     any mapping: read as the dict of its items)."""
-    if type(data) is not dict and isinstance(data, Mapping):
-        data = dict(data)
+    data = as_given(data)
     return _source_from_dict(json_value_copy(data, "source"), strict)
 
 

@@ -41,7 +41,7 @@ from agentmsg._codec.converter import (
     unstructure_hooks,
     validate_object,
 )
-from agentmsg._codec.jsontext import JsonInput, check_json_value, json_value_copy, loads
+from agentmsg._codec.jsontext import JsonInput, as_given, check_json_value, json_value_copy, loads
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
@@ -523,8 +523,7 @@ class Msg(_msg_mod.Msg):
             lenient_warning()
         if notes is not None:
             legacy.check_notes(notes, "msg")
-        if type(data) is not dict and isinstance(data, Mapping):  # (a mappingproxy, a UserDict: read as its dict)
-            data = dict(data)
+        data = as_given(data)  # (a mappingproxy, a UserDict: read as its dict)
         return cls._from_parsed(json_value_copy(data, "msg"), strict, checked=True, notes=notes, stacklevel=3)
 
     @classmethod

@@ -306,6 +306,15 @@ def test_deep_metadata_given_to_a_constructor_is_refused() -> None:
         ToolUseBlock(id="c", name="f", input={"a": value})
 
 
+def _assert_max_bytes_at(said: dict[str, Any], name: str, pointer: str) -> None:
+    """A child process's refusal of ``name`` (``[error class, [[pointer, rule], ...]]``, None when it was taken) is
+    one SizeLimitError ``max-bytes`` problem at ``pointer``."""
+    refusal = said[name]
+    assert refusal is not None, name
+    ((at, rule),) = refusal[1]
+    assert (refusal[0], rule, at) == ("SizeLimitError", "max-bytes", pointer), (name, refusal)
+
+
 def _shared(depth: int, *, as_list: bool = False, leaf: Any = None) -> Any:
     """A dict (a list) of the same dict (list) twice, ``depth`` levels down: ``depth`` containers, ``2**depth``
     paths."""
@@ -1053,10 +1062,7 @@ def test_blocks_holding_the_same_block_twice_are_checked_once_each(pure: bool) -
         ("ToolResultBlock", ""),
         ("Msg past", "/content/0"),
     ):
-        refusal = said[name]
-        assert refusal is not None, name
-        ((pointer, rule),) = refusal[1]
-        assert (refusal[0], rule, pointer) == ("SizeLimitError", "max-bytes", at + "/output"), (name, refusal)
+        _assert_max_bytes_at(said, name, at + "/output")
 
 
 def test_a_block_held_twice_is_refused_as_the_same_blocks_unshared() -> None:
@@ -1147,8 +1153,6 @@ def test_a_value_shared_across_tool_inputs_or_as_a_key_is_refused_as_in_c(shape:
         ("encode_messages", "/0/content"),
         ("format_request", "/0/content"),
     ):
-        refusal = said[name]
-        assert refusal is not None, name
-        ((pointer, rule),) = refusal[1]
-        where = at if shape == "inputs" else "/input/a" if name == "constructor" else at + "/0/input/a"
-        assert (refusal[0], rule, pointer) == ("SizeLimitError", "max-bytes", where), (name, refusal)
+        _assert_max_bytes_at(
+            said, name, at if shape == "inputs" else "/input/a" if name == "constructor" else at + "/0/input/a"
+        )

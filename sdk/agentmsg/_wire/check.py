@@ -14,7 +14,7 @@ import io
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Final
 
 import attrs
@@ -22,6 +22,7 @@ import msgspec
 import orjson
 
 from agentmsg._codec.jsontext import (
+    as_given,
     check_json_value,
     deep_value_pointer,
     deeper_than,
@@ -237,10 +238,9 @@ def _json_text(source: Any) -> bytes:
 
 def _as_read(value: Any) -> Any:
     """A value given to check, or an item of a list given, as the readers take it (:func:`_json_text`)."""
+    value = as_given(value)
     if type(value) is dict or type(value) is list:
         return value
-    if isinstance(value, Mapping):
-        return dict(value)
     to_dict = getattr(value, "to_dict", None)
     return to_dict() if callable(to_dict) else value
 
