@@ -854,6 +854,14 @@ def _out_of_reach(r: dict[str, Any]) -> bool:
     return r["case"] != "long" and _ceiling(r) < TARGET_VS_OFFICIAL
 
 
+def _row_verdicts(r: dict[str, Any]) -> list[str]:
+    """A row's verdicts as its table prints them: x floor, then off/am where the row has an official side."""
+    verdicts = [_verdict(r["vs_floor"] <= TARGET_VS_FLOOR)]
+    if "official_over_agentmsg" in r:
+        verdicts.append(_official_verdict(r))
+    return verdicts
+
+
 def _official_verdict(r: dict[str, Any]) -> str:
     if r["provider"] not in JUDGED_VS_OFFICIAL:
         return "(not judged)"
@@ -906,9 +914,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         f" off/am >= {TARGET_VS_OFFICIAL:g} (ceiling: off/floor, the most off/am can be)"
     )
     for r in data:
-        verdicts = [_verdict(r["vs_floor"] <= TARGET_VS_FLOOR)]
-        if "official_over_agentmsg" in r:
-            verdicts.append(_official_verdict(r))
+        verdicts = _row_verdicts(r)
         print(
             f"  {r['provider']:<10} {r['case']:<8} {r['mode']:<5} {r['chunks']:>6} {r['unit']:<8}"
             f" {_fmt(r.get('socket')):>7} {_fmt(r['floor']):>8}"
@@ -1225,9 +1231,7 @@ def print_instructions(rows: list[dict[str, Any]]) -> None:
         if "case" not in r:
             print(f"  {r['provider']}: no official row: {r['official']}")
             continue
-        verdicts = [_verdict(r["vs_floor"] <= TARGET_VS_FLOOR)]
-        if "official_over_agentmsg" in r:
-            verdicts.append(_official_verdict(r))
+        verdicts = _row_verdicts(r)
         print(
             f"  {r['provider']:<16} {r['case']:<8} {r['mode']:<5} {r['unit']:<8} {_fmt(r['floor'], ',.0f'):>11}"
             f" {_fmt(r['agentmsg'], ',.0f'):>11} {_fmt(r.get('official'), ',.0f'):>11} {_fmt(r['vs_floor']):>8}"
