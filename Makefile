@@ -270,8 +270,12 @@ PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) -
 FUZZ_SHARE ?= 0.5
 # tests/cli/test_events.py and test_parse.py write long messages and read streams through the CLI (the JSON writer,
 # the SSE scanner): the pure writer's memory once failed there alone; the other CLI tests start processes, not kernels.
-PURE_PYTHON_TESTS = -m "not no_kernel and not kernel_only" tests/providers tests/events tests/wire tests/clients \
-	tests/cli/test_events.py tests/cli/test_parse.py
+PURE_PYTHON_PATHS = tests/providers tests/events tests/wire tests/clients tests/cli/test_events.py tests/cli/test_parse.py
+PURE_PYTHON_TESTS = -m "not no_kernel and not kernel_only" $(PURE_PYTHON_PATHS)
+# The first pass also writes down the tests of that selection that reached no read-side kernel and started no
+# process (each kernel watched where agentmsg binds it, as for no_kernel: tests/conftest.py), and the pure-Python
+# pass leaves them out too: the no_kernel marker, found by the run itself (about a third of the selection).
+KERNEL_LOG = AGENTMSG_KERNEL_LOG="$(CURDIR)/.make/kernel-log" AGENTMSG_KERNEL_LOG_PATHS="$(PURE_PYTHON_PATHS)"
 # Where PYTHONDONTWRITEBYTECODE is set, every pytest worker compiled and assertion-rewrote every test module
 # anew (about 5 s of each worker's start) and every `python -m agentmsg` a test starts compiled the modules it
 # imports: the pytest runs keep their bytecode in .make/pycache instead (PYTHONPYCACHEPREFIX; make clean
@@ -280,9 +284,9 @@ PYTEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTH
 
 pytest: install
 	@echo "== pytest: the suite against the source tree ($(PYTEST_WORKERS) workers) =="
-	AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N)
+	$(KERNEL_LOG) AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N)
 	@echo "== pytest: provider, event, wire, client and CLI stream tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="
-	AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
+	$(KERNEL_LOG) AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 # Downloads before the tests, each with its own bound: Maven (AgentScope Java from Maven Central into
 # ~/.m2; the first build takes minutes) and npm. The Java test then finds the harness built.
@@ -358,9 +362,9 @@ wheel-test: dist
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
 	echo "== pytest against the installed wheel ($(WHEEL_VENV), $(PYTEST_WORKERS) workers) =="; \
 	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist" AGENTMSG_TEST_NPM_DIST="$(CURDIR)/dist"; \
-	AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
+	$(KERNEL_LOG) AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
 	echo "== pytest: provider, event, wire, client and CLI stream tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="; \
-	AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
+	$(KERNEL_LOG) AGENTMSG_PURE_PYTHON=1 AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 # The downloads first; then the checks that need no wheel, two at a time (each one's output printed whole when it
 # ends: --output-sync; about 17 s one after another on 2 cores, 9 s so), then the wheel's suite.

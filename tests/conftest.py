@@ -47,30 +47,109 @@ READ_KERNELS = (
 WRITE_KERNELS = frozenset({"make_plan", "encode", "writes"})
 
 
-@pytest.fixture(autouse=True)
-def _no_kernel_is_true(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A test marked ``no_kernel`` (make test's pure-Python pass skips it: it would run the same code twice) must
-    reach none of the read-side C kernels in this process: where they are built, each is watched while it runs,
-    and one it calls fails it, naming the kernel. (A subprocess it starts is not watched.)"""
-    if request.node.get_closest_marker("no_kernel") is None:
-        yield
-        return
-    import importlib
+#: make test's first pass writes into this folder (``AGENTMSG_KERNEL_LOG``) the tests of the pure-Python pass's
+#: selection (the paths in ``AGENTMSG_KERNEL_LOG_PATHS``) that reached no read-side C kernel and started no process,
+#: one file per worker; the pure-Python pass (``AGENTMSG_PURE_PYTHON=1``, the same folder) leaves them out, since it
+#: would run the same code again: the ``no_kernel`` marker, found by the run itself. A test not written there (one
+#: that reached a kernel or started a process, one new since, or every test where the C is not built) runs.
+KERNEL_LOG = os.environ.get("AGENTMSG_KERNEL_LOG") or None
+KERNEL_LOG_PATHS = tuple(os.environ.get("AGENTMSG_KERNEL_LOG_PATHS", "").split())
+PURE = bool(os.environ.get("AGENTMSG_PURE_PYTHON"))
 
-    reached: list[str] = []
+
+def _watch_kernels(monkeypatch: pytest.MonkeyPatch, reached: list[str]) -> bool:
+    """Each read-side kernel wrapped where agentmsg binds it, its name put in ``reached`` when it is called, and a
+    process started (``subprocess.Popen``, a run of the CLI's zygote) put there too; False where none is built."""
+    import importlib
+    import subprocess
+
+    from tests._support import cli
+
+    watched = False
     for module_name, name in READ_KERNELS:
         module = importlib.import_module(module_name)
         kernel = getattr(module, name)
         if kernel is None:  # pure Python: nothing to watch
             continue
 
-        def watched(*args: Any, _kernel: Any = kernel, _name: str = f"{module_name}.{name}", **kw: Any) -> Any:
+        def watch(*args: Any, _kernel: Any = kernel, _name: str = f"{module_name}.{name}", **kw: Any) -> Any:
             reached.append(_name)
             return _kernel(*args, **kw)
 
-        monkeypatch.setattr(module, name, watched)
+        monkeypatch.setattr(module, name, watch)
+        watched = True
+    if watched:
+        popen_init = subprocess.Popen.__init__
+
+        def started(self: Any, *args: Any, **kw: Any) -> None:
+            reached.append("a process")
+            popen_init(self, *args, **kw)
+
+        forked = cli._forked
+
+        def forked_run(*args: Any, **kw: Any) -> Any:
+            reached.append("a process")
+            return forked(*args, **kw)
+
+        monkeypatch.setattr(subprocess.Popen, "__init__", started)
+        monkeypatch.setattr(cli, "_forked", forked_run)
+    return watched
+
+
+@pytest.fixture(autouse=True)
+def _no_kernel_is_true(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test marked ``no_kernel`` (make test's pure-Python pass skips it: it would run the same code twice) must
+    reach none of the read-side C kernels in this process: where they are built, each is watched while it runs,
+    and one it calls fails it, naming the kernel. (A subprocess it starts is not watched.) In make test's first
+    pass, a test of the pure-Python pass's selection that reaches none and starts no process is written into
+    :data:`KERNEL_LOG`."""
+    node = request.node
+    marked = node.get_closest_marker("no_kernel") is not None
+    logged = (
+        KERNEL_LOG is not None
+        and not PURE
+        and not marked
+        and node.nodeid.startswith(KERNEL_LOG_PATHS)
+        and bool(KERNEL_LOG_PATHS)
+        and node.get_closest_marker("kernel_only") is None
+    )
+    reached: list[str] = []
+    if not (marked or logged) or not _watch_kernels(monkeypatch, reached):
+        yield
+        return
     yield
-    assert not reached, f"marked no_kernel, but it reached {sorted(set(reached))}: the pure-Python pass must run it"
+    if marked:
+        kernels = sorted(set(reached) - {"a process"})
+        assert not kernels, f"marked no_kernel, but it reached {kernels}: the pure-Python pass must run it"
+    elif not reached and KERNEL_LOG is not None:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(Path(KERNEL_LOG, f"{worker}.txt"), "a", encoding="utf-8") as log:
+            log.write(node.nodeid + "\n")
+
+
+def _kernel_log() -> set[str]:
+    """The tests the first pass wrote into :data:`KERNEL_LOG`."""
+    assert KERNEL_LOG is not None
+    return {line for path in Path(KERNEL_LOG).glob("*.txt") for line in path.read_text("utf-8").splitlines()}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The first pass starts :data:`KERNEL_LOG` empty (in the process that runs the session, before any worker)."""
+    if KERNEL_LOG is not None and not PURE and not hasattr(config, "workerinput"):
+        Path(KERNEL_LOG).mkdir(parents=True, exist_ok=True)
+        for path in Path(KERNEL_LOG).glob("*.txt"):
+            path.unlink()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The pure-Python pass leaves out the tests the first pass found reaching no kernel (:data:`KERNEL_LOG`)."""
+    if KERNEL_LOG is None or not PURE:
+        return
+    same = _kernel_log()
+    left = [item for item in items if item.nodeid in same]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = [item for item in items if item.nodeid not in same]
 
 
 def c_compiler_available() -> bool:
@@ -116,6 +195,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(
             "JSON writer, SSE scanner and JSON string reader: pure Python (agentmsg._speedups not built or turned off)",
             yellow=True,
+        )
+    if KERNEL_LOG is not None and PURE:
+        terminalreporter.write_line(
+            f"pure-Python pass: {len(_kernel_log())} tests the first pass ran reached no C kernel and started no "
+            f"process; left out, as they would run the same code again ({KERNEL_LOG})"
         )
     # An oracle whose pinned version needs a newer Python (google-genai on 3.10): its skips and the tests that ran
     # without its check, said in two lines, since pytest lists skip reasons only with -rs.
