@@ -263,11 +263,12 @@ PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) -
 # configuration would be the less-tested one. Tests marked no_kernel reach none of those kernels (checked in
 # every run: tests/conftest.py), so the second pass would run the same code again: it skips them; tests marked
 # kernel_only compare a kernel with the Python, which the second pass has not: it leaves them out too. (The C
-# JSON writer is held to the Python byte for byte by tests/native.) Both passes run each fuzz budget at half
+# JSON writer is held to the Python byte for byte by tests/native.) Both passes run each fuzz budget at a quarter
 # (AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE), tests/_support/budget.py; the budgets written in the tests are what a bare
 # `pytest` runs): every test runs, in the time make test has; make fuzz runs the fuzz tests long in both
-# configurations. The fuzz tests took about 40% of the first pass's CPU at their whole budgets.
-FUZZ_SHARE ?= 0.5
+# configurations. The fuzz tests took about 40% of the first pass's CPU at their whole budgets; the fuzz and
+# differential tests 68 s of its 2-worker time at half, 55 s at a quarter (much of it is fixed: pages, JVMs).
+FUZZ_SHARE ?= 0.25
 # tests/cli/test_events.py and test_parse.py write long messages and read streams through the CLI (the JSON writer,
 # the SSE scanner): the pure writer's memory once failed there alone; the other CLI tests start processes, not kernels.
 PURE_PYTHON_PATHS = tests/providers tests/events tests/wire tests/clients tests/cli/test_events.py tests/cli/test_parse.py

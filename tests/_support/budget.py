@@ -1,6 +1,6 @@
 """How much the fuzz and property tests (marker ``fuzz``) run.
 
-A bare ``pytest`` runs them with the budgets written in the tests, ``make test`` with half of each (``SHARE``): a
+A bare ``pytest`` runs them with the budgets written in the tests, ``make test`` with a quarter of each (``SHARE``): a
 fixed number of Hypothesis examples (``examples(n)``) or of seeded rounds (``rounds(n)``), so a run is the same run
 on a loaded machine and on an idle one. ``make fuzz`` selects them by marker and runs them longer:
 
@@ -24,7 +24,7 @@ SCALE = max(1, int(os.environ.get("AGENTMSG_FUZZ_SCALE", "1") or "1"))
 SECONDS = float(os.environ["AGENTMSG_FUZZ_SECONDS"]) if os.environ.get("AGENTMSG_FUZZ_SECONDS") else None
 SEED = int(os.environ.get("AGENTMSG_FUZZ_SEED", "0") or "0")
 #: The share of those budgets a pass takes (``AGENTMSG_FUZZ_SHARE``, above 0 up to 1; default 1, a bare ``pytest``):
-#: both passes of ``make test`` (the C speed-ups, then pure Python) run every test with half of each budget
+#: both passes of ``make test`` (the C speed-ups, then pure Python) run every test with a quarter of each budget
 #: (``make fuzz`` runs them longer in both configurations), so that the suite stays within its five minutes.
 SHARE = min(1.0, float(os.environ.get("AGENTMSG_FUZZ_SHARE", "1") or "1"))
 if not SHARE > 0:
