@@ -186,7 +186,9 @@ def test_the_first_problem_of_a_value_holding_several_is_the_first_in_document_o
     python = [_python_said(case) for case in cases]
     mismatches = [(case, py, ts) for case, py, ts in zip(cases, python, results, strict=True) if py != ts]
     assert not mismatches, f"{len(mismatches)} of {len(cases)} differ; first: {mismatches[0]}"
-    assert sum(1 for tree in trees if _problems_in(tree) > 1) > len(trees) // 5  # (many hold more than one)
+    # (many hold more than one: about 23% of the trees made; a tenth is 5 standard deviations below at 256 trees, a
+    # fifth was 1.2, and failed with a quarter of the budget)
+    assert sum(1 for tree in trees if _problems_in(tree) > 1) > len(trees) // 10
     assert sum(1 for r in results if not r) > len(trees) // 10  # (and some none)
 
 
