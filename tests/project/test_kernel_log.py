@@ -89,7 +89,7 @@ def test_the_pure_pass_leaves_out_only_what_reached_no_kernel(tmp_path: Path) ->
     (tmp_path / "test_selected.py").write_text(_FILE)
     (tmp_path / "test_other.py").write_text(_OTHER)
     log = tmp_path / "log"
-    (log).mkdir()
+    log.mkdir()
     (log / "stale.txt").write_text("test_selected.py::test_reads_a_stream\n")  # (a previous run's: removed)
 
     _pytest(tmp_path, log, "-q")
