@@ -118,6 +118,83 @@ END { close_line() }
 endef
 export PIP_PROGRESS_AWK
 
+# Packages are installed with uv where it can be had: it installs the ~170 packages of [dev,bench] in a few
+# seconds from its cache (~/.cache/uv), where pip takes a minute or more per virtualenv. uv $(UV_VERSION) is
+# installed once by pip into a folder of its own ($(UV_DIR), pip --target), never into the project's. Where that fails
+# (no uv wheel for the platform, no network), or uv then fails, pip installs, saying so; INSTALLER=pip uses
+# pip only. uv reads no pip.conf: PIP_INDEX_URL, PIP_EXTRA_INDEX_URL and PIP_FIND_LINKS are passed on to it,
+# and it trusts the system's certificates, as pip does (UV_SYSTEM_CERTS=1: a proxy's own CA is among them).
+INSTALLER ?= uv
+UV_VERSION := 0.13.9
+UV_DIR := .make/uv
+export INSTALLER UV_VERSION UV_DIR
+
+# `install progress|quiet PY ARGS...`: `pip install ARGS` into the Python PY, with uv (else pip, above);
+# progress: a line per step (what uv resolved, built and installed, the packages' names), the whole log only
+# when it fails; quiet: the log only when it fails.
+define INSTALL_SH
+set -o pipefail
+mode=$$1 py=$$2; shift 2
+get_uv() {
+  [ "$$INSTALLER" = uv ] || return 1
+  case $$("$$UV_DIR/bin/uv" --version 2>/dev/null) in "uv $$UV_VERSION "* | "uv $$UV_VERSION") return 0 ;; esac
+  echo "   getting uv $$UV_VERSION (pip, into $$UV_DIR; once)"
+  log=$$(mktemp)
+  rm -rf "$$UV_DIR"
+  if "$$py" -m pip install --quiet --disable-pip-version-check --target "$$UV_DIR" "uv==$$UV_VERSION" >"$$log" 2>&1 \
+    && [ -x "$$UV_DIR/bin/uv" ]; then rm -f "$$log"; return 0; fi
+  tail -n 5 "$$log" | sed 's/^/   | /'; rm -rf "$$log" "$$UV_DIR"
+  echo "make: could not install uv $$UV_VERSION; installing with pip (slower)"
+  return 1
+}
+if get_uv; then
+  export UV_INDEX_URL="$${UV_INDEX_URL:-$${PIP_INDEX_URL:-}}" UV_EXTRA_INDEX_URL="$${UV_EXTRA_INDEX_URL:-$${PIP_EXTRA_INDEX_URL:-}}"
+  export UV_FIND_LINKS="$${UV_FIND_LINKS:-$${PIP_FIND_LINKS:-}}" UV_SYSTEM_CERTS="$${UV_SYSTEM_CERTS:-1}"
+  for v in UV_INDEX_URL UV_EXTRA_INDEX_URL UV_FIND_LINKS; do [ -n "$${!v}" ] || unset "$$v"; done
+  log=$$(mktemp) start=$$SECONDS
+  if [ "$$mode" = progress ]; then
+    "$$UV_DIR/bin/uv" pip install --color never --python "$$py" "$$@" 2>&1 | tee "$$log" | awk "$$UV_PROGRESS_AWK"
+  else
+    "$$UV_DIR/bin/uv" pip install --color never --python "$$py" "$$@" >"$$log" 2>&1
+  fi && {
+    [ "$$mode" = quiet ] || echo "   done in $$((SECONDS - start)) s"
+    rm -f "$$log"; exit 0
+  }
+  echo >&2; echo "make: uv failed; its log:" >&2; cat "$$log" >&2; rm -f "$$log"
+  echo "make: installing with pip instead (INSTALLER=pip skips uv)" >&2
+fi
+args=() skip=0  # (uv's options in pip's words: --reinstall-package is pip's default for what it is given)
+for a in "$$@"; do
+  if [ "$$skip" = 1 ]; then skip=0; continue; fi
+  case $$a in --reinstall-package) skip=1 ;; --reinstall) args+=(--force-reinstall) ;; *) args+=("$$a") ;; esac
+done
+set -- "$${args[@]}"
+if [ "$$mode" = progress ]; then
+  bash -c "$$PIP_PROGRESS_SH" pip "$$py" -m pip install "$$@"
+else
+  bash -c "$$QUIET_SH" quiet "$$py" -m pip install --disable-pip-version-check "$$@"
+fi
+endef
+export INSTALL_SH
+
+# uv's log as a line per step: resolved, each build, prepared, installed, then the names installed, wrapped.
+define UV_PROGRESS_AWK
+function close_line() { if (width) { printf "\n"; width = 0 } }
+function say(text) { close_line(); print "   " text; fflush() }
+/^(Resolved|Prepared|Installed|Uninstalled|Audited) / { say(tolower(substr($$0, 1, 1)) substr($$0, 2)); next }
+/^ *Building / { say("building " $$2 " (" ($$2 == "agentmsg" ? "its C speed-ups where a C compiler is found" : "from source") ")"); next }
+/^ \+ / {
+  name = $$2; sub(/==.*/, "", name)
+  if (!width) { printf "   + %s", name; width = 5 + length(name) }
+  else if (width + length(name) > 104) { printf ",\n     %s", name; width = 5 + length(name) }
+  else { printf ", %s", name; width += 2 + length(name) }
+  fflush(); next
+}
+/^(warning|error)/ { say($$0) }
+END { close_line() }
+endef
+export UV_PROGRESS_AWK
+
 # `check_python PY`: fails with a clear message unless PY runs and is Python 3.10+.
 define CHECK_PYTHON_SH
 v=$$("$$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || {
@@ -210,13 +287,13 @@ $(VENV)/pyvenv.cfg:
 $(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
 	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
 	@echo "== installing agentmsg (editable) with its dev and bench extras into $(PYTHON) =="
-	@bash -c "$$PIP_PROGRESS_SH" pip $(PYTHON) -m pip install -e ".[dev,bench]"
+	@bash -c "$$INSTALL_SH" install progress $(PYTHON) --reinstall-package agentmsg -e ".[dev,bench]"
 	@mkdir -p $(@D) && touch $@ $(RUNTIME_STAMP)
 
 $(RUNTIME_STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
 	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
 	@echo "== installing agentmsg (editable) and what it needs to run into $(PYTHON); no dev tools (make install) =="
-	@bash -c "$$PIP_PROGRESS_SH" pip $(PYTHON) -m pip install -e .
+	@bash -c "$$INSTALL_SH" install progress $(PYTHON) --reinstall-package agentmsg -e .
 	@mkdir -p $(@D) && touch $@
 
 install: $(STAMP)
@@ -349,18 +426,18 @@ dist: install
 
 # The built wheel, installed (not editable) into .venv-wheel, is what the test suite imports. The
 # virtualenv and the test dependencies are made anew when pyproject.toml or the Python change; the
-# agentmsg wheel is reinstalled on every run (pip removes the previous copy file by file).
+# agentmsg wheel is reinstalled on every run (the installer removes the previous copy file by file).
 WHEEL_DEPS_KEY = $(shell $(PYTHON) -c 'import sys; print(sys.base_prefix, sys.version.split()[0])') $(shell cksum < pyproject.toml)
 wheel-test: dist
 	@whl=$$(ls dist/*.whl); sdist=$$(ls dist/*.tar.gz); \
 	if [ "$$(cat $(WHEEL_VENV)/.agentmsg-deps 2>/dev/null)" != "$(WHEEL_DEPS_KEY)" ]; then \
 	  echo "== creating $(WHEEL_VENV) with the wheel's dependencies and [test] =="; \
 	  bash -c "$$MAKE_VENV_SH" make-venv "$(PYTHON)" "$(WHEEL_VENV)"; \
-	  $(WHEEL_VENV)/bin/python -m pip install --quiet "$$whl[test]"; \
+	  bash -c "$$INSTALL_SH" install quiet $(WHEEL_VENV)/bin/python "$$whl[test]"; \
 	  echo "$(WHEEL_DEPS_KEY)" > $(WHEEL_VENV)/.agentmsg-deps; \
 	fi; \
 	echo "== installing $$whl into $(WHEEL_VENV) =="; \
-	$(WHEEL_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
+	bash -c "$$INSTALL_SH" install quiet $(WHEEL_VENV)/bin/python --reinstall --no-deps "$$whl"; \
 	echo "== pytest against the installed wheel ($(WHEEL_VENV), $(PYTEST_WORKERS) workers) =="; \
 	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist" AGENTMSG_TEST_NPM_DIST="$(CURDIR)/dist"; \
 	$(KERNEL_LOG) AGENTMSG_FUZZ_SHARE=$(FUZZ_SHARE) $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
