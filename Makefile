@@ -73,6 +73,7 @@ help:
 	@echo "Python 3.10+: PYTHON=... (as is), else an active virtualenv, else .venv from BASE_PYTHON (default python3)."
 	@echo "  On 3.10 google-genai (the Gemini test oracle) and agentscope (a bench peer) need 3.11+ and are not installed:"
 	@echo "  the Gemini bodies and chunks go unchecked by it (the tests run on) and the bench rows of the peer say so."
+	@echo "Packages are installed with uv (pinned, into .make/uv once), else pip; INSTALLER=pip uses pip only."
 
 # --- Python environment --------------------------------------------------------------------------
 
