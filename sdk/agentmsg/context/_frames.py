@@ -152,8 +152,10 @@ class Frames:
         self.prefixed = False
         self.other = False
 
-    def of(self, i: int, msg: Msg) -> int:
-        """The frames the request opens for message ``i`` (and for the repair results sent before it)."""
+    def of(self, i: int, msg: Msg, later_piece: bool = False) -> int:
+        """The frames the request opens for message ``i`` (and for the repair results sent before it). ``later_piece``:
+        ``msg`` is a piece of message ``i`` after its first (:func:`~agentmsg.providers._request.walk.pieces`), after
+        whose calls' results the hints waiting are sent before it, once no call is open (:meth:`Walk.next_piece`)."""
         role = msg.role
         blocks: list[Any] = msg.content if role is not _TOOL else sent_by(role, msg.content)  # (a call there: none)
         calls = self.calls
@@ -177,6 +179,8 @@ class Frames:
                 self.own = False
                 return self._between(blocks)
             n = self._orphans()
+        if later_piece and self.hints and not calls:  # (in the user turn of the results before it)
+            n += self._hints(False)
         if role is _SYSTEM:
             if self.turns or (self.leading and not self.started):
                 if self.system:
@@ -228,7 +232,7 @@ class Frames:
                 calls.add(b.id)
                 # (its texts right before its calls, else the item before the run of calls the request ends with)
                 if items:
-                    if sends:
+                    if sends and last is not None:  # (something of its own before its calls; an empty text is not)
                         self.joined = last is TextBlock
                     elif tail != 2:
                         self.joined = tail == 1

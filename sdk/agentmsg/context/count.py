@@ -739,9 +739,9 @@ def _count(
     for i, whole in enumerate(messages):
         # (a message of several model calls is sent as pieces, each framed as a message of its own: split_at)
         cuts = pieces(whole.content) if whole.role is _ASSISTANT and len(whole.content) > 1 else None
-        for msg in (whole,) if cuts is None else _pieces(whole, cuts):
+        for k, msg in enumerate((whole,) if cuts is None else _pieces(whole, cuts)):
             role = msg.role
-            framed = of(i, msg)  # (the messages, turns or items the request opens for it: 0 when merged)
+            framed = of(i, msg, k > 0)  # (the messages, turns or items the request opens for it: 0 when merged)
             extra = 0  # what the request sends for it beyond its blocks, or leaves out of them
             if frames.repaired:  # (the error results the repair option sent before it)
                 repair = repair if repair >= 0 else t.words(REPAIR_TEXT) + profile.per_result
