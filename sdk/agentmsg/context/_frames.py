@@ -67,6 +67,7 @@ class Frames:
     __slots__ = (
         "agent",
         "apart",
+        "call_turn",
         "calls",
         "demote",
         "drop",
@@ -98,6 +99,7 @@ class Frames:
         "tail",
         "turns",
         "until",
+        "waiting",
     )
 
     def __init__(
@@ -131,6 +133,8 @@ class Frames:
         self.system = False  # the system prompt or instruction is framed already
         self.started = False  # a message other than a system message came (the leading ones are over)
         self.role = ""  # the role of the turn being built (the turn family)
+        self.call_turn = False  # the turn being built is the assistant turn of the open calls (the turn family)
+        self.waiting = False  # hints wait for no call to be open, to be sent after the item the request ends with
         self.hints = False  # hints wait for no call to be open (the turn family)
         self.joined = False  # text between a call and its result has a message item to join (the Responses API)
         #: what the item the request holds last is (the Responses API): 1 an assistant message item, 2 a call, 0 else
@@ -173,7 +177,9 @@ class Frames:
             self.prefixed = role is _USER or (other and not has_tool_use(whole) and not has_result(whole))
         if calls and orphans_calls(msg):
             if (
-                role is _ASSISTANT and not self.apart and (self.until > i or (self._alone(msg) and self._answered(i)))
+                role is _ASSISTANT
+                and (self.call_turn if self.turns else not self.apart)
+                and (self.until > i or (self._alone(msg) and self._answered(i)))
             ):  # (text between a call and its result: merged ahead of the call, when the calls are what the request
                 # ends with)
                 self.own = False
@@ -274,11 +280,19 @@ class Frames:
                 labelled = False
                 kind = TextBlock  # (in an assistant message a placeholder, text of the run of texts)
             last = kind
+        # (the hints are sent after it when no call is open, else once none is: the item the request ends with)
+        placed = hints and not calls
         if sends or results:  # (sent after the open calls, which text between no longer joins, unless it made them)
             self.apart = not calls_of
-            self.tail = tail if assistant and not results and not hints else 0  # (results, hints: items after its own)
-        elif hints and not calls:
+            self.tail = tail if assistant and not results and not placed else 0  # (results, hints: items after its own)
+        elif placed:
             self.tail = 0
+        if items:
+            if hints and calls:
+                self.waiting = True
+            elif self.waiting and not calls:
+                self.waiting = False
+                self.tail = 0
         if role is _TOOL:
             self.own = False
             if not self.turns:
@@ -304,7 +318,10 @@ class Frames:
             turn = "a" if sends else ""
         if turn and turn != self.role:  # (:meth:`_open`, inline: the turn family's every message comes here)
             self.role = turn
+            self.call_turn = False
             n += 1
+        if calls_of and turn == "a":
+            self.call_turn = True
         return n + self._hints(hints) if hints or self.hints else n
 
     def end(self) -> int:
@@ -410,6 +427,7 @@ class Frames:
         if role == self.role:
             return 0
         self.role = role
+        self.call_turn = False
         return 1
 
     def _texts(self, blocks: Sequence[Any]) -> bool:
