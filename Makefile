@@ -141,10 +141,10 @@ get_uv() {
   case $$("$$UV_DIR/bin/uv" --version 2>/dev/null) in "uv $$UV_VERSION "* | "uv $$UV_VERSION") return 0 ;; esac
   echo "   getting uv $$UV_VERSION (pip, into $$UV_DIR; once)"
   log=$$(mktemp)
-  rm -rf "$$UV_DIR"
-  if "$$py" -m pip install --quiet --disable-pip-version-check --target "$$UV_DIR" "uv==$$UV_VERSION" >"$$log" 2>&1 \
-    && [ -x "$$UV_DIR/bin/uv" ]; then rm -f "$$log"; return 0; fi
-  tail -n 5 "$$log" | sed 's/^/   | /'; rm -rf "$$log" "$$UV_DIR"
+  # (--upgrade replaces an older uv there; nothing else in the folder, which may be one given, is removed)
+  if "$$py" -m pip install --quiet --disable-pip-version-check --upgrade --target "$$UV_DIR" "uv==$$UV_VERSION" \
+    >"$$log" 2>&1 && [ -x "$$UV_DIR/bin/uv" ]; then rm -f "$$log"; return 0; fi
+  tail -n 5 "$$log" | sed 's/^/   | /'; rm -f "$$log"
   echo "make: could not install uv $$UV_VERSION; installing with pip (slower)"
   return 1
 }

@@ -124,8 +124,11 @@ def test_pip_installs_when_uv_fails_saying_so_with_uvs_options_in_pips_words(whe
 
 
 def test_pip_installs_when_uv_cannot_be_had(wheel: Path, tmp_path: Path) -> None:
-    """pip finds no such uv (the index is off): pip installs, saying why, and leaves no half-made uv behind."""
+    """pip finds no such uv (the index is off): pip installs, saying why, and leaves no uv behind, nor takes away
+    what the folder held."""
     site = tmp_path / "site"
+    (tmp_path / "uv").mkdir()
+    (tmp_path / "uv" / "kept").write_text("")
     r = _install(
         "quiet",
         Path(sys.executable),
@@ -139,5 +142,5 @@ def test_pip_installs_when_uv_cannot_be_had(wheel: Path, tmp_path: Path) -> None
     assert r.returncode == 0, r.stdout + r.stderr
     assert "getting uv 0.0.0" in r.stdout
     assert "make: could not install uv 0.0.0; installing with pip (slower)" in r.stdout
-    assert not (tmp_path / "uv").exists()
+    assert [p.name for p in (tmp_path / "uv").iterdir()] == ["kept"]
     assert _imports(site)
