@@ -101,21 +101,27 @@ fi
 endef
 export PIP_PROGRESS_SH
 
-define PIP_PROGRESS_AWK
+# The functions both installers' progress filters share: say(text), a line of its own; listed(lead, name), a
+# name added to the list on the current line (opened with lead; wrapped at 104 columns under its first name).
+define PROGRESS_AWK_LIB
 function close_line() { if (width) { printf "\n"; width = 0 } }
 function say(text) { close_line(); print "   " text; fflush() }
-/^Collecting / {
-  name = $$2; sub(/[<>=!~;[( ].*/, "", name)
-  if (!width) { printf "   collecting %s", name; width = 14 + length(name) }
-  else if (width + length(name) > 104) { printf ",\n              %s", name; width = 14 + length(name) }
+function listed(lead, name) {
+  if (!width) { printf "%s%s", lead, name; width = length(lead) + length(name) }
+  else if (width + length(name) > 104) { printf ",\n%*s%s", length(lead), "", name; width = length(lead) + length(name) }
   else { printf ", %s", name; width += 2 + length(name) }
-  fflush(); next
+  fflush()
 }
+END { close_line() }
+endef
+
+define PIP_PROGRESS_AWK
+$(PROGRESS_AWK_LIB)
+/^Collecting / { name = $$2; sub(/[<>=!~;[( ].*/, "", name); listed("   collecting ", name); next }
 /Installing build dependencies: started/ { say("getting setuptools to build agentmsg (pip's isolated build)") }
 /Building editable for .*: started/ { say("building agentmsg (editable; its C speed-ups where a C compiler is found)") }
 /Building wheel for .*: started/ { say("building " $$4) }
 /^Installing collected packages:/ { n = split(substr($$0, 32), names, ", "); say("installing " n (n == 1 ? " package" : " packages")) }
-END { close_line() }
 endef
 export PIP_PROGRESS_AWK
 
@@ -142,7 +148,7 @@ get_uv() {
   echo "   getting uv $$UV_VERSION (pip, into $$UV_DIR; once)"
   log=$$(mktemp)
   # (--upgrade replaces an older uv there; nothing else in the folder, which may be one given, is removed)
-  if "$$py" -m pip install --quiet --disable-pip-version-check --upgrade --target "$$UV_DIR" "uv==$$UV_VERSION" \
+  if "$$py" -m pip install --quiet --upgrade --target "$$UV_DIR" "uv==$$UV_VERSION" \
     >"$$log" 2>&1 && [ -x "$$UV_DIR/bin/uv" ]; then rm -f "$$log"; return 0; fi
   tail -n 5 "$$log" | sed 's/^/   | /'; rm -f "$$log"
   echo "make: could not install uv $$UV_VERSION; installing with pip (slower)"
@@ -173,26 +179,18 @@ set -- "$${args[@]}"
 if [ "$$mode" = progress ]; then
   bash -c "$$PIP_PROGRESS_SH" pip "$$py" -m pip install "$$@"
 else
-  bash -c "$$QUIET_SH" quiet "$$py" -m pip install --disable-pip-version-check "$$@"
+  bash -c "$$QUIET_SH" quiet "$$py" -m pip install "$$@"
 fi
 endef
 export INSTALL_SH
 
 # uv's log as a line per step: resolved, each build, prepared, installed, then the names installed, wrapped.
 define UV_PROGRESS_AWK
-function close_line() { if (width) { printf "\n"; width = 0 } }
-function say(text) { close_line(); print "   " text; fflush() }
+$(PROGRESS_AWK_LIB)
 /^(Resolved|Prepared|Installed|Uninstalled|Audited) / { say(tolower(substr($$0, 1, 1)) substr($$0, 2)); next }
 /^ *Building / { say("building " $$2 " (" ($$2 == "agentmsg" ? "its C speed-ups where a C compiler is found" : "from source") ")"); next }
-/^ \+ / {
-  name = $$2; sub(/==.*/, "", name)
-  if (!width) { printf "   + %s", name; width = 5 + length(name) }
-  else if (width + length(name) > 104) { printf ",\n     %s", name; width = 5 + length(name) }
-  else { printf ", %s", name; width += 2 + length(name) }
-  fflush(); next
-}
+/^ \+ / { name = $$2; sub(/==.*/, "", name); listed("   + ", name); next }
 /^(warning|error)/ { say($$0) }
-END { close_line() }
 endef
 export UV_PROGRESS_AWK
 
