@@ -64,7 +64,8 @@ help:
 	@echo "make vectors-lock  - lock the conformance vectors' verdicts (a vector added; a schema version bump)"
 	@echo "make bench         - speed, side by side: agentmsg vs pydantic / msgspec / orjson, AgentScope and the"
 	@echo "                     official SDKs (formatters, streams, the live path over loopback HTTP)"
-	@echo "make fuzz          - the tests marked fuzz or differential, with long budgets and a fresh seed"
+	@echo "make fuzz          - the tests marked fuzz or differential, with long budgets and a fresh seed, then those of"
+	@echo "                     the provider/event/wire/client (and CLI stream) tests again in pure Python"
 	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
 	@echo "make client-check  - fail when the committed client build differs from a fresh one"
 	@echo "make client-test   - the client's own tests (node --test)"
@@ -485,14 +486,19 @@ bench: install
 # `make test` with short budgets; this runs them alone and longer, with a fresh seed each time
 # (tests/_support/budget.py): FUZZ_SCALE times the Hypothesis examples (pytest --hypothesis-seed=N replays
 # one), FUZZ_SECONDS for each seeded loop (the event, provider-body, client-server and endpoint fuzzers),
-# FUZZ_SEED for their seeds (a failure prints it: make fuzz FUZZ_SEED=N replays).
+# FUZZ_SEED for their seeds (a failure prints it: make fuzz FUZZ_SEED=N replays). As in make test, those of the
+# provider, event, wire, client and CLI stream tests then run again in pure Python (AGENTMSG_PURE_PYTHON=1, the
+# same seed): the Python defines the results, and without this pass its fuzz runs were make test's short ones.
 FUZZ_SCALE ?= 25
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= $(shell date +%s)
+FUZZ_ENV = AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) $(PYTEST_ENV)
 fuzz: install
 	@echo "== the fuzz and differential tests, longer: scale $(FUZZ_SCALE), $(FUZZ_SECONDS) s per seeded loop, seed $(FUZZ_SEED) =="
-	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
-	  $(PYTHON) -m pytest $(PYTEST_N) -m "fuzz or differential" -p no:cacheprovider --timeout=0
+	$(FUZZ_ENV) $(PYTHON) -m pytest $(PYTEST_N) -m "fuzz or differential" -p no:cacheprovider --timeout=0
+	@echo "== the same, of the provider, event, wire, client and CLI stream tests, in pure Python (AGENTMSG_PURE_PYTHON=1) =="
+	$(FUZZ_ENV) AGENTMSG_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_N) -p no:cacheprovider --timeout=0 \
+	  -m "(fuzz or differential) and not no_kernel and not kernel_only" $(PURE_PYTHON_PATHS)
 
 # Rebuild the C speed-ups in place (sdk/agentmsg/_speedups*.so) after editing _speedups.c, without pip:
 # for work on the C sources (an editable install rebuilds them too). Ext modules as pyproject.toml lists them.
