@@ -543,7 +543,7 @@ def test_gemini_code_assist_envelope_is_read_whole_and_streamed() -> None:
     plain = reduce_ok(list(gemini.parse_stream(sse(first, last, done=False))))
     events = list(gemini.parse_stream(sse(*({"response": r, "traceId": "t-9"} for r in (first, last)), done=False)))
     wrapped = reduce_ok(events)
-    assert said(events) == [] and said(events, "agentmsg.not_kept") == []
+    assert said(events) == [] and said(events, "agentmsg.not-kept") == []
     assert wrapped.id == plain.id == "r-1" and wrapped.text_content == "Hello"
     assert [(c.name, c.input) for c in wrapped.blocks("tool_use")] == [("f", {"a": 1})]
     assert wrapped.usage is not None and wrapped.usage.output_tokens == 2
