@@ -1235,17 +1235,6 @@ def _contract_error(exc: BaseException, label: str) -> None:
         assert p.rule and isinstance(p.rule, str), (label, p)
 
 
-def _known_invalid_event(exc: ValidationError) -> str | None:
-    """The known bug class an invalid event a reader emitted belongs to (None: a new one). Each is excluded
-    here until its fix is merged; the lead removes the exclusion then."""
-    rules = {p.rule for p in exc.problems}
-    if rules == {"max-depth"}:
-        # issue 28 class 1 (depth), fixed on h2depth: a payload nested past limits.max_depth is copied into an
-        # event (grounding, a tool call's input, a provider block) that no reader then takes
-        return "issue 28 class 1"
-    return None
-
-
 def _bounded(events: list[dict[str, Any]], body: bytes, label: str) -> None:
     """What a reader makes of a body is bounded by the body: no event list or text that grows past it (counted
     by repr: an event may hold a HugeNumber, which no JSON writer but the SDK's takes)."""
@@ -1265,8 +1254,7 @@ def _hostile_stream(mod: Any, body: bytes, rng: random.Random, label: str) -> No
         try:
             validate(e, "event")
         except ValidationError as exc:
-            if _known_invalid_event(exc) is None:
-                raise AssertionError(f"{label}: the reader emitted an invalid event: {exc}") from exc
+            raise AssertionError(f"{label}: the reader emitted an invalid event: {exc}") from exc
     assert _comparable(cut) == _comparable(events), f"{label}: chunked at random boundaries differs"
     try:
         messages = reduce_events(events)
@@ -1286,6 +1274,114 @@ def _hostile_response(mod: Any, body: bytes, label: str) -> None:
     assert len(data) <= 40 * len(body) + 200_000, label
     validate(orjson.loads(data), "msg")
     _round_trips([msg])
+
+
+def _nested(levels: int) -> Any:
+    """A JSON value nested ``levels`` deep (arrays in arrays, a number in the last)."""
+    value: Any = 7
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+#: Provider JSON a reader keeps as it came, at the places a hostile stream put too deep a value: (name, provider, the
+#: chunk holding ``value``, the kept field's name, the levels of that field's value above ``value``, and whether a
+#: field too deep is kept as its text (a message's block metadata holds a provider block as an object: left out))
+_HELD = [
+    (
+        "gemini-grounding",
+        "gemini",
+        lambda v: {
+            "candidates": [
+                {"index": 0, "content": {"role": "model", "parts": [{"text": "hi"}]}, "finishReason": "STOP"}
+                | {"groundingMetadata": {"x": v}}
+            ],
+            "responseId": "r",
+        },
+        "groundingMetadata",
+        1,
+        True,
+    ),
+    (
+        "gemini-server-tool",
+        "gemini",
+        lambda v: {
+            "candidates": [
+                {
+                    "index": 0,
+                    "content": {"role": "model", "parts": [{"toolCall": {"id": "t", "toolType": "X", "args": v}}]},
+                    "finishReason": "STOP",
+                }
+            ],
+            "responseId": "r",
+        },
+        "providerBlock",
+        2,
+        False,
+    ),
+    (
+        "openai-annotations",
+        "openai",
+        lambda v: {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"content": "hi", "annotations": [{"type": "x", "v": v}]},
+                    "finish_reason": "stop",
+                }
+            ],
+        },
+        "annotations",
+        2,
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "provider", "chunk_of", "field", "above", "text"), _HELD, ids=[h[0] for h in _HELD])
+def test_provider_json_too_deep_for_an_event_is_kept_as_text_or_left_out_and_said(
+    name: str, provider: str, chunk_of: Any, field: str, above: int, text: bool
+) -> None:
+    """A stream's payload is read as deep as orjson reads (1,024 levels); an event, a message and a conversation
+    hold JSON only as deep as ``limits.max_depth``. Provider JSON a reader keeps as it came (grounding, a block no
+    agentmsg type holds, OpenAI's annotations) was copied into the event however deep: the reader emitted an event
+    that ``validate`` refused (max-depth), and no reader took back. Now a field that would not fit is kept as its
+    JSON text, a string (a provider block, which a message holds as an object only, left out), and that said (rule
+    ``max-depth``); one level less is kept as JSON. Every event validates, the message and a conversation of it
+    validate and round-trip, and nothing is lost without a word."""
+    room = agentmsg.limits.max_depth - builder_module.HOLD_ROOM
+    for levels, deep in ((room - above, False), (room - above + 1, True), (900, True)):
+        value = _nested(levels)
+        body = b"data: " + json.dumps(chunk_of(value)).encode() + b"\n\n"
+        events = list(get(provider).parse_stream(body, reply_id="r"))
+        for e in events:
+            validate(e, "event")
+        notes = [
+            e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["value"].get("rule") == "max-depth"
+        ]
+        assert len(notes) == (1 if deep else 0), (name, levels, notes)
+        (msg,) = reduce_events(events)
+        data = msg.to_json_bytes()
+        validate(orjson.loads(data), "msg")
+        assert Msg.from_json(data) == msg and agentmsg.decode_messages(b"[" + data + b"]") == [msg]
+        nodes, stack = [], [orjson.loads(data)]  # every value in the message (orjson reads what it wrote)
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            stack.extend(node.values() if isinstance(node, dict) else node if isinstance(node, list) else ())
+        held = _nested(levels)
+        compact = json.dumps(held, separators=(",", ":"))
+        assert any(type(n) is str and compact in n for n in nodes) is (deep and text), (name, levels)  # as text
+        assert (held in nodes) is not deep, (name, levels)  # or as JSON
+        assert "agentmsg_reduce_errors" not in msg.metadata, msg.metadata
+        if deep:
+            end = "kept as its JSON text, a string" if text else "left out"
+            assert (
+                notes[0] == f"the {field} the reply gave is nested deeper than an event holds (limits.max_depth): {end}"
+            )
 
 
 @pytest.mark.fuzz

@@ -41,13 +41,14 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, json_type
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, deeper_than, has_lone_surrogate, json_type
 from agentmsg._codec.jsontext import loads as codec_loads
+from agentmsg._codec.limits import limits
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
@@ -220,6 +221,10 @@ _NOT_ANSWER = frozenset(("refusal", "transcript"))
 #: at the end (rule ``max-problems``). Each said one is held for the reply's life (``problems``, and its words to say
 #: it once): a body of a million distinct bad payloads held them all, memory 4 times the body's bytes.
 MAX_PROBLEMS = DEFAULT_MAX_PROBLEMS
+#: The levels above a member of provider JSON an event or a message holds as it came (:meth:`StreamBuilder._holdable`):
+#: a carrier's ``providerBlock`` in a conversation (the list, the message, its content, the block, its metadata); a
+#: member nested deeper than ``limits.max_depth`` less these is kept as its JSON text
+HOLD_ROOM: Final = 6
 
 #: How many bytes a data block's media type is read from (:meth:`StreamBuilder.data`): "RIFF....WAVE" is 12
 SNIFF_BYTES = 12
@@ -1148,12 +1153,15 @@ class StreamBuilder:
         ``slot`` (:meth:`open_carrier`), that one ends with ``metadata``."""
         c = self.choice(choice)
         block = c.blocks.get(slot)
+        held = self._holdable(metadata, as_text=False)  # (a block's metadata member is an object: none as text)
+        if not held and metadata and block is None:
+            return  # all of it nested deeper than a message holds (said): no carrier of nothing
         if block is None or block[0] != "thinking":
             self._open(c, slot, "thinking")
         end: dict[str, Any] = {"provider": self.provider}
         if self.model is not None:
             end["model"] = self.model
-        end.update(self._holdable(metadata))
+        end.update(held)
         self.end_block(slot, c, metadata=end)
 
     def open_carrier(self, slot: str, *, choice: int = 0) -> None:
@@ -1193,10 +1201,12 @@ class StreamBuilder:
                 )
             kept[key] = value
 
-    def _holdable(self, value: dict[str, Any]) -> dict[str, Any]:
+    def _holdable(self, value: dict[str, Any], *, as_text: bool = True) -> dict[str, Any]:
         """Provider JSON an event carries as it came, with each number no event can hold (``1e400``, an integer
         beyond 64 bits) kept as its JSON text, a string, and that said (rule ``number-as-text``): the event
-        validates, and nothing is rounded, nulled or dropped for it."""
+        validates, and nothing is rounded, nulled or dropped for it. A member nested deeper than an event holds is
+        kept as its JSON text too, or, not ``as_text`` (where the schema wants an object), left out; either said
+        (rule ``max-depth``)."""
         if self.payload is not None and any(overflowed(v) for v in value.values()):
             # an integer beyond 64 bits that orjson read as the nearest float: its digits, from the payload's text
             value = {k: (self._exact_node(self.payload, v) if overflowed(v) else None) or v for k, v in value.items()}
@@ -1207,6 +1217,21 @@ class StreamBuilder:
                 f"a number at {where} is beyond what JSON is written with (a double, 64-bit integers): kept as its"
                 " text, a string",
             )
+        # A stream's payload is read as deep as orjson reads (1,024 levels), an event and a message only as deep as
+        # limits.max_depth: a member nested deeper than they hold it (less the levels above it) is kept as its JSON
+        # text, a string, and that said, as a number no event can hold is (the event validates, nothing is lost)
+        room = limits.max_depth - HOLD_ROOM
+        for key, member in list(held.items()):
+            if deeper_than(member, room):
+                if as_text:
+                    held[key] = json_text_of(member)
+                else:
+                    del held[key]
+                self.problem(
+                    "max-depth",
+                    f"the {str(key)[:80]} the reply gave is nested deeper than an event holds (limits.max_depth): "
+                    + ("kept as its JSON text, a string" if as_text else "left out"),
+                )
         return held  # type: ignore[no-any-return]
 
     def refused(self, choice: int = 0) -> None:
