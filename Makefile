@@ -56,7 +56,8 @@ help:
 	@echo "make pytest        - the pytest suite against the source tree (editable install), then its pure-Python pass"
 	@echo "make deps          - java-harness + ts-deps: the downloads, each with its own time limit"
 	@echo "make java-harness  - build the AgentScope Java harness (Maven, artifacts into ~/.m2)"
-	@echo "make ts-deps       - npm packages for codegen and the TypeScript suite (codegen/node, tests/typescript)"
+	@echo "make ts-deps       - npm packages into codegen/node, sdk/typescript, tests/typescript, tests/browser (node_modules),"
+	@echo "                     and the npm cache with what the @agentmsg/schema tarball needs (installed offline by the tests)"
 	@echo "make ts-conformance - TypeScript suite (ajv + reducer); one summary line, full report on failure"
 	@echo "make conformance   - the conformance vectors only: Python, TypeScript and Java"
 	@echo "make dist          - build the sdist, the wheel (from the sdist) and the npm tarballs into dist/"
@@ -491,7 +492,8 @@ bench: install
 # same seed): the Python defines the results, and without this pass its fuzz runs were make test's short ones.
 FUZZ_SCALE ?= 25
 FUZZ_SECONDS ?= 300
-FUZZ_SEED ?= $(shell date +%s)
+# (expanded once: `?=` would run date again at each use, and the two passes and the header could differ)
+FUZZ_SEED := $(or $(FUZZ_SEED),$(shell date +%s))
 FUZZ_ENV = AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) $(PYTEST_ENV)
 fuzz: install
 	@echo "== the fuzz and differential tests, longer: scale $(FUZZ_SCALE), $(FUZZ_SECONDS) s per seeded loop, seed $(FUZZ_SEED) =="
