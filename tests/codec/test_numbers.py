@@ -31,7 +31,7 @@ USAGE_KEYS = [
     "cacheCreationInputTokens",
     "reasoningTokens",
 ]
-WHOLE = [1.0, -0.0, 7e2, 2147483647.0]
+WHOLE = [1.0, -0.0, 7e2, 2147483647.0, -1.0]
 
 
 def _msg(usage: dict[str, Any], metadata: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -259,7 +259,9 @@ def test_a_retry_no_client_reads_is_refused(retry: Any) -> None:
         EventEndpoint(events(1), retry=retry)
 
 
-def test_a_retry_is_sent_first_and_read_by_the_sse_reader() -> None:
+def test_a_retry_is_sent_first_in_a_block_of_its_own() -> None:
+    """(What reads it: a browser's EventSource and @agentmsg/client set their reconnection time from it. agentmsg's
+    SSEDecoder gives a retry only with an event's data, so it does not see this one.)"""
     with serving(starlette_app(EventEndpoint(events(1), retry=0))) as port:
         assert get(port, "/events").raw.startswith(b"retry: 0\n\n")
 
