@@ -12,6 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 
+def nested_arrays(depth: int, inner: Any = 1) -> Any:
+    """``inner`` in ``depth`` arrays, one in another (``[[[1]]]`` for 3)."""
+    value = inner
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def nested_results(depth: int, uses: bool = False) -> Any:
     """A tool result nested ``depth`` deep in tool results' output, the innermost's output text (a legacy shape);
     ``uses``: each holds a legacy ``toolUseId`` too (a note per level)."""

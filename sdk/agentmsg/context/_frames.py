@@ -134,7 +134,7 @@ class Frames:
         self.started = False  # a message other than a system message came (the leading ones are over)
         self.role = ""  # the role of the turn being built (the turn family)
         self.call_turn = False  # the turn being built is the assistant turn of the open calls (the turn family)
-        self.waiting = False  # hints wait for no call to be open, to be sent after the item the request ends with
+        self.waiting = False  # hints wait for no open call, then go after the last item (the Responses API)
         self.hints = False  # hints wait for no call to be open (the turn family)
         self.joined = False  # text between a call and its result has a message item to join (the Responses API)
         #: what the item the request holds last is (the Responses API): 1 an assistant message item, 2 a call, 0 else

@@ -30,6 +30,7 @@ from agentmsg.errors import MESSAGE_MAX
 from agentmsg.providers import anthropic, dashscope, gemini, get, openai
 from agentmsg.providers._response import builder as builder_module
 from tests._support.budget import SEED, examples, rounds
+from tests._support.deep import nested_arrays
 from tests._support.mutators import (
     HUGE_VALUES,
     garble_bytes,
@@ -1276,14 +1277,6 @@ def _hostile_response(mod: Any, body: bytes, label: str) -> None:
     _round_trips([msg])
 
 
-def _nested(levels: int) -> Any:
-    """A JSON value nested ``levels`` deep (arrays in arrays, a number in the last)."""
-    value: Any = 7
-    for _ in range(levels):
-        value = [value]
-    return value
-
-
 #: Provider JSON a reader keeps as it came, at the places a hostile stream put too deep a value: (name, provider, the
 #: chunk holding ``value``, the kept field's name, the levels of that field's value above ``value``, and whether a
 #: field too deep is kept as its text (a message's block metadata holds a provider block as an object: left out))
@@ -1354,7 +1347,7 @@ def test_provider_json_too_deep_for_an_event_is_kept_as_text_or_left_out_and_sai
     validate and round-trip, and nothing is lost without a word."""
     room = agentmsg.limits.max_depth - builder_module.HOLD_ROOM
     for levels, deep in ((room - above, False), (room - above + 1, True), (900, True)):
-        value = _nested(levels)
+        value = nested_arrays(levels)
         body = b"data: " + json.dumps(chunk_of(value)).encode() + b"\n\n"
         events = list(get(provider).parse_stream(body, reply_id="r"))
         for e in events:
@@ -1372,7 +1365,7 @@ def test_provider_json_too_deep_for_an_event_is_kept_as_text_or_left_out_and_sai
             node = stack.pop()
             nodes.append(node)
             stack.extend(node.values() if isinstance(node, dict) else node if isinstance(node, list) else ())
-        held = _nested(levels)
+        held = nested_arrays(levels)
         compact = json.dumps(held, separators=(",", ":"))
         assert any(type(n) is str and compact in n for n in nodes) is (deep and text), (name, levels)  # as text
         assert (held in nodes) is not deep, (name, levels)  # or as JSON
@@ -1382,6 +1375,19 @@ def test_provider_json_too_deep_for_an_event_is_kept_as_text_or_left_out_and_sai
             assert (
                 notes[0] == f"the {field} the reply gave is nested deeper than an event holds (limits.max_depth): {end}"
             )
+
+
+def test_provider_json_too_deep_for_an_event_keeps_its_numbers_digits() -> None:
+    """A member kept as its JSON text keeps each number as the payload wrote it: an integer past 64 bits was first
+    made a string by the number walk (and said as number-as-text), then written into the text quoted."""
+    big = 2**70
+    value = nested_arrays(agentmsg.limits.max_depth, inner=big)
+    candidate = {"index": 0, "content": {"role": "model", "parts": [{"text": "hi"}]}, "finishReason": "STOP"}
+    chunk = {"candidates": [{**candidate, "groundingMetadata": {"x": value}}], "responseId": "r"}
+    events = list(gemini.parse_stream(b"data: " + json.dumps(chunk).encode() + b"\n\n", reply_id="r"))
+    assert said(events) == ["max-depth"]
+    (end,) = [e for e in events if e["type"] == "MODEL_CALL_END"]
+    assert json.loads(end["metadata"]["grounding"]["groundingMetadata"]) == {"x": value}
 
 
 @pytest.mark.fuzz

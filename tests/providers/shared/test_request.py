@@ -43,6 +43,7 @@ from agentmsg import (
 )
 from agentmsg.providers import NAMES, RULES, FormatOptions, anthropic, gemini, get, openai
 from tests._support.budget import examples
+from tests._support.deep import nested_arrays
 from tests._support.procs import guarded
 from tests._support.providers import (
     ANY_TOOLS,
@@ -2049,14 +2050,6 @@ def test_a_structured_output_schema_too_deep_to_write_is_refused_at_its_pointer(
         limits.max_depth = kept
 
 
-def _nested(depth: int) -> Any:
-    """A value ``depth`` arrays deep."""
-    value: Any = 1
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_a_parameter_too_deep_to_write_is_refused_at_its_pointer(name: str) -> None:
     """A generation parameter was checked to limits.max_depth as if it were the body, without the levels the body
@@ -2072,11 +2065,11 @@ def test_a_parameter_too_deep_to_write_is_refused_at_its_pointer(name: str) -> N
     for param in ("x_p", "temperature", "thinking_budget", "metadata"):
         for depth in (1_000, 254, deepest + 1):
             with pytest.raises(agentmsg.SizeLimitError) as info:
-                get(name).format_request(msgs, model="m", **{param: _nested(depth)})
+                get(name).format_request(msgs, model="m", **{param: nested_arrays(depth)})
             assert [(p.pointer, p.rule) for p in info.value.problems] == [
                 (f"/params/{param}" + "/0" * deepest, "max-depth")
             ], (param, depth)
-        assert get(name).format_request(msgs, model="m", **{param: _nested(deepest)}).body_bytes()
+        assert get(name).format_request(msgs, model="m", **{param: nested_arrays(deepest)}).body_bytes()
 
 
 def _shared(depth: int) -> dict[str, Any]:

@@ -1210,6 +1210,24 @@ class StreamBuilder:
         if self.payload is not None and any(overflowed(v) for v in value.values()):
             # an integer beyond 64 bits that orjson read as the nearest float: its digits, from the payload's text
             value = {k: (self._exact_node(self.payload, v) if overflowed(v) else None) or v for k, v in value.items()}
+        # A stream's payload is read as deep as orjson reads (1,024 levels), an event and a message only as deep as
+        # limits.max_depth: a member nested deeper than they hold it (less the levels above it) is kept as its JSON
+        # text, a string (its numbers as they came: first, so that the number walk below does not quote them), and
+        # that said, as a number no event can hold is (the event validates, nothing is lost)
+        room = limits.max_depth - HOLD_ROOM
+        deep = [key for key, member in value.items() if deeper_than(member, room)]
+        if deep:
+            value = dict(value)
+            for key in deep:
+                if as_text:
+                    value[key] = json_text_of(value[key])
+                else:
+                    del value[key]
+                self.problem(
+                    "max-depth",
+                    f"the {str(key)[:80]} the reply gave is nested deeper than an event holds (limits.max_depth): "
+                    + ("kept as its JSON text, a string" if as_text else "left out"),
+                )
         held, where = as_event_value(value)
         if where is not None:
             self.problem(
@@ -1217,21 +1235,6 @@ class StreamBuilder:
                 f"a number at {where} is beyond what JSON is written with (a double, 64-bit integers): kept as its"
                 " text, a string",
             )
-        # A stream's payload is read as deep as orjson reads (1,024 levels), an event and a message only as deep as
-        # limits.max_depth: a member nested deeper than they hold it (less the levels above it) is kept as its JSON
-        # text, a string, and that said, as a number no event can hold is (the event validates, nothing is lost)
-        room = limits.max_depth - HOLD_ROOM
-        for key, member in list(held.items()):
-            if deeper_than(member, room):
-                if as_text:
-                    held[key] = json_text_of(member)
-                else:
-                    del held[key]
-                self.problem(
-                    "max-depth",
-                    f"the {str(key)[:80]} the reply gave is nested deeper than an event holds (limits.max_depth): "
-                    + ("kept as its JSON text, a string" if as_text else "left out"),
-                )
         return held  # type: ignore[no-any-return]
 
     def refused(self, choice: int = 0) -> None:
