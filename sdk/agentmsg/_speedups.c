@@ -1064,7 +1064,8 @@ static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObje
 }
 
 /* What a piece with no data line may hold and still be taken here (sse_scan's `dataless` flags): */
-#define DL_TAKE 1     /* a piece of comment, id, event and retry lines: no event; its id is the last id */
+#define DL_TAKE 1     /* a piece of comment, id and event lines: no event; its id is the last id (a retry line
+                         sets the decoder's reconnection time: never taken here, the line parser's) */
 #define DL_UNKNOWN 2  /* lines of fields the spec does not know are skipped in it too */
 #define DL_PROVIDER 4 /* the provider decoder's rules: `event: error`, an `error` field, a line starting with
                          `{` or `[` (after any blanks) make the piece not simple (the line parser's) */
@@ -1090,7 +1091,7 @@ static int simple_event(const char *p, const char *end, int crlf, int lone, Py_s
     const char *id = NULL;
     Py_ssize_t id_len = 0;
     int has_id = 0;
-    int other = 0; /* a retry or unknown field line: only in a piece with no data */
+    int other = 0; /* an unknown field line: only in a piece with no data */
     /* crlf: the piece's lines end with CRLF, each: no LF without a CR before it (lone, from find_sep) and no CR
      * without an LF after it (each CR is a line's end below, checked there, or in the data line: not simple) */
     if (lone) return 0;
@@ -1140,7 +1141,7 @@ static int simple_event(const char *p, const char *end, int crlf, int lone, Py_s
                 } else if (nlen == 4 && memcmp(f, "data", 4) == 0) {
                     return 0; /* a data line that is not the last: more than one */
                 } else if (nlen == 5 && memcmp(f, "retry", 5) == 0) {
-                    other = 1;
+                    return 0; /* it sets the decoder's retry: the line parser's */
                 } else {
                     if (!(dataless & DL_UNKNOWN)) return 0;
                     if (dataless & DL_PROVIDER) {

@@ -130,7 +130,8 @@ def sse_scan(
     last_id)``: where it stopped, the end of that piece with its separator (-1: no whole piece left, ``chunk[pos:]``
     is the rest) and the last event id. ``raw``: each event's data is its UTF-8 bytes (validated), not str.
     ``dataless``: flags for a piece with no data line: 1, taken (no event; its last id kept) when it holds only
-    comment, ``id``, ``event`` and ``retry`` lines; 2, unknown fields too; 4, the provider decoder's rules (not
+    comment, ``id`` and ``event`` lines (a piece with a ``retry`` line is never simple: it sets the decoder's
+    ``retry``); 2, unknown fields too; 4, the provider decoder's rules (not
     taken with ``event: error``, an ``error`` field or a line starting with ``{`` or ``[`` after any blanks). The
     caller reads every piece it stops at with the line parser. Caller:
     :meth:`agentmsg._wire.sse.SSEDecoder._simple_events`."""

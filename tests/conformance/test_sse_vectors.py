@@ -19,9 +19,15 @@ CASES = [(name, case) for name, doc in DOCS for case in doc.get("cases", [])]
 ENCODE = [(name, case) for name, doc in DOCS for case in doc.get("encode", [])]
 
 
-def decode(chunks: list[str | bytes], limits: dict[str, int] | None) -> list[dict[str, Any]]:
+def decode(
+    chunks: list[str | bytes], limits: dict[str, int] | None, retry: list[int | None] | None = None
+) -> list[dict[str, Any]]:
+    """The events of ``chunks``, as the vectors write them; the decoder's ``retry`` after close() appended to
+    ``retry`` when given."""
     d = SSEDecoder(max_line_bytes=limits["line"], max_event_bytes=limits["event"]) if limits else SSEDecoder()
     events = [e for chunk in chunks for e in d.feed(chunk)] + d.close()
+    if retry is not None:
+        retry.append(d.retry)
     return [
         {
             "data": e.data if isinstance(e.data, str) else e.data.decode(),
@@ -59,10 +65,13 @@ def test_sse_encoder_refuses(name: str, case: dict[str, Any]) -> None:
 def test_sse_vector(name: str, case: dict[str, Any]) -> None:
     chunks = [c if isinstance(c, str) else bytes.fromhex(c["hex"]) for c in case["chunks"]]
     limits = case.get("limits")
-    assert decode(chunks, limits) == case["events"]
+    retry: list[int | None] = []
+    assert decode(chunks, limits, retry) == case["events"]
     raw = [c for c in chunks if isinstance(c, bytes)]
     if len(raw) == len(chunks):
         whole = b"".join(raw)
-        assert decode([whole[i : i + 1] for i in range(len(whole))], limits) == case["events"], "byte by byte"
+        assert decode([whole[i : i + 1] for i in range(len(whole))], limits, retry) == case["events"], "byte by byte"
         for cut in range(len(whole) + 1):
-            assert decode([whole[:cut], whole[cut:]], limits) == case["events"], f"split at {cut}"
+            assert decode([whole[:cut], whole[cut:]], limits, retry) == case["events"], f"split at {cut}"
+    if "lastRetry" in case:
+        assert retry == [case["lastRetry"]] * len(retry), "the decoder's retry after close()"

@@ -15,9 +15,11 @@ const cases = docs.flatMap(([f, doc]) => (doc.cases ?? []).map((c) => [f, c]));
 const encode = docs.flatMap(([f, doc]) => (doc.encode ?? []).map((c) => [f, c]));
 const refuse = docs.flatMap(([f, doc]) => (doc.refuse ?? []).map((c) => [f, c]));
 
-function decode(chunks, limits) {
+// the events of `chunks`, as the vectors write them; the decoder's `retry` after close() pushed onto `retry` when given
+function decode(chunks, limits, retry) {
   const d = new SSEDecoder(limits ? { maxLineLength: limits.line, maxEventLength: limits.event } : {});
   const events = [...chunks.flatMap((c) => d.feed(c)), ...d.close()];
+  if (retry) retry.push(d.retry);
   return events.map((e) => ({ data: e.data, event: e.event, id: e.id, retry: e.retry, problem: e.problem && e.problem.rule }));
 }
 
@@ -40,13 +42,15 @@ for (const [file, c] of refuse) {
 for (const [file, c] of cases) {
   test(`SSE vector ${file}:${c.id}`, () => {
     const chunks = c.chunks.map((x) => (typeof x === "string" ? x : new Uint8Array(Buffer.from(x.hex, "hex"))));
-    assert.deepEqual(decode(chunks, c.limits), c.events);
+    const retry = [];
+    assert.deepEqual(decode(chunks, c.limits, retry), c.events);
     if (chunks.every((x) => typeof x !== "string")) {
       const whole = new Uint8Array(Buffer.concat(chunks));
-      assert.deepEqual(decode([...whole].map((b) => new Uint8Array([b])), c.limits), c.events, "byte by byte");
+      assert.deepEqual(decode([...whole].map((b) => new Uint8Array([b])), c.limits, retry), c.events, "byte by byte");
       for (let cut = 0; cut <= whole.length; cut++) {
-        assert.deepEqual(decode([whole.slice(0, cut), whole.slice(cut)], c.limits), c.events, `split at ${cut}`);
+        assert.deepEqual(decode([whole.slice(0, cut), whole.slice(cut)], c.limits, retry), c.events, `split at ${cut}`);
       }
     }
+    if ("lastRetry" in c) assert.deepEqual(retry, retry.map(() => c.lastRetry), "the decoder's retry after close()");
   });
 }

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import reduce_events
+from agentmsg import SSEDecoder, reduce_events
 from agentmsg.web import EventEndpoint
 from tests._support.budget import SEED, rounds
 from tests.web._http import (
@@ -259,11 +259,19 @@ def test_a_retry_no_client_reads_is_refused(retry: Any) -> None:
         EventEndpoint(events(1), retry=retry)
 
 
-def test_a_retry_is_sent_first_in_a_block_of_its_own() -> None:
-    """(What reads it: a browser's EventSource and @agentmsg/client set their reconnection time from it. agentmsg's
-    SSEDecoder gives a retry only with an event's data, so it does not see this one.)"""
-    with serving(starlette_app(EventEndpoint(events(1), retry=0))) as port:
-        assert get(port, "/events").raw.startswith(b"retry: 0\n\n")
+@pytest.mark.parametrize("retry", [0, 2500])
+def test_a_retry_is_sent_first_in_a_block_of_its_own_and_read_as_the_stream_s(retry: int) -> None:
+    """A browser's EventSource, @agentmsg/client and agentmsg's SSEDecoder (its ``retry``) set their reconnection
+    time from it; the events after it carry no retry of their own. (SSEDecoder read a retry only with an event's
+    data, so it did not see this one.)"""
+    with serving(starlette_app(EventEndpoint(events(3), retry=retry))) as port:
+        raw = get(port, "/events").raw
+    assert raw.startswith(b"retry: %d\n\n" % retry)
+    for chunks in ([raw], [raw[i : i + 1] for i in range(len(raw))]):
+        decoder = SSEDecoder()
+        got = [e for chunk in chunks for e in decoder.feed(chunk)] + decoder.close()
+        assert decoder.retry == retry
+        assert [e.retry for e in got] == [None] * len(got) and len(got) >= 3
 
 
 def test_an_infinite_keepalive_sends_none() -> None:

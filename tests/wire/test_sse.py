@@ -492,7 +492,8 @@ def test_the_provider_decoder_reads_the_same_in_any_chunking(scanner: str, monke
         last_id = decoder.last_event_id
         events += decoder.close()
         data = [e.data.decode() if isinstance(e.data, bytes) else e.data for e in events]
-        return [*((d, e.event, e.id, e.retry, e.problem) for d, e in zip(data, events, strict=True)), last_id]
+        kept = ((d, e.event, e.id, e.retry, e.problem) for d, e in zip(data, events, strict=True))
+        return [*kept, last_id, decoder.retry]
 
     rng = random.Random(20261202)
     for _ in range(1500):
@@ -794,7 +795,11 @@ def test_a_body_in_random_chunks_decodes_as_fed_byte_by_byte(
         events = [e for p in pieces for e in decoder.feed(p)]
         last_id = decoder.last_event_id
         events += decoder.close()
-        return [*((e.data, e.event, e.id, e.retry, e.problem and e.problem.rule) for e in events), last_id]
+        return [
+            *((e.data, e.event, e.id, e.retry, e.problem and e.problem.rule) for e in events),
+            last_id,
+            decoder.retry,
+        ]
 
     rng = random.Random(f"{SEED}/sse-chunks/{scanner}/{windows}")
     for round_ in rounds(120, share=0.25):
@@ -969,7 +974,7 @@ def _decoded(cls: Any, pieces: list[bytes], fast: bool) -> list[Any]:
         _sse._scan, _sse._idle = saved
     data = [e.data.decode("utf-8", "replace") if isinstance(e.data, bytes) else e.data for e in events]
     kept = [(e.event, e.id, e.retry, e.problem and e.problem.rule) for e in events]
-    return [*zip(data, kept, strict=True), last_id, d.last_event_id]
+    return [*zip(data, kept, strict=True), last_id, d.last_event_id, d.retry]
 
 
 @pytest.mark.fuzz
@@ -982,7 +987,8 @@ def test_field_lines_between_events_decode_alike_however_fed_in_c_and_python(
 ) -> None:
     """Random field lines (runs of ids, event names, retries, data and comments; LF, CR and CRLF, one per body or
     per line), fed whole, at random cuts and byte by byte, with the C scanner and without: the same events (data,
-    name, id, retry, problem) and the same last event id, before close and after, for each of the four decoders."""
+    name, id, retry, problem), the same last event id, before close and after, and the same decoder's retry, for each
+    of the four decoders."""
     cls = _decoder_class(decoder)
     points = sorted({c % (len(body) + 1) for c in cuts})
     pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]

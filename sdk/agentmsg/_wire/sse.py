@@ -77,7 +77,7 @@ class SSEEvent:
     data: str
     event: str = "message"
     id: str = ""  # the last event id in effect when this event was dispatched
-    retry: int | None = None
+    retry: int | None = None  # a retry field of this event's own lines (the stream's: SSEDecoder.retry)
     problem: Problem | None = None
 
     def json(self) -> Any:
@@ -260,7 +260,8 @@ _Scanner: Callable[[int, int, type[SSEEvent], bool], IdleScan] | None = (
 )
 
 #: What a piece of no data line may hold and still take the fast path (sse_scan's ``dataless`` flags): comment,
-#: ``id``, ``event`` and ``retry`` lines (no event; its last id kept); unknown fields too; the provider
+#: ``id`` and ``event`` lines (no event; its last id kept; a ``retry`` line, which sets
+#: :attr:`SSEDecoder.retry`, is always the line parser's); unknown fields too; the provider
 #: decoder's rules (``event: error``, an ``error`` field, a line starting with ``{`` or ``[`` after any blanks:
 #: not simple). Package-internal (not in ``__all__``): the decoders that set :attr:`SSEDecoder.dataless`
 #: (``_wire/framing.py``'s, ``events/stream.py``'s) import them.
@@ -377,6 +378,8 @@ class SSEDecoder:
     ``max_line_bytes`` and ``max_event_bytes`` (default ``limits['max_event_bytes']``, 64 MiB) bound
     what is held: a longer line is dropped as it arrives (never buffered whole), data beyond the event
     limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``.
+    :attr:`last_event_id` and :attr:`retry` are what the stream has set so far: what a reconnect sends as
+    ``Last-Event-ID``, and the reconnection time to wait before it.
 
     **The idle scan** (a contract with the package's stream parsers, not public API). Between two events with
     nothing held (:attr:`idle`), :meth:`feed` hands a ``bytes`` chunk to the C scanner, which dispatches its
@@ -402,7 +405,7 @@ class SSEDecoder:
     #: ``bytes``, checked to be valid UTF-8 as a decode would, so orjson reads them without a ``str`` in
     #: between; every other event's ``data`` is ``str``, as it always is here.
     _bytes_data: ClassVar[bool] = False
-    #: What pieces of no data line the fast path takes (the ``DL_*`` flags): comment, id, event, retry and
+    #: What pieces of no data line the fast path takes (the ``DL_*`` flags): comment, id, event and
     #: unknown field lines, none of which dispatches an event (the idle scan's; a subclass may change it at any time)
     dataless: int = DL_TAKE | DL_UNKNOWN
 
@@ -429,8 +432,12 @@ class SSEDecoder:
         #: a subclass reads lines of its own as one value (the provider decoder's JSON value outside any field):
         #: the decoder is inside it, so the line parser reads on, in order, up to its end
         self._own_value = False
-        self._retry: int | None = None
+        self._retry: int | None = None  # the event's (its :attr:`SSEEvent.retry`)
         self._problem: Problem | None = None
+        #: The reconnection time the stream last set, in milliseconds (None: none yet): a ``retry`` field of at most
+        #: 15 ASCII digits, read when its line is read, whether an event follows or not, as the spec's reconnection
+        #: time and ``@agentmsg/client``'s ``retry`` are (agentmsg's EventEndpoint sends it in a block of its own)
+        self.retry: int | None = None
         #: The id of the last event dispatched (what a reconnect sends as Last-Event-ID): set at the event's
         #: blank line, so a stream cut inside an event resumes at that event, not after it.
         self.last_event_id = ""
@@ -708,7 +715,7 @@ class SSEDecoder:
                 elif name == b"data":
                     return None  # a data line that is not the last: more than one
                 elif name == b"retry":
-                    other = True
+                    return None  # (it sets the decoder's retry: the line parser's)
                 else:
                     if not dataless & DL_UNKNOWN:
                         return None
@@ -1050,7 +1057,7 @@ class SSEDecoder:
             if "\x00" not in text:
                 self.id_buffer = text
         elif field == b"retry" and value.isdigit() and len(value) < 16:
-            self._retry = int(value)
+            self._retry = self.retry = int(value)
 
 
 class JSONDataDecoder(SSEDecoder):
