@@ -81,6 +81,58 @@ def test_traversal_and_symlink_escape_refused(media_root: Path) -> None:
     formatted("openai", image_msg(str(media_root / "alias.png")), options=options)
 
 
+def test_a_path_longer_than_the_system_opens_is_refused_before_it_is_resolved(
+    media_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resolving a path costs time quadratic in its length (``realpath`` joins and looks up each component):
+    ``root/a/a/.../x.png`` of 800 kB, under the root as written, took 19 s to refuse, 4 MB minutes. A path longer
+    than PATH_MAX names no file the system opens: refused at once, never resolved; one of PATH_MAX is resolved."""
+    from agentmsg.providers._request import files
+
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    resolved: list[str] = []
+    real = os.path.realpath
+
+    def realpath(path: str) -> str:
+        if path != str(media_root):  # (the policy's root, resolved by each call: not counted)
+            resolved.append(path)
+        return real(path)
+
+    monkeypatch.setattr(os.path, "realpath", realpath)
+    for path in (
+        f"{media_root}/{'a/' * 400_000}x.png",
+        f"{media_root}/{'./' * 3000}dot.png",
+        f"{media_root}/é{'x' * 4090}",
+    ):
+        with pytest.raises(ValidationError, match=r"longer than the system opens \(4096\)") as exc:
+            get("openai").format_request(image_msg(path), options=options)
+        assert (exc.value.problems[0].pointer, exc.value.problems[0].rule) == ("/0/content/0", "media-local-refused")
+    assert resolved == []
+    at_most = f"{media_root}/{'./' * ((files.PATH_MAX - len(str(media_root)) - 8) // 2)}dot.png"
+    assert len(at_most) <= files.PATH_MAX
+    formatted("openai", image_msg(at_most), options=options)
+    assert at_most in resolved
+
+
+def test_a_chain_of_symlinks_too_long_to_resolve_is_refused_as_the_sdk_s_error(media_root: Path) -> None:
+    """``realpath`` recurses once per link: a chain of 1,500 symlinks under the root raised a bare RecursionError."""
+    links = 1500
+    for i in range(links):
+        (media_root / f"l{i}").symlink_to(f"l{i + 1}" if i + 1 < links else "dot.png")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    with pytest.raises(ValidationError, match="a chain of symlinks too long to resolve") as exc:
+        get("openai").format_request(image_msg(str(media_root / "l0")), options=options)
+    assert (exc.value.problems[0].pointer, exc.value.problems[0].rule) == ("/0/content/0", "media-local-refused")
+
+
+def test_a_root_holding_a_nul_character_is_refused_when_the_policy_is_made(tmp_path: Path) -> None:
+    """No path holds NUL: such a root was taken, and the first file read under any root raised a bare ValueError."""
+    for roots, pointer in ((f"{tmp_path}\x00/r", "/allowed_roots"), ([tmp_path, b"/tmp\x00"], "/allowed_roots/1")):
+        with pytest.raises(ValidationError, match="NUL") as exc:
+            MediaPolicy(allowed_roots=roots)
+        assert exc.value.problems[0].pointer == pointer
+
+
 def test_a_hard_link_to_a_file_outside_the_root_is_refused(media_root: Path) -> None:
     """A hard link under a root to a file outside it (made by anyone who can write under the root) is the
     file's second name, as real as the first: path checks pass it and O_NOFOLLOW has nothing to refuse. It was

@@ -77,6 +77,8 @@ def _roots(value: Any) -> tuple[str, ...]:
             raise ValidationError.single(
                 at, "empty-root", "an empty path is no root (give '.' for the current directory)"
             )
+        if "\x00" in root:  # (no path holds one: the first read raised a bare ValueError)
+            raise ValidationError.single(at, "type", "a root holds a NUL character, which no path holds")
         roots.append(root if os.path.isabs(root) else os.path.abspath(root))
     return tuple(roots)
 
