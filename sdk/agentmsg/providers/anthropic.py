@@ -416,6 +416,8 @@ class _AnthropicWalk(TurnWalk):
                     f"/{i}/content/{j}", "thinking-dropped", "redacted thinking without redactedData cannot be replayed"
                 )
                 return None
+            if block.thinking or "signature" in meta:
+                F.stand_in_said(ctx, block, (i, j), "its redactedData")
             part = {"type": "redacted_thinking", "data": data}
         else:
             signature = meta.get("signature")
@@ -492,6 +494,8 @@ class _AnthropicWalk(TurnWalk):
             kind = b.type
             if kind == "text" or kind == "hint":  # (the API refuses a text block that is empty or only whitespace)
                 text = b.text if kind == "text" else b.hint
+                if kind == "hint":
+                    F.hint_in_result(ctx, f"{out_pointer}/{k}")
                 if text.strip():
                     content.append({"type": "text", "text": text})
                 else:

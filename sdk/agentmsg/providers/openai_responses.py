@@ -557,6 +557,8 @@ class _Walk(ChatWalk):
                 if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):
+                    if b.thinking or "signature" in meta:
+                        F.stand_in_said(self.ctx, b, (i, j), "its provider data")
                     flush()  # (a message item's carrier follows its text: it goes back on that item)
                     self.carrier(meta, i, j, items[-1] if items else None, other)
                     continue
@@ -776,6 +778,7 @@ class _Walk(ChatWalk):
                     parts.append(self.text_part(o.text))
                 elif type(o) is HintBlock:
                     parts.append(self.text_part(o.hint))
+                    F.hint_in_result(ctx, f"{pointer}/output/{k}")
                 elif type(o) in F.MEDIA:
                     parts.append(self.media_part(o, f"{pointer}/output/{k}"))
                 else:

@@ -200,7 +200,10 @@ class ChatWalk(Walk):
             self.ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this system message")
             return
         entry: dict[str, Any] = {"role": "system", "content": self.text_content("\n".join(texts))}
-        self._name(msg, i, entry)
+        if self.multi and msg.name and not self.send_name:  # (no text of a system message holds its speaker's name)
+            self.ctx.names_dropped.append(i)
+        else:
+            self._name(msg, i, entry)
         self.out.append(entry)
 
     def user_text(self, text: str) -> Any:
@@ -308,6 +311,8 @@ class ChatWalk(Walk):
                 if b.unknown_keys or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (PROVIDER_BLOCK in meta or CITATIONS in meta):  # provider data kept in its place
+                    if b.thinking or "signature" in meta:
+                        F.stand_in_said(ctx, b, (i, j), "its provider data")
                     self.carrier(meta, i, j, None, other)  # (no chat provider's reply carries such data: said)
                     continue
                 origin = meta.get("provider") if meta else None
@@ -368,6 +373,8 @@ class ChatWalk(Walk):
                 # has it
                 if not stop:
                     ctx.names_dropped.append(i)
+                else:
+                    ctx.name_owed = i
             elif name in self.names_as_is:
                 entry["name"] = name
             else:
@@ -378,11 +385,16 @@ class ChatWalk(Walk):
             entry["tool_calls"] = calls
         if texts or calls or reasoning or refusal is not None:
             self.out.append(entry)
+            if ctx.name_owed == i:  # (sent with this piece)
+                ctx.name_owed = -1
         elif not results:
             if not drop:
                 self.out.append(entry)
+                ctx.name_owed = -1
             elif ctx.before_piece < 0:  # (a later piece left out: the pieces before it sent their results)
                 ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+            elif ctx.name_owed == i:  # (the name the piece before it, of results alone, left to it: sent by none)
+                ctx.names_dropped.append(i)
         if results:  # (a test of the list: cheaper than iterating the usual empty one)
             for b, j in results:
                 self._result(b, i, j)

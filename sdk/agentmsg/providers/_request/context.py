@@ -407,6 +407,7 @@ class Context:
         "id_taken",
         "messages",
         "name_cache",
+        "name_owed",
         "names_dropped",
         "open_calls",
         "options",
@@ -450,6 +451,9 @@ class Context:
         self.tool_name_used: set[str] = set()
         self.name_cache: dict[str, str] = {}
         self.names_dropped: list[int] = []  # indexes of the messages whose name was not sent (said once, at finish)
+        #: the message whose name a later piece is to send (its piece of tool results alone sent none; -1: none): a
+        #: later piece that sends nothing says it dropped
+        self.name_owed = -1
         # open tool calls: original id -> (id sent, tool name sent, tool name, message index, block index)
         self.open_calls: dict[str, tuple[str, str, str, int, int]] = {}
         #: the index of the block before the piece of an assistant message the walk sends (-1: its first piece, the
@@ -1066,6 +1070,18 @@ def message_item(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return block if isinstance(block, Mapping) and block.get("type") == "message" else None
 
 
+def stand_in_said(ctx: Context, block: Any, pointer: str | tuple[int, int], what: str) -> None:
+    """Say that a thinking block's own text and signature are not sent where ``what`` (its provider data: a carried
+    block, redacted data) stands in for the block: the readers make such blocks of no text and no signature, so only
+    a block a caller gave them has any to lose (``thinking-dropped``)."""
+    signature = block.metadata.get("signature") if block.metadata else None
+    lost = [f"text ({len(block.thinking)} characters)"] if block.thinking else []
+    if isinstance(signature, str) and signature:
+        lost.append("signature")
+    if lost:
+        ctx.report(pointer, "thinking-dropped", f"the thinking block's {' and '.join(lost)} not sent: {what} stands in")
+
+
 def carrier_dropped(ctx: Context, meta: Mapping[str, Any], pointer: str | tuple[int, int], why: str) -> None:
     """Say that a carrier (see :func:`is_carrier`) is not sent, and ``why``: ``provider-tool-dropped`` for a tool the
     provider ran itself, ``citations-dropped`` for citations (their text is sent). A message item's id and phase
@@ -1147,6 +1163,12 @@ def _where(url: str) -> str:
     return url if len(url) <= LABEL_URL_MAX else url[:LABEL_URL_MAX] + "..."
 
 
+def hint_in_result(ctx: Context, pointer: str) -> None:
+    """Say that a hint inside a tool result is sent as the result's text (``hint-placed``): a tool's output, which no
+    provider reads with a system's authority, as a hint elsewhere is sent (its own turn after the results)."""
+    ctx.report(pointer, "hint-placed", "hint inside a tool result sent as the result's text (no system authority)")
+
+
 def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: list[tuple[Any, str]] | None) -> str:
     """The text of a tool result's output: text (and hint) blocks joined by ``\\n``.
 
@@ -1161,6 +1183,7 @@ def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: lis
             parts.append(b.text)
         elif t is HintBlock:
             parts.append(b.hint)
+            hint_in_result(ctx, f"{pointer}/{j}")
         elif t in MEDIA:
             if media is not None:
                 media.append((b, f"{pointer}/{j}"))

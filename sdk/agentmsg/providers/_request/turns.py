@@ -309,6 +309,8 @@ class TurnWalk(Walk):
                 if b.unknown_keys is not None or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
+                    if b.thinking or "signature" in meta:
+                        F.stand_in_said(ctx, b, (i, j), "its provider data")
                     part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
                     if part is not None:
                         rest.append(part)
@@ -422,10 +424,10 @@ class TurnWalk(Walk):
             self._cut_rest(i, j, marked, parts)
         if parts:
             self.emit(USER, parts, i)
-            if msg.name:  # not carried in the text in multi-agent mode either
-                self.ctx.names_dropped.append(i)
         elif not msg.content:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+        if msg.name and blocks:  # not carried in the text in multi-agent mode either (nor with a hint placed
+            self.ctx.names_dropped.append(i)  # elsewhere, a block dropped or an orphan left out: no part sent)
         return looked
 
     def _orphan_result(self, b: ToolResultBlock, i: int, j: int) -> Any:
