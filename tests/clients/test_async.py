@@ -1942,3 +1942,63 @@ def test_aclose_from_another_task_as_the_cancelled_loop_closes_its_response(serv
         await http.aclose()
 
     asyncio.run(main())
+
+
+def test_a_download_of_the_media_policy_leaves_the_event_loop_free() -> None:
+    """``call`` with a media policy that downloads formats in a worker thread (``aformat``): the download's server
+    sends the file only once another task of the loop has run (it released it). Formatted on the loop, the call
+    held it for the whole download, the task never ran, and the download failed at its timeout."""
+    import http.server
+
+    from agentmsg import DataBlock, URLSource
+    from agentmsg.providers import MediaPolicy
+
+    asked, released = threading.Event(), threading.Event()
+    reply = (FIX / "openai" / "chat_completion_text.json").read_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, kind: str, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            asked.set()
+            ok = released.wait(10)
+            self._send(200 if ok else 503, "application/pdf", b"%PDF-1.4 tiny")
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["content-length"]))
+            self._send(200, "application/json", reply)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    policy = MediaPolicy(allow_download=True, allow_private=True, timeout=5)
+    messages = [UserMessage([DataBlock(source=URLSource(url=f"{url}/doc.pdf", mime_type="application/pdf"))])]
+
+    async def main() -> agentmsg.Msg:
+        async def release() -> None:
+            while not asked.is_set():
+                await asyncio.sleep(0.005)
+            released.set()
+
+        releasing = asyncio.create_task(release())
+        async with AsyncClient("openai", base_url=f"{url}/v1", api_key="k", format_options={"media": policy}) as c:
+            msg = await c.call(messages)
+            request = await c.aformat(messages, stream=True)  # (the same, for a stream: send_stream)
+        await releasing
+        assert b"JVBERi0xLjQgdGlueQ" in request.body_bytes()  # the file's base64
+        return msg
+
+    try:
+        msg = asyncio.run(asyncio.wait_for(main(), 30))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert released.is_set() and msg.text_content

@@ -43,6 +43,7 @@ from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks, araw
 from agentmsg.clients._whole import read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
+from agentmsg.providers._request.context import as_options
 
 __all__ = ["READ_AHEAD", "AsyncClient", "AsyncReplyStream"]
 
@@ -201,6 +202,17 @@ async def read_body(response: httpx.Response, cap: int, into: bytearray | None =
     is :func:`~agentmsg.clients._stream.past_limit`. ``into``: where the bytes go as they come (what arrived stays
     there when the read fails)."""
     return await _once(_collect(response, cap, into))
+
+
+def _reads_media(options: Any) -> bool:
+    """Whether formatting with ``options`` (a FormatOptions, a mapping of its fields, None) may read local files or
+    download (its media policy allows either); options that are neither are the formatter's to refuse."""
+    if isinstance(options, Mapping):
+        if options.get("media") is None:
+            return False
+        options = as_options(options)
+    media = options.media if isinstance(options, FormatOptions) else None
+    return media is not None and (bool(media.allowed_roots) or media.allow_download)
 
 
 class AsyncReplyStream(StreamState):
@@ -441,6 +453,26 @@ class AsyncClient(BaseClient):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    async def aformat(
+        self,
+        messages: Sequence[Msg],
+        *,
+        stream: bool,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> FormattedRequest:
+        """:meth:`format` without holding up the event loop: in a worker thread when the media policy (the client's
+        ``format_options`` or the call's ``options``) lets the formatter read local files or download
+        (``allowed_roots``, ``allow_download``), each read or download a blocking call of up to its ``timeout``;
+        else at once (formatting alone is CPU work, which a thread would only make dearer). :meth:`call` and
+        :meth:`count_tokens` format so."""
+        if _reads_media(params.get("options", self.format_options)):
+            return await asyncio.to_thread(
+                self.format, messages, stream=stream, tools=tools, tool_choice=tool_choice, **params
+            )
+        return self.format(messages, stream=stream, tools=tools, tool_choice=tool_choice, **params)
+
     def stream(
         self,
         messages: Sequence[Msg],
@@ -450,7 +482,10 @@ class AsyncClient(BaseClient):
         raise_on_error: bool = True,
         **params: Any,
     ) -> AsyncReplyStream:
-        """Stream the reply (an :class:`AsyncReplyStream`: ``async with`` / ``async for``), as :meth:`Client.stream`."""
+        """Stream the reply (an :class:`AsyncReplyStream`: ``async with`` / ``async for``), as :meth:`Client.stream`.
+        The request is formatted here, at once (its ``diagnostics`` are the stream's from the start): with a media
+        policy that reads files or downloads, ``client.send_stream(await client.aformat(..., stream=True))`` keeps
+        the event loop free meanwhile."""
         request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
         return AsyncReplyStream(self, request, raise_on_error)
 
@@ -467,7 +502,9 @@ class AsyncClient(BaseClient):
         **params: Any,
     ) -> Msg:
         """The reply, non-streaming, as :meth:`Client.call`."""
-        return await self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
+        return await self.send(
+            await self.aformat(messages, stream=False, tools=tools, tool_choice=tool_choice, **params)
+        )
 
     async def count_tokens(
         self,
@@ -480,7 +517,7 @@ class AsyncClient(BaseClient):
         """The provider's own count of the input tokens, as :meth:`Client.count_tokens`."""
         if model is not None:
             params["model"] = model
-        formatted = self.format(messages, stream=False, tools=tools, **params)
+        formatted = await self.aformat(messages, stream=False, tools=tools, **params)
         self._refuse_if_closed()  # (before the endpoint: a closed client says so whatever the call, as _send does)
         request = counting_request(self.spec, formatted)
         try:
