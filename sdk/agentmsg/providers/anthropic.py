@@ -32,7 +32,7 @@ from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_too
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
-from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
+from agentmsg.providers._response.payload import as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, OwnTools, Spec, TokenProfile
 from agentmsg.providers.spec import own_tool_name
@@ -977,9 +977,11 @@ class Reader(PayloadReader):
             elif obj.get("usage") is not None:
                 b.no_usage("usage", obj["usage"])
             b.choice(0)
-            for index, block in enumerate(as_list(obj.get("content"))):
+            for index, block in enumerate(b.array(obj.get("content"), "the message's content")):
                 if isinstance(block, dict):
                     _block(b, index, block, whole=True)
+                else:
+                    b.problem("type", f"content block {index} is a JSON {json_type(block)}, not an object: left out")
             _finish(b, obj.get("stop_reason"))
             _ending_not_kept(b, obj)
             _request_not_kept(b, obj)
@@ -1146,10 +1148,12 @@ class Reader(PayloadReader):
         b.choice(0)
         # A message that comes whole in its message_start (programmatic tool calling: content and stop
         # reason there, then message_stop)
-        for index, block in enumerate(as_list(m.get("content"))):
+        for index, block in enumerate(b.array(m.get("content"), "message_start's content")):
             if isinstance(block, dict):
                 _block(b, index, block, whole=True)
                 self._kinds[f"b{index}"] = _ENDED
+            else:
+                b.problem("type", f"content block {index} is a JSON {json_type(block)}, not an object: left out")
         if m.get("stop_reason"):
             # (a message_delta's replaces it, as in the SDK's accumulator: the blocks that follow are no late content)
             _finish(b, m.get("stop_reason"), over=False)

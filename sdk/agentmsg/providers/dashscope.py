@@ -420,13 +420,31 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _content(b: StreamBuilder, i: int, content: Any) -> list[Any] | None:
+    """A message's ``content`` that is no string: a list of parts, whose items that are no object or whose ``text``
+    is no string are said (problem ``type``, once) and left out; any other JSON value is said and left out (None)."""
+    if type(content) is not list:
+        b.problem("type", f"choice {i}'s content is a JSON {json_type(content)}, neither text nor parts: left out")
+        return None
+    bad = next((p for p in content if type(p) is not dict or ("text" in p and type(p["text"]) is not str)), None)
+    if bad is None:
+        return content
+    what = (
+        f"a JSON {json_type(bad)}" if type(bad) is not dict else f"a part whose text is a JSON {json_type(bad['text'])}"
+    )
+    b.problem("type", f"choice {i}'s content holds {what}, not a part of text or media: left out")
+    return [p for p in content if type(p) is dict and ("text" not in p or type(p["text"]) is str)]
+
+
 def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Mapping[str, Any], Any]]:
     """(index, message, finish_reason) per choice; the legacy ``result_format=text`` output too. A choice's log
     probabilities (``logprobs: true``) are said as not kept."""
     out: list[tuple[int, Mapping[str, Any], Any]] = []
     choices = output.get("choices")
+    if choices is not None and not isinstance(choices, list):
+        b.array(choices, "output.choices")  # (said: left out)
     if isinstance(choices, list):
-        for position, ch in enumerate(choices):
+        for position, ch in enumerate(b.objects(choices, "output.choices")):
             if isinstance(ch, dict):
                 i = ch.get("index", position)
                 if type(i) is not int or not INT_MIN <= i <= INT_MAX:  # (beyond 64 bits: as a stream's float)
@@ -438,7 +456,7 @@ def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Map
                         i,
                     )
                 m = ch.get("message") or ch.get("delta") or {}
-                out.append((i, m if isinstance(m, dict) else {}, ch.get("finish_reason")))
+                out.append((i, b.mapping(m, f"choice {i}'s message"), ch.get("finish_reason")))
     elif "text" in output:
         out.append((0, {"content": output.get("text")}, output.get("finish_reason")))
     return out
@@ -824,6 +842,8 @@ class Reader(PayloadReader):
                     _finish(b, i, reason)
                 continue
             reasoning = b.string(reasoning, "reasoning_content")
+            if content is not None and type(content) is not str:
+                content = _content(b, i, content)
             if app_reasoning and i == 0:
                 if not reasoning:
                     reasoning = app_reasoning  # an application's reasoning (output.thoughts), as the model's

@@ -984,6 +984,15 @@ def _camel_response(b: StreamBuilder, obj: Mapping[str, Any]) -> dict[str, Any]:
 _USUAL_CANDIDATE_KEYS = frozenset(("content", "index", "finishReason"))
 
 
+def _candidates(b: StreamBuilder, obj: Mapping[str, Any]) -> list[Any]:
+    """A response's candidates that are objects; another JSON value where their list goes, or an item that is no
+    object, said (problem ``type``) and left out."""
+    cands = obj.get("candidates")
+    if type(cands) is list and ((len(cands) == 1 and type(cands[0]) is dict) or all(type(c) is dict for c in cands)):
+        return cands  # (the usual response: one candidate)
+    return b.objects(b.array(cands, "the response's candidates"), "the response's candidates")
+
+
 def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
     usual = _USUAL_CANDIDATE_KEYS.issuperset(cand)  # (one set test instead of two)
     if not usual and not _SNAKE_CANDIDATE.isdisjoint(cand):
@@ -992,7 +1001,9 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
     if type(i) is not int or not INT_MIN <= i <= INT_MAX:  # (beyond 64 bits: as a stream's float, said)
         i = b.index(i, 0, "a candidate's index")
     content = cand.get("content")
-    parts = content.get("parts") if isinstance(content, dict) else None
+    parts = content.get("parts") if type(content) is dict else b.mapping(content, f"candidate {i}'s content").get("")
+    if type(parts) is not list:  # (said: an object or a string where the list of parts goes emptied it unsaid)
+        parts = b.array(parts, f"candidate {i}'s content.parts")
     # Parts keep their order: a text part after a call, a thought or a signature starts a block of its own,
     # and a part with a signature is never merged with the next (Gemini's rule for sending them back).
     for part in parts or ():
@@ -1000,6 +1011,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             b.text(text, choice=i, ends="thinking")  # the common part, text alone: as below, in fewer steps
             continue
         if not isinstance(part, dict):
+            b.problem("type", f"a part of candidate {i} is a JSON {json_type(part)}, not an object: left out")
             continue
         if None in part.values():  # a field given as null is absent (proto3 JSON; google-genai reads it so)
             part = {k: v for k, v in part.items() if v is not None}
@@ -1024,6 +1036,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 b.end_block("signature", i)
             continue
         text = part.get("text")
+        if text is not None and type(text) is not str:  # (a number where text goes: said, as every reader says it)
+            text = b.string(text, f"a part's text (candidate {i})")
         if part.get("thought"):
             b.end_block("text", i)
             b.thinking(text if isinstance(text, str) else "", choice=i, signature=sig)
@@ -1143,9 +1157,8 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
         u = obj.get("usageMetadata")
     err = None if usual else obj.get("error")
     if err is not None and (isinstance(err, dict) or (isinstance(err, str) and err)):  # (a proxy's may be text)
-        for cand in obj.get("candidates") or ():  # what came with the error is kept
-            if isinstance(cand, dict):
-                _candidate(b, cand, calls)
+        for cand in _candidates(b, obj):  # what came with the error is kept
+            _candidate(b, cand, calls)
         if isinstance(err, str):
             b.error(err, kind="provider_error")
         else:
@@ -1165,9 +1178,8 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     # usage has the prompt's count, told by one key test)
     if u is not None and (type(u) is not dict or "promptTokenCount" in u or not _USAGE_COUNTS.isdisjoint(u)):
         b.usage_later(_usage, u, "promptTokenCount")  # with every chunk: converted once, the last
-    for cand in obj.get("candidates") or ():
-        if isinstance(cand, dict):
-            _candidate(b, cand, calls)
+    for cand in _candidates(b, obj):
+        _candidate(b, cand, calls)
     if usual:
         return False  # (no promptFeedback)
     feedback = obj.get("promptFeedback")

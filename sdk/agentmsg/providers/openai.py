@@ -39,7 +39,7 @@ from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_c
 from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
-from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
+from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader, value_at
 from agentmsg.providers.base import CacheMarkers, Entry, Spec, TokenProfile
 
@@ -809,6 +809,8 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             if isinstance(tc, dict):
                 index = b.call_index(tc.get("index"))  # (beyond 64 bits, a boolean: none, said)
                 entries.append((("index", index) if index is not None else ("position", position), tc))
+            else:
+                b.problem("type", f"a tool call is a JSON {json_type(tc)}, not an object: left out")
     elif calls is not None:
         b.problem("type", f"tool_calls is a JSON {json_type(calls)}, not an array: left out")
     legacy = m.get("function_call")
@@ -1054,19 +1056,16 @@ class Reader(PayloadReader):
             _provider_error(b, obj["error"])
             b.close()
             return
+        choices = b.objects(b.array(obj.get("choices"), "the response's choices"), "the response's choices")
         b.identify(obj.get("id"), obj.get("model"))
         usage = obj.get("usage")
         if not usage:  # Moonshot / Kimi put it in the choice (in a stream's last chunk; a response's, if so, too)
-            usage = next(
-                (c["usage"] for c in as_list(obj.get("choices")) if isinstance(c, dict) and c.get("usage")), usage
-            )
+            usage = next((c["usage"] for c in choices if c.get("usage")), usage)
         b.set_usage(_usage(usage, b))
         _not_kept_response(b, obj)
-        for choice in as_list(obj.get("choices")):
-            if not isinstance(choice, dict):
-                continue
+        for choice in choices:
             i = b.index(choice.get("index"), 0, "a choice's index")  # (not a boolean: choice/True)
-            m = as_object(choice.get("message"))
+            m = b.mapping(choice.get("message"), f"choice {i}'s message")
             b.choice(i)
             if "message" not in choice and "messages" in choice:
                 _legacy_messages(b, i, choice["messages"], None, {})
@@ -1083,6 +1082,8 @@ class Reader(PayloadReader):
             _tool_calls(b, i, m, whole=True)
             _finish(b, i, choice.get("finish_reason"))
             _stop_not_kept(b, i, choice)
+        if obj.get("error"):  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry, as a
+            _provider_error(b, obj["error"])  # stream's chunk says it
         # The whole response is the provider's end of the reply: a choice without a finish reason (some compatible
         # servers send none) is whole, as one that ends with [DONE] is (MODEL_STOP, or TOOL_CALLS with calls)
         b.close(ended=True)
@@ -1109,7 +1110,11 @@ class Reader(PayloadReader):
             usage = as_object(obj["x_groq"]).get("usage")
         if usage is not None:  # ({} has no count: _usage gives None, which set_usage keeps no record of)
             b.set_usage(_usage(usage, b))
-        choices = obj.get("choices") or ()
+        choices = obj.get("choices")
+        if type(choices) is not list or (
+            (len(choices) != 1 or type(choices[0]) is not dict) and not all(type(ch) is dict for ch in choices)
+        ):  # (absent: none; another JSON value, or an item that is no object: said, the objects read)
+            choices = b.objects(b.array(choices, "a chunk's choices"), "a chunk's choices")
         ended = not choices
         routable: tuple[str, Any, bytes, str] | None = None  # a fragment of choice 0 and nothing else (see the end)
         if ended and "choices" not in obj and not usage and not err and _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import attrs
 
+from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
@@ -43,7 +44,7 @@ from agentmsg.providers._request.tools import ToolChoice, ToolDef, native_chosen
 from agentmsg.providers._request.walk import split_at
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
-from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
+from agentmsg.providers._response.payload import as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader, value_at
 from agentmsg.providers.base import Entry, OwnTools, Spec
 from agentmsg.providers.openai import TOKENS as CHAT_TOKENS
@@ -1136,6 +1137,8 @@ class Reader(PayloadReader):
         for index, item in enumerate(obj["output"]):
             if isinstance(item, dict):
                 self._item_done(index, item)
+            else:
+                self.b.problem("type", f"output item {index} is a JSON {json_type(item)}, not an object: left out")
         self._status(obj)
 
     # ---- stream ----
@@ -1255,9 +1258,9 @@ class Reader(PayloadReader):
         elif kind in ("response.created", "response.in_progress", "response.queued"):
             self._response(as_object(obj.get("response")))
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
-            r = as_object(obj.get("response"))
+            r = self.b.mapping(obj.get("response"), f"{kind}'s response")
             self._response(r)
-            output = as_list(r.get("output"))
+            output = self.b.array(r.get("output"), "the response's output")
             self._flushing = True
             indexes: Iterable[int] = range(len(output))
             if self._waiting:  # (the items that waited, and the response's, in output_index order: all read here)
@@ -1270,6 +1273,8 @@ class Reader(PayloadReader):
                 st = self._items.get(index)
                 if isinstance(item, dict) and (st is None or not st.done):
                     self._item_done(index, item, kind)  # (an item the events did not complete)
+                elif item is not None and not isinstance(item, dict):
+                    self.b.problem("type", f"output item {index} is a JSON {json_type(item)}, not an object: left out")
             self.done = True
             self._status(r, failed=kind == "response.failed")
         elif "type" not in obj and isinstance(obj.get("output"), list) and not self._started:
@@ -1659,8 +1664,8 @@ class Reader(PayloadReader):
             self._item_again(event, index, st, item)
         if kind == "message":
             slot = f"m{index}"
-            for part in as_list(item.get("content")):
-                part = as_object(part)
+            parts = b.objects(b.array(item.get("content"), "a message item's content"), "a message item's content")
+            for part in parts:
                 if part.get("type") == "output_text":
                     if not st.streamed:
                         b.text(b.string(part.get("text"), "an output_text's text") or "", slot=slot)
@@ -1668,10 +1673,12 @@ class Reader(PayloadReader):
                     # (a stream that gave its text by deltas but its annotations in the done item alone: a proxy's)
                     if isinstance(annotations, list) and annotations and not st.annotated:
                         b.grounding({"annotations": annotations}, extend=True)
+                    elif annotations is not None and not isinstance(annotations, list):
+                        b.array(annotations, "an output_text's annotations")  # (said: left out)
                 elif part.get("type") == "refusal" and not st.streamed:
                     b.text(b.string(part.get("refusal"), "a refusal") or "", slot=f"{slot}/refusal")
                     b.refused()
-            for part in as_list(item.get("content")):
+            for part in parts:
                 if isinstance(part, dict):
                     if part.get("logprobs"):
                         b.not_kept("logprobs", _LOGPROBS)
@@ -1736,8 +1743,9 @@ class Reader(PayloadReader):
         b = self.b
         streamed = st.streamed
         for key, tag in (("summary", "s"), ("content", "c")):
-            for k, part in enumerate(as_list(item.get(key))):
+            for k, part in enumerate(b.array(item.get(key), f"a reasoning item's {key}")):
                 if not isinstance(part, dict):
+                    b.problem("type", f"a part of a reasoning item's {key} is a JSON {json_type(part)}: left out")
                     continue
                 slot = f"r{index}/{tag}{k}"
                 if streamed:  # (its deltas gave the texts; an empty part no event opened is kept, after them)
@@ -1795,6 +1803,9 @@ class Reader(PayloadReader):
             self.done = True
             b.close()
             return
+        if r.get("error"):  # (an error beside a completed response: its content is whole; the error said, not lost)
+            b.not_kept("error", f"the response's error beside its status {str(status)[:40]!r}: {b.shown(r['error'])}")
+        self.say_foreign("no Responses event shape (no type)")  # (the reply ends here: end() is not called)
         if status == "incomplete":
             reason = as_object(r.get("incomplete_details")).get("reason")
             b.finish(0, b.string(reason, "incomplete_details.reason") or "incomplete")

@@ -1353,6 +1353,34 @@ class StreamBuilder:
         self.problem("type", f"{what} is not a string (a JSON {json_type(value)}): left out")
         return None
 
+    def array(self, value: Any, what: str) -> list[Any]:
+        """A payload field that is a JSON array: ``value``; absent (None): an empty one; any other JSON value is said
+        (problem ``type``) and left out, the rest of the payload kept (an object where a list of them goes: its
+        content was emptied unsaid)."""
+        if type(value) is list:
+            return value
+        if value is not None:
+            self.problem("type", f"{what} is not an array (a JSON {json_type(value)}): left out")
+        return []
+
+    def mapping(self, value: Any, what: str) -> dict[str, Any]:
+        """A payload field that is a JSON object: ``value``; absent (None): an empty one; any other JSON value is
+        said (problem ``type``) and left out, the rest of the payload kept."""
+        if type(value) is dict:
+            return value
+        if value is not None:
+            self.problem("type", f"{what} is not an object (a JSON {json_type(value)}): left out")
+        return {}
+
+    def objects(self, values: list[Any], what: str) -> list[dict[str, Any]]:
+        """The objects of a payload's array ``values`` (choices, parts, content blocks); an item of another JSON type
+        is said (problem ``type``, once for the array) and left out, the others read."""
+        if all(type(v) is dict for v in values):
+            return values
+        bad = next(v for v in values if type(v) is not dict)
+        self.problem("type", f"an item of {what} is not an object (a JSON {json_type(bad)}): left out")
+        return [v for v in values if type(v) is dict]
+
     def late(self, what: str, keep: bool, *, joined: bool = False) -> bool:
         """A fragment (``what``: its kind and place) for a block or item that ended or never started: said (problem
         ``order``, once per text, as every problem), and ``keep`` returned: a text or reasoning fragment is kept in a

@@ -1,0 +1,242 @@
+"""A reply's field of another JSON type than its provider writes (an object where a list goes, a string where an
+object goes, an item of a list that is no object, a number where text goes) is said, and the rest of the reply read:
+never emptied unsaid (docs/streams.md). An audit that mutated every recorded reply found such fields read as empty,
+their content gone without a word, in every provider; each case here is one of them."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmsg import reduce_events
+from agentmsg.providers import get
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
+
+
+def _load(name: str) -> dict[str, Any]:
+    return json.loads((FIX / name).read_text("utf-8"))  # type: ignore[no-any-return]
+
+
+def _notes(events: list[dict[str, Any]]) -> list[str]:
+    return [e["value"]["message"] for e in events if e.get("type") == "CUSTOM" and isinstance(e.get("value"), dict)]
+
+
+def _set(path: str, value: Any) -> Callable[[Any], None]:
+    """A mutation: the value at ``path`` (keys and indexes, ``/``-separated; a last ``+`` appends) set to ``value``."""
+
+    def mutate(obj: Any) -> None:
+        *head, last = path.split("/")
+        for key in head:
+            obj = obj[int(key)] if isinstance(obj, list) else obj[key]
+        if last == "+":
+            obj.append(value)
+        else:
+            obj[int(last) if isinstance(obj, list) else last] = value
+
+    return mutate
+
+
+#: (provider, fixture, mutation, the words the note says, a text of the reply that is still read, or None)
+WHOLE: list[tuple[str, str, str, Any, str, str | None]] = [
+    ("openai", "openai/chat_completion_text.json", "choices", {"x": 1}, "choices is not an array", None),
+    ("openai", "openai/chat_completion_text.json", "choices/0/message", "Hello", "message is not an object", None),
+    ("openai", "openai/chat_completion_text.json", "choices/+", "PROBE", "choices is not an object", "PROBE-TEXT"),
+    (
+        "openai",
+        "openai/chat_completion_single_tool_call.json",
+        "choices/0/message/tool_calls/+",
+        7,
+        "tool call is",
+        None,
+    ),
+    ("anthropic", "anthropic/message_text.json", "content", "Hello", "content is not an array", None),
+    (
+        "anthropic",
+        "anthropic/message_text.json",
+        "content/+",
+        "PROBE",
+        "content block 1 is a JSON string",
+        "PROBE-TEXT",
+    ),
+    (
+        "gemini",
+        "gemini/generate_content_text.json",
+        "candidates/0/content/parts",
+        {"text": "x"},
+        "parts is not an",
+        None,
+    ),
+    (
+        "gemini",
+        "gemini/generate_content_text.json",
+        "candidates/0/content/parts/+",
+        5,
+        "a part of candidate",
+        "PROBE-TEXT",
+    ),
+    ("gemini", "gemini/generate_content_text.json", "candidates/0/content/parts/0/text", 5, "text (candidate 0)", None),
+    ("gemini", "gemini/generate_content_text.json", "candidates/+", "x", "candidates is not an object", "PROBE-TEXT"),
+    (
+        "dashscope",
+        "dashscope/native_multimodal_response_docs.json",
+        "output/choices/0/message",
+        "x",
+        "not an object",
+        None,
+    ),
+    (
+        "dashscope",
+        "dashscope/native_multimodal_response_docs.json",
+        "output/choices/0/message/content",
+        5,
+        "content is",
+        None,
+    ),
+    (
+        "dashscope",
+        "dashscope/native_multimodal_response_docs.json",
+        "output/choices/0/message/content/+",
+        "x",
+        "holds a",
+        "PROBE-TEXT",
+    ),
+    (
+        "openai-responses",
+        "openai-responses/response_text.json",
+        "output/0/content",
+        {"x": 1},
+        "content is not an",
+        None,
+    ),
+    (
+        "openai-responses",
+        "openai-responses/response_text.json",
+        "output/0/content/0/annotations",
+        {},
+        "annotations is",
+        "PROBE-TEXT",
+    ),
+    (
+        "openai-responses",
+        "openai-responses/response_text.json",
+        "output/+",
+        "x",
+        "output item 1 is a JSON",
+        "PROBE-TEXT",
+    ),
+    (
+        "openai-responses",
+        "openai-responses/response_text.json",
+        "error",
+        {"message": "PROBE-ERR"},
+        "PROBE-ERR",
+        "PROBE-TEXT",
+    ),
+]
+
+
+def _probe_text(provider: str, body: dict[str, Any]) -> None:
+    """The reply's first text made ``PROBE-TEXT``, to find it read after the mutation."""
+    paths = {
+        "openai": "choices/0/message/content",
+        "anthropic": "content/0/text",
+        "gemini": "candidates/0/content/parts/0/text",
+        "dashscope": "output/choices/0/message/content/0/text",
+        "openai-responses": "output/0/content/0/text",
+    }
+    _set(paths[provider], "PROBE-TEXT")(body)
+
+
+@pytest.mark.parametrize(
+    ("provider", "fixture", "path", "value", "said", "kept"), WHOLE, ids=[f"{c[0]}:{c[2]}" for c in WHOLE]
+)
+def test_a_field_of_another_type_in_a_whole_reply_is_said_and_the_rest_read(
+    provider: str, fixture: str, path: str, value: Any, said: str, kept: str | None
+) -> None:
+    body = _load(fixture)
+    if kept is not None:
+        _probe_text(provider, body)
+    _set(path, copy.deepcopy(value))(body)
+    events = get(provider).response_events(json.dumps(body).encode())
+    notes = _notes(events)
+    assert any(said in note for note in notes), notes
+    msg = get(provider).parse_response(json.dumps(body).encode())
+    assert any(said in n["message"] for n in msg.metadata.get("agentmsg_notes", [])), msg.metadata
+    if kept is not None:
+        assert kept in msg.text_content, msg.to_dict()
+
+
+def _sse(*payloads: Any) -> bytes:
+    return b"".join(b"data: " + json.dumps(p).encode() + b"\n\n" for p in payloads)
+
+
+#: (provider, stream body, the words the note says, a text of the reply that is still read)
+STREAMS: list[tuple[str, bytes, str, str]] = [
+    (
+        "openai",
+        _sse(
+            {"id": "c", "model": "m", "choices": ["x", {"index": 0, "delta": {"content": "KEEP"}}]},
+            {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        )
+        + b"data: [DONE]\n\n",
+        "an item of a chunk's choices is not an object",
+        "KEEP",
+    ),
+    (
+        "gemini",
+        _sse(
+            {"candidates": [{"content": {"role": "model", "parts": [{"text": "KEEP"}, 5]}}], "modelVersion": "m"},
+            {"candidates": [{"content": {"role": "model", "parts": {"text": "x"}}, "finishReason": "STOP"}]},
+        ),
+        "a part of candidate 0 is a JSON number",
+        "KEEP",
+    ),
+    (
+        "openai-responses",
+        _sse(
+            {"type": "response.created", "response": {"id": "r", "model": "m", "status": "in_progress", "output": []}},
+            {"kind": "a proxy's wrapper"},
+            {
+                "type": "response.output_text.delta",
+                "item_id": "i",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": "KEEP",
+            },
+            {"type": "response.completed", "response": {"id": "r", "model": "m", "status": "completed", "output": []}},
+        ),
+        "1 payload(s) of no Responses event shape (no type) were skipped",
+        "KEEP",
+    ),
+]
+
+
+@pytest.mark.parametrize(("provider", "body", "said", "kept"), STREAMS, ids=[c[0] for c in STREAMS])
+def test_a_field_of_another_type_in_a_stream_is_said_and_the_rest_read(
+    provider: str, body: bytes, said: str, kept: str
+) -> None:
+    events = list(get(provider).parse_stream(body))
+    assert any(said in note for note in _notes(events)), _notes(events)
+    (msg,) = reduce_events(events)
+    assert kept in msg.text_content, msg.to_dict()
+
+
+def test_an_error_beside_the_choices_of_a_whole_reply_is_the_providers_error_as_in_a_stream() -> None:
+    """OpenRouter's finish_reason "error": the choices carry what came, the error says why it stopped. A stream's
+    chunk said it (the reply INTERRUPTED, its error kept); a whole reply dropped the error without a word."""
+    body = _load("openai/chat_completion_text.json")
+    body["error"] = {"message": "PROBE-ERR upstream failed", "code": "server_error"}
+    whole = get("openai").parse_response(json.dumps(body).encode())
+    chunk = {**body, "object": "chat.completion.chunk"}
+    chunk["choices"] = [{"index": 0, "delta": {"content": whole.text_content}, "finish_reason": "error"}]
+    (streamed,) = reduce_events(get("openai").parse_stream(_sse(chunk)))
+    for msg in (whole, streamed):
+        assert msg.text_content and msg.generate_reason is not None
+        assert "PROBE-ERR" in json.dumps(msg.to_dict()), msg.to_dict()
+    assert whole.generate_reason == streamed.generate_reason
