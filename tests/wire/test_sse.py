@@ -838,7 +838,7 @@ def test_a_run_of_data_lines_that_begin_alike_is_read_with_one_replace(eol: byte
     for space, told in ((b" ", True), (b"", True), (None, False)):
         lines = [b"data:" + (space if space is not None else b" " * (k % 2)) + b"v%d" % k + eol for k in range(200)]
         chunk = b"".join(lines)
-        stop, head = decoder._run_end(_sse.data_run(1000) or re.compile(b""), chunk, 0, len(chunk))
+        stop, head, _ = decoder._run_end(_sse.data_run(1000) or re.compile(b""), chunk, 0, len(chunk), 0)
         assert stop == len(chunk)
         assert head == ((eol + b"data:" + space) if told and space is not None else None), (eol, space)
         body = chunk + eol
@@ -848,7 +848,7 @@ def test_a_run_of_data_lines_that_begin_alike_is_read_with_one_replace(eol: byte
             space,
         )
     mixed = b"data: a\r\n" + b"data: b\n" * 10
-    assert decoder._run_end(_sse.data_run(1000) or re.compile(b""), mixed, 0, len(mixed)) == (len(mixed), None)
+    assert decoder._run_end(_sse.data_run(1000) or re.compile(b""), mixed, 0, len(mixed), 0)[:2] == (len(mixed), None)
 
 
 @pytest.mark.parametrize("bad", [None, 1, "data: x\n\n", ["data: x"]])
@@ -1057,3 +1057,78 @@ def test_a_limit_set_between_chunks_bounds_the_next_chunk() -> None:
     (event,) = decoder.feed(b"data: " + b"z" * 40 + b"\n\n")
     assert event.data == "" and event.problem is not None and event.problem.rule == "max-event-bytes"
     assert [e.data for e in decoder.feed(b"data: short\n\n")] == ["short"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"data: x\r\r" * 20_000,  # CR line ends: no LF anywhere
+        b"data: x\n\n" * 20_000 + b": one CR at the end\r\n\r\n",  # LF events, one CR far after them
+        (b"data: x\n" + b": c\n") * 20_000 + b"\n",  # one event of data lines, a comment between each two
+        (b"data: x\n" + b"id: 1\n") * 10_000 + b"data: y\r" * 10_000 + b"\n\n",
+    ],
+    ids=["cr-lines", "one-far-cr", "interleaved-comments", "interleaved-ids-then-cr"],
+)
+def test_a_body_read_line_by_line_is_searched_in_work_linear_in_it(
+    body: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line ends were looked for from each line to the chunk's end (an LF in a stream of CR lines, a CR that comes
+    once, a megabyte on), and each data line among other lines of one event had the window of data lines after it
+    counted again (1 MiB each): 3.6 MB of CR lines took 11 s, 480 kB of data lines and comments 19 s. The bytes
+    the line-end searches read (``_Ends``), and those ``_run_end`` searches and counts, are now at most a few times
+    the body's, whatever its lines (each search's bytes counted as it runs: no clock)."""
+    scanned = [0, 0]  # bytes searched for a line end; bytes of data-line windows searched or counted
+
+    class Searched:
+        """A chunk whose searches count the bytes they read (into ``scanned[k]``)."""
+
+        def __init__(self, chunk: bytes, k: int) -> None:
+            self.chunk, self.k = chunk, k
+
+        def _span(self, start: int, stop: int | None) -> None:
+            scanned[self.k] += (len(self.chunk) if stop is None else stop) - start
+
+        def find(self, sub: bytes, start: int, stop: int | None = None) -> int:
+            found = self.chunk.find(sub, start, *(() if stop is None else (stop,)))
+            self._span(start, (found + len(sub)) if found >= 0 else stop)
+            return found
+
+        def rfind(self, sub: bytes, start: int, stop: int) -> int:
+            found = self.chunk.rfind(sub, start, stop)
+            self._span(found if found >= 0 else start, stop)
+            return found
+
+        def count(self, sub: bytes, start: int, stop: int) -> int:
+            self._span(start, stop)
+            return self.chunk.count(sub, start, stop)
+
+        def __getitem__(self, at: Any) -> Any:
+            return self.chunk[at]
+
+    class Ends(_sse._Ends):
+        def __init__(self, chunk: bytes) -> None:
+            super().__init__(chunk)
+            self.chunk = Searched(chunk, 0)  # type: ignore[assignment]
+
+    class Runs:
+        def __init__(self, runs: re.Pattern[bytes]) -> None:
+            self.runs = runs
+
+        def match(self, chunk: Searched, pos: int, stop: int) -> Any:
+            return self.runs.match(chunk.chunk, pos, stop)
+
+    run_end = SSEDecoder._run_end
+
+    def counted(self: SSEDecoder, runs: Any, chunk: bytes, pos: int, limit: int, mixed: int) -> Any:
+        return run_end(self, Runs(runs), Searched(chunk, 1), pos, limit, mixed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_sse, "_Ends", Ends)
+    monkeypatch.setattr(SSEDecoder, "_run_end", counted)
+    for scanner in ((_sse._scan, _sse._idle), (None, None)):
+        monkeypatch.setattr(_sse, "_scan", scanner[0])
+        monkeypatch.setattr(_sse, "_idle", scanner[1])
+        scanned[:] = [0, 0]
+        decoder = SSEDecoder()
+        events = decoder.feed(body) + decoder.close()
+        assert events and all(e.problem is None for e in events)
+        assert scanned[0] <= 3 * len(body) and scanned[1] <= 8 * len(body), (scanned, len(body))

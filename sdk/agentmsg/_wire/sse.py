@@ -270,19 +270,56 @@ DL_TAKE, DL_UNKNOWN, DL_PROVIDER = 1, 2, 4
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 
 
-def _blank_end(chunk: bytes, pos: int) -> int:
+class _Ends:
+    """Where the next LF and the next CR of one chunk are from a position on, each search remembered: a chunk read
+    line by line asks at every line, and a search to the chunk's end for a byte that comes late or never (an LF in
+    a stream of CR line ends, one CR after a megabyte of LF events) made reading it quadratic (3.6 MB of CR lines:
+    11 s). An answer found from ``start`` holds for any position from ``start`` up to it: each byte of the chunk is
+    searched once per kind, whatever the number of lines."""
+
+    __slots__ = ("chunk", "cr", "lf")
+
+    def __init__(self, chunk: bytes) -> None:
+        self.chunk = chunk
+        never = (len(chunk) + 1, -1)  # (a start past every position: not looked for)
+        self.lf, self.cr = never, never
+
+    def lf_from(self, pos: int) -> int:
+        start, at = self.lf
+        if start <= pos and (at < 0 or at >= pos):
+            return at
+        at = self.chunk.find(b"\n", pos)
+        self.lf = (pos, at)
+        return at
+
+    def cr_from(self, pos: int) -> int:
+        start, at = self.cr
+        if start <= pos and (at < 0 or at >= pos):
+            return at
+        at = self.chunk.find(b"\r", pos)
+        self.cr = (pos, at)
+        return at
+
+
+def _blank_end(chunk: bytes, pos: int, ends: _Ends | None = None) -> int:
     """Where the first blank line after the line ``pos`` is in ends (-1: none), as :data:`_BLANK_LINE` finds it, in
     one search. Two line ends in a row hold one of the pairs LF LF, LF CR, CR CR (a CR then an LF is one line end;
     a CRLF then a line end holds LF LF or LF CR): each is looked for with ``find`` only up to the first pair found,
     the CR pairs only where a CR is (memchr), so LF line ends pay one ``find``, CRLF ones two or three. The regular
     expression, which looks at each byte in turn, took four times as long (5 ms per MB), and a chunk inside an event
     of CRLF lines was searched twice: by :meth:`SSEDecoder._feed` for its event's end (:func:`event_end`, which
-    reads LFs only), then again here."""
-    cr = chunk.find(b"\r", pos)
-    lf = chunk.find(b"\n", pos)
+    reads LFs only), then again here. ``ends``: the chunk's :class:`_Ends`, for a caller that asks line by line."""
+    if ends is None:
+        cr, lf = chunk.find(b"\r", pos), chunk.find(b"\n", pos)
+    else:
+        cr, lf = ends.cr_from(pos), ends.lf_from(pos)
     if cr < 0:
         at = chunk.find(b"\n\n", lf) if lf >= 0 else -1
         return -1 if at < 0 else at + 2
+    if 0 <= lf < cr - 1:  # an LF pair before the first CR is the first pair (one with a CR starts at cr - 1 or later)
+        at = chunk.find(b"\n\n", lf, cr)
+        if at >= 0:
+            return at + 2
     at, stop = -1, len(chunk)  # the first pair found, and where the pairs that start before it end
     if lf >= 0:
         at = chunk.find(b"\n\r", max(lf, cr - 1))
@@ -301,10 +338,16 @@ def _blank_end(chunk: bytes, pos: int) -> int:
     return at + 3 if chunk[at + 2 : at + 3] == b"\n" else at + 2  # a CR: a line end alone, or a CRLF's first byte
 
 
-def _line_end(chunk: bytes, pos: int) -> int:
+def _line_end(chunk: bytes, pos: int, ends: _Ends | None = None) -> int:
     """Where the line at ``pos`` ends, its line end (LF, CRLF, CR) included; ``len(chunk)``: not in ``chunk``. Two
     ``find`` (memchr), the CR's only up to the LF: a regex for the three line ends looked at each byte in turn, a
-    tenth of the speed (a line of 2 MB fed in 64 KiB chunks took 17 ms, 8 of them here)."""
+    tenth of the speed (a line of 2 MB fed in 64 KiB chunks took 17 ms, 8 of them here). ``ends``: the chunk's
+    :class:`_Ends`, for a caller that asks line by line."""
+    if ends is not None:
+        lf, cr = ends.lf_from(pos), ends.cr_from(pos)
+        if cr >= 0 and (lf < 0 or cr < lf):
+            return cr + 2 if chunk[cr + 1 : cr + 2] == b"\n" else cr + 1
+        return len(chunk) if lf < 0 else lf + 1
     lf = chunk.find(b"\n", pos)
     cr = chunk.find(b"\r", pos, len(chunk) if lf < 0 else lf)
     if cr >= 0:
@@ -748,9 +791,11 @@ class SSEDecoder:
         n = len(chunk)
         if pos >= n:
             return
+        ends = _Ends(chunk)
+        mixed = pos  # (where the data lines of the event are known to come with other lines between, up to)
         while pos < n:
             if self._line or self._skip:  # a line a chunk before began: its end first
-                end = _line_end(chunk, pos)
+                end = _line_end(chunk, pos, ends)
                 self._carry_on(chunk, pos, end, out)
                 pos = end
                 continue
@@ -760,18 +805,18 @@ class SSEDecoder:
                     break
                 if not chunk.startswith(b"id", pos):
                     # a line that may start an event: read alone (it may leave nothing pending: skip on after it)
-                    end = _line_end(chunk, pos)
+                    end = _line_end(chunk, pos, ends)
                     self._read_lines(chunk[pos:end], out)
                     pos = end
                     continue
                 # an id line leaves nothing pending: it and the lines after it up to the blank line or the next data
                 # line are read at once, as inside an event (a million id lines were read one call each: 4 s)
             if blank <= pos and blank != -1:  # (not looked for, or passed: from here on)
-                blank = _blank_end(chunk, pos)
+                blank = _blank_end(chunk, pos, ends)
             end = n if blank < 0 else blank
             if end - pos >= _RUN_MIN and not self._own_value and (runs := data_run(self.max_line_bytes)) is not None:
                 if chunk.startswith(b"data:", pos):
-                    stop, head = self._run_end(runs, chunk, pos, n if blank < 0 else blank - 1)
+                    stop, head, mixed = self._run_end(runs, chunk, pos, n if blank < 0 else blank - 1, mixed)
                     if stop > pos:  # whole data lines of the event: its data at once, not line by line
                         self._data_lines(chunk[pos:stop], out, head)
                         pos = stop
@@ -817,15 +862,19 @@ class SSEDecoder:
             line.clear()
             self._process(whole, out)
 
-    def _run_end(self, runs: re.Pattern[bytes], chunk: bytes, pos: int, limit: int) -> tuple[int, bytes | None]:
+    def _run_end(
+        self, runs: re.Pattern[bytes], chunk: bytes, pos: int, limit: int, mixed: int
+    ) -> tuple[int, bytes | None, int]:
         """Where the run of whole data lines (:func:`data_run`) from the line start ``pos`` ends, before ``limit``
         and within :data:`_RUN_WINDOW` bytes (``pos``: none), and what starts each of its lines after the first when
         that is the same for all, its line end included (``\\ndata: ``, ``\\ndata:``, ``\\r\\ndata: ``,
         ``\\r\\ndata:``; None: not told, :meth:`_data_lines` reads any). The common run, every line of the window a
         data line with the same line end and the same space or none, is told by counting (bytes methods, no copy);
-        any other by the pattern ``runs``."""
+        any other by the pattern ``runs``. ``mixed``: up to where the window counted last held other lines than data
+        lines, which the pattern alone then reads (counting the window again at each data line between them read the
+        event in time quadratic in it); the third value is that, as it is now."""
         limit = min(limit, pos + _RUN_WINDOW)
-        end = chunk.rfind(b"\n", pos, limit) + 1
+        end = chunk.rfind(b"\n", pos, limit) + 1 if pos >= mixed else pos
         if pos < end <= pos + self.max_line_bytes:  # (no line in it can be over the limit)
             lines = chunk.count(b"\n", pos, end)
             eol = b"\n"
@@ -836,11 +885,12 @@ class SSEDecoder:
                 head = eol + b"data: "
                 spaced = chunk.count(head, pos, end)
                 if spaced == lines - 1:
-                    return end, head
+                    return end, head, mixed
                 if chunk.count(head[:-1], pos, end) == lines - 1:
-                    return end, head[:-1] if not spaced else None
+                    return end, head[:-1] if not spaced else None, mixed
+            mixed = end  # (the window holds other lines: up to its end, the pattern's)
         run = runs.match(chunk, pos, limit)
-        return (pos if run is None else run.end()), None
+        return (pos if run is None else run.end()), None, mixed
 
     def _data_lines(self, run: bytes, out: list[SSEEvent], head: bytes | None = None) -> None:
         """A run of whole ``data`` lines inside an event (:func:`data_run`, :meth:`_run_end`): :meth:`_process` of
