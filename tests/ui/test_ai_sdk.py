@@ -1882,3 +1882,18 @@ def test_a_delta_for_a_call_not_open_is_carried_so_the_reducer_says_it(then_star
     assert reader_refusals(chunks) == []
     tool_chunks = [c["type"] for c in chunks if c["type"].startswith("tool-")]
     assert tool_chunks == ["tool-input-start", "tool-input-delta", "tool-input-delta", "tool-input-available"]
+
+
+@pytest.mark.parametrize("depth", [1025, 2000, 100_000])
+def test_chunk_data_nested_deeper_than_json_text_may_be_is_refused_with_its_rule(depth: int) -> None:
+    """Past orjson's 1,024 levels the fallback (``json.loads``, for a lone surrogate escape) raised a bare
+    RecursionError. It is now ValidationError at the chunk, rule ``max-depth``; 1,024 levels are read (a tool output
+    that deep is kept as its JSON text: test_a_tool_output_nested_as_deep_as_json_text_allows_is_read)."""
+    from agentmsg import ValidationError
+    from agentmsg.ui import ai_sdk
+
+    with pytest.raises(ValidationError) as info:
+        list(ai_sdk.iter_chunks(b"data: " + b"[" * depth + b"]" * depth + b"\n\n"))
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/0", "max-depth")]
+    (kept,) = ai_sdk.iter_chunks(b"data: " + b"[" * 1024 + b"]" * 1024 + b"\n\n")
+    assert isinstance(kept, list)

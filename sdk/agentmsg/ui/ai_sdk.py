@@ -1764,7 +1764,9 @@ def strip_done(chunks: Iterable[bytes]) -> Iterator[bytes]:
 
 def iter_chunks(source: Iterable[bytes] | bytes) -> Iterator[dict[str, Any]]:
     """The chunks of a UI message stream body (SSE): each ``data`` parsed as JSON, ``[DONE]`` ending it. An event
-    whose data is no JSON raises :class:`ValidationError` (pointer ``/<index>``, rule ``json``)."""
+    whose data is no JSON raises :class:`ValidationError` (pointer ``/<index>``, rule ``json``); one nested deeper
+    than a stream's JSON text may be (orjson's 1,024 levels), rule ``max-depth``. (What a chunk holds deeper than
+    ``limits.max_depth`` is the decoder's to keep: a tool output as its JSON text.)"""
     from agentmsg._wire.sse import SSEDecoder
 
     sse = SSEDecoder()
@@ -1778,6 +1780,9 @@ def iter_chunks(source: Iterable[bytes] | bytes) -> Iterator[dict[str, Any]]:
             except orjson.JSONDecodeError:
                 try:  # a lone surrogate escape (half a character), which JSON.parse reads too
                     value = json.loads(ev.data)
+                except RecursionError:  # (nested past the stack: past the 1,024 levels orjson reads)
+                    why = "chunk data nested deeper than a stream's JSON text may be (1,024 levels)"
+                    raise ValidationError.single(f"/{index}", "max-depth", why) from None
                 except ValueError as exc:
                     raise ValidationError.single(f"/{index}", "json", f"chunk data is not JSON: {exc}") from None
             yield value

@@ -240,3 +240,28 @@ def test_an_error_beside_the_choices_of_a_whole_reply_is_the_providers_error_as_
         assert msg.text_content and msg.generate_reason is not None
         assert "PROBE-ERR" in json.dumps(msg.to_dict()), msg.to_dict()
     assert whole.generate_reason == streamed.generate_reason
+
+
+@pytest.mark.parametrize(
+    ("provider", "fixture", "path"),
+    [
+        ("openai", "openai/chat_completion_text.json", "usage/prompt_tokens"),
+        ("anthropic", "anthropic/message_text.json", "usage/input_tokens"),
+        ("gemini", "gemini/generate_content_text.json", "usageMetadata/promptTokenCount"),
+    ],
+)
+def test_an_integer_of_more_digits_than_python_reads_costs_a_whole_reply_nothing_else(
+    provider: str, fixture: str, path: str
+) -> None:
+    """A count of 5,000 digits (past the 4,300 Python's int() reads): the whole reply was refused as "not a JSON
+    null" at no pointer (the fast parser's None read as the body); a stream's payload keeps its reply and says the
+    count. Now the whole reply is read so too: its text kept, the count said and left out."""
+    body = json.dumps(_load(fixture))
+    path_value = _load(fixture)
+    _set(path, 424242)(path_value)
+    text = json.dumps(path_value).replace("424242", "9" * 5000)
+    assert text != body
+    msg = get(provider).parse_response(text.encode())
+    assert msg.text_content == get(provider).parse_response(body.encode()).text_content != ""
+    notes = [n["message"] for n in msg.metadata.get("agentmsg_notes", [])]
+    assert any(path.split("/")[-1] in note and "no token count" in note for note in notes), notes

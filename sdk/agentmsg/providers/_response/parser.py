@@ -565,7 +565,13 @@ def decode_body(body: bytes | bytearray | memoryview | str) -> Any:
             return value
         if any(p.rule != "integer-range" for p in exc.problems):
             raise
-    value = parse_fast(bytes(body) if isinstance(body, (bytearray, memoryview)) else body)
+        refused = exc
+    text = bytes(body) if isinstance(body, (bytearray, memoryview)) else body
+    value = parse_fast(text)
+    if value is None:  # an integer of more digits than Python's int() reads (4,300): a HugeNumber, as a stream's is
+        value = loads_beyond_double(text)
+        if value is None:
+            raise refused
     check_json_value(_big_ints_as_zero(value))  # depth, lone surrogates: what else the codec checks
     return value
 
