@@ -25,6 +25,10 @@ def pointer_of(path: Iterable[str | int]) -> str:
 #: it leaves out between them (:func:`bounded`): a message quotes the value it is about, and a value may be
 #: megabytes (an image's base64 in the wrong field), which a log or an exception's text should not repeat
 MESSAGE_MAX = 400
+#: Problems one reading lists at most (a validation's, a reducer's by default, a reply's, a UI codec's): those
+#: beyond are counted and said in one last problem (rule ``max-problems``), so a document of a million bad parts
+#: costs memory for these, not for a million problems
+MAX_PROBLEMS = 10_000
 _HEAD = 280  # characters kept at a cut message's start (the value's start, as most messages begin with it) ...
 _TAIL = 80  # ... and at its end (the rule's words, as most messages end with them)
 

@@ -52,7 +52,15 @@ from typing import Any, cast
 from agentmsg._codec import legacy
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate, validate_parsed
-from agentmsg.errors import Problem, SizeLimitError, ValidationError, WrongTypeError, require_count, short_repr
+from agentmsg.errors import (
+    MAX_PROBLEMS,
+    Problem,
+    SizeLimitError,
+    ValidationError,
+    WrongTypeError,
+    require_count,
+    short_repr,
+)
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
@@ -65,7 +73,7 @@ from agentmsg.message import AssistantMessage
 __all__ = ["CUT_RULE", "Reducer", "reduce_events"]
 
 
-DEFAULT_MAX_PROBLEMS = 10_000
+DEFAULT_MAX_PROBLEMS = MAX_PROBLEMS
 
 
 class Reducer:
