@@ -646,6 +646,8 @@ def _usage(u: Mapping[str, Any], b: StreamBuilder) -> dict[str, Any] | None:
 
 
 def _finish(b: StreamBuilder, reason: Any, over: bool = True) -> None:
+    if reason and type(reason) is not str:
+        reason = b.string(reason, "stop_reason")  # (said, left out: as an absent one)
     if isinstance(reason, str) and reason:
         b.finish(0, reason, tool_calls=reason == "tool_use", normal=reason in _NORMAL_STOP, over=over)
         if reason == "refusal":
@@ -778,6 +780,9 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
     citations, a server tool's input)."""
     slot = f"b{index}"
     kind = block.get("type")
+    if kind is not None and type(kind) is not str:  # (a list or an object: no kind of block; it raised TypeError)
+        b.problem("type", f"content block {index}'s type is a JSON {json_type(kind)}, not a string: left out")
+        return
     if kind == "text":
         text = block.get("text") or ""
         b.text(text, slot=slot)
@@ -791,6 +796,8 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         sig = block.get("signature")
         if isinstance(sig, str):
             b.signature(sig, slot=slot)  # a signature_delta after it replaces it
+        elif sig is not None:
+            b.string(sig, "a thinking block's signature")  # (said: the turn cannot be replayed with it)
     elif kind == "redacted_thinking":
         b.thinking("", slot=slot, redacted=str(block.get("data") or ""))
     elif kind == "tool_use":
@@ -1046,7 +1053,9 @@ class Reader(PayloadReader):
                 elif self._no_input:
                     self._no_input.pop(slot, None)
             kind = block.get("type")
-            if kind in _NOT_KEPT_BLOCKS:
+            if kind is not None and type(kind) is not str:  # (said by _block: its deltas are skipped with it)
+                self._skipped.add(slot)
+            elif kind in _NOT_KEPT_BLOCKS:
                 self._skipped.add(slot)  # its deltas are skipped with it
             elif kind == "text":
                 citations = _citations(b, obj.get("index"), block.get("citations"))

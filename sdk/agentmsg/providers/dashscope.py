@@ -503,6 +503,8 @@ def _status_not_kept(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
 
 
 def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
+    if reason and type(reason) is not str:
+        reason = b.string(reason, "finish_reason")  # (said, left out: as an absent one)
     if isinstance(reason, str) and reason and reason != "null":
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
 

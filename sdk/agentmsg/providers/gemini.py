@@ -717,7 +717,7 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
     if None in fc.values():  # a field given as null is absent, as in a part
         fc = {k: v for k, v in fc.items() if v is not None}
     sig = part.get("thoughtSignature")
-    sig = sig if isinstance(sig, str) and sig else None
+    sig = sig if isinstance(sig, str) and sig else b.string(sig, "a part's thoughtSignature") if sig else None
     more = bool(fc.get("willContinue"))
     name = fc.get("name")
     key = calls.open
@@ -1018,7 +1018,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         if ("text" not in part or len(part) > 1) and _proto_named(part):
             part = _camel_part(b, part)  # (written with proto names)
         sig = part.get("thoughtSignature")
-        sig = sig if isinstance(sig, str) and sig else None
+        sig = sig if isinstance(sig, str) and sig else b.string(sig, "a part's thoughtSignature") if sig else None
         if not _READ_PART_KEYS.issuperset(part) and not _READ_PART_KINDS.isdisjoint(part):
             _part_not_kept(b, i, part)
         if "functionCall" in part:
@@ -1079,6 +1079,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         reason = _enum_name(b, "finishReason", reason, _FINISH_REASONS, i)
     if isinstance(reason, str) and reason:
         note = cand.get("finishMessage")  # why it finished so (a malformed call, say): said with its text
+        if note and not isinstance(note, str):
+            note = b.shown(note)  # (said with its JSON text, as a finish message is)
         if isinstance(note, str) and note:
             shown = note if len(note) <= 500 else note[:500] + "..."
             b.not_kept(
@@ -1192,6 +1194,8 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     if isinstance(feedback, dict) and feedback.get("blockReason") and not obj.get("candidates"):
         b.choice(0)
         note = feedback.get("blockReasonMessage")  # why the prompt was blocked: said with its text, as finishMessage
+        if note and not isinstance(note, str):
+            note = b.shown(note)  # (said with its JSON text, as a finish message is)
         if isinstance(note, str) and note:
             shown = note if len(note) <= 500 else note[:500] + "..."
             b.not_kept(

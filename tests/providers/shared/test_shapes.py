@@ -138,6 +138,35 @@ WHOLE: list[tuple[str, str, str, Any, str, str | None]] = [
         "PROBE-ERR",
         "PROBE-TEXT",
     ),
+    ("openai-responses", "openai-responses/response_text.json", "id", 7, "the response's id is not", "PROBE-TEXT"),
+    ("openai-responses", "openai-responses/response_text.json", "model", 7, "the response's model is", "PROBE-TEXT"),
+    ("anthropic", "anthropic/message_text.json", "stop_reason", {"x": 1}, "stop_reason is not a string", "PROBE-TEXT"),
+    ("anthropic", "anthropic/message_text.json", "content/0/type", [], "content block 0's type is a JSON array", None),
+    ("anthropic", "anthropic/message_thinking_signature.json", "content/0/signature", 7, "signature is not", None),
+    (
+        "dashscope",
+        "dashscope/native_multimodal_response_docs.json",
+        "output/choices/0/finish_reason",
+        7,
+        "finish_reason",
+        None,
+    ),
+    (
+        "gemini",
+        "gemini/generate_content_thinking_gemini3.json",
+        "candidates/0/content/parts/0/thoughtSignature",
+        7,
+        "thoughtSignature is",
+        None,
+    ),
+    (
+        "gemini",
+        "gemini/generate_content_text.json",
+        "candidates/0/finishMessage",
+        7777,
+        "the finish message is not kept",
+        None,
+    ),
 ]
 
 

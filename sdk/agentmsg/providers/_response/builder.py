@@ -502,11 +502,18 @@ class StreamBuilder:
         return e
 
     def identify(self, response_id: Any = None, model: Any = None) -> None:
-        """The provider's response id (the message id) and model, as soon as a payload names them."""
-        if not self._fixed_id and self.response_id is None and isinstance(response_id, str) and response_id:
-            self.response_id = response_id
-        if self.model is None and isinstance(model, str) and model:
-            self.model = model
+        """The provider's response id (the message id) and model, as soon as a payload names them; either of another
+        JSON type than a string is said (problem ``type``) and left out (the message then has an id of its own)."""
+        if not self._fixed_id and self.response_id is None and response_id:
+            if type(response_id) is str:
+                self.response_id = response_id
+            else:
+                self.string(response_id, "the response's id")
+        if self.model is None and model:
+            if type(model) is str:
+                self.model = model
+            else:
+                self.string(model, "the response's model")
 
     def choice(self, index: int = 0) -> _Choice:
         """The state of choice ``index``, opened (AGENT_START, MODEL_CALL_START) on first use."""
