@@ -5,6 +5,7 @@ from __future__ import annotations
 import tracemalloc
 
 import orjson
+import pytest
 
 from agentmsg import Reducer, reduce_events
 from agentmsg.providers import get
@@ -96,3 +97,24 @@ def test_the_message_of_a_long_trusted_reply_holds_its_text_once() -> None:
             tracemalloc.stop()
         assert [m.text_content for m in messages] == [text], through
         assert peak < 4 * len(text), (through, peak / len(text))  # (before: 12 times the text; now about 2.2)
+
+
+def test_feed_jsonl_refuses_arguments_of_another_type_as_the_sdks_error() -> None:
+    """A str (which reduce_stream and SSEDecoder take), a number, a position that is no int raised bare TypeErrors
+    from inside the run splitter; an ``end`` past 64 bits an OverflowError. Each is now WrongTypeError (a TypeError
+    too) at the argument, and an ``end`` past the data is its end. A bytearray or memoryview is read as its bytes."""
+    from agentmsg.errors import WrongTypeError
+
+    line = b'{"type":"X"}'
+    for args, kwargs, pointer in (
+        (('{"type":"X"}',), {}, "/data"),
+        ((123,), {}, "/data"),
+        ((line,), {"start": "0"}, "/start"),
+        ((line,), {"end": 1.5}, "/end"),
+        ((line,), {"first_line": None}, "/first_line"),
+    ):
+        with pytest.raises(WrongTypeError) as info:
+            Reducer().feed_jsonl(*args, **kwargs)
+        assert info.value.problems[0].pointer == pointer, (args, kwargs)
+    for data in (line, bytearray(line), memoryview(line)):
+        assert Reducer().feed_jsonl(data, end=2**70) == 1

@@ -28,7 +28,7 @@ from agentmsg._wire.sse import (
     sniff,
 )
 from agentmsg._wire.values import ValueSplitter
-from agentmsg.errors import Problem, WrongTypeError, require_bytes
+from agentmsg.errors import Problem, WrongTypeError, require_bytes, wrong_type
 
 __all__ = [
     "RAW_CUT",
@@ -323,7 +323,9 @@ class Framer:
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
         elif not isinstance(chunk, (bytes, bytearray)):
-            raise TypeError(f"a body or a chunk of it is bytes or str, not {type(chunk).__name__}")
+            if not isinstance(chunk, memoryview):  # (the SDK's TypeError: SSEDecoder.feed's, at /chunk)
+                raise wrong_type("/chunk", "a body or a chunk of it is bytes or str", chunk)
+            chunk = bytes(chunk)
         if self._head is not None:
             if not self._head and type(chunk) is bytes and len(chunk) >= 8 and chunk.startswith(SSE_STARTS):
                 # The common first chunk, SSE from its first byte: what _past_http_head, _decide and the sniffer

@@ -60,6 +60,7 @@ from agentmsg.errors import (
     WrongTypeError,
     require_count,
     short_repr,
+    wrong_type,
 )
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
@@ -305,12 +306,30 @@ class Reducer:
 
         return feed_trusted
 
-    def feed_jsonl(self, data: bytes, start: int = 0, end: int | None = None, *, first_line: int = 1) -> int:
+    def feed_jsonl(
+        self, data: bytes | bytearray | memoryview, start: int = 0, end: int | None = None, *, first_line: int = 1
+    ) -> int:
         """Reduce JSON lines: ``data[start:end]`` holds whole lines (no final newline needed), the
         first being line ``first_line`` of the stream (for messages); returns the number of lines. The
         same as parsing each non-blank line and feeding it (a line that is not JSON is a problem, rule
-        ``json``, and counts as one event), only much faster."""
-        end = len(data) if end is None else end
+        ``json``, and counts as one event), only much faster. ``data`` is bytes (a bytearray or a memoryview is read
+        as its bytes); the positions are ints of at least 0 (``first_line``, 1): else a
+        :class:`~agentmsg.errors.WrongTypeError` (a ``TypeError`` too) or :class:`ValidationError` at the argument;
+        an ``end`` past ``data`` is its end."""
+        if type(data) is not bytes:
+            if not isinstance(data, (bytearray, memoryview)):
+                raise wrong_type("/data", "JSON lines are bytes", data)
+            data = bytes(data)
+        if type(start) is not int or start < 0:
+            start = require_count(start, "start", 0, "start is a position in data (an int >= 0)")
+        if type(first_line) is not int or first_line < 1:
+            first_line = require_count(first_line, "first_line", 1, "first_line is a line number (an int >= 1)")
+        if end is None or end > len(data):
+            if end is not None:
+                require_count(end, "end", 0, "end is a position in data (an int >= 0)")
+            end = len(data)
+        elif type(end) is not int or end < 0:
+            end = require_count(end, "end", 0, "end is a position in data (an int >= 0)")
         st, feed, line = self._st, self._feed_parsed, first_line
         # In runs of about _jsonl.RUN bytes, as reduce_stream feeds them: lines are decoded a run at a time, so a
         # whole file given at once is not held decoded at once too (53 MB of lines took 324 MB more).

@@ -1499,8 +1499,16 @@ def test_a_chunk_that_is_no_bytes_or_text_is_named(provider: str) -> None:
     deep inside the framer: the TypeError now says what a chunk is."""
     reader = agentmsg.providers.get(provider)
     for chunks in ([1, 2], [b"data: {}\n\n", None], memoryview(b"data: {}\n\n")):
-        with pytest.raises(TypeError, match="bytes or str, not"):
+        with pytest.raises(TypeError, match="bytes or str, not") as info:  # (the SDK's: a TypeError too)
             list(reader.parse_stream(chunks))  # type: ignore[arg-type]
+        assert isinstance(info.value, agentmsg.errors.WrongTypeError) and info.value.problems[0].pointer == "/chunk"
+    # a memoryview chunk is read as its bytes (as SSEDecoder.feed reads one); an option no parser takes is refused
+    whole = list(reader.parse_stream([b"data: {}\n\n"]))
+    viewed: Any = [memoryview(b"data: {}\n\n")]  # (not in the annotation: bytes or str)
+    assert [e["type"] for e in reader.parse_stream(viewed)] == [e["type"] for e in whole]
+    with pytest.raises(agentmsg.errors.WrongTypeError, match="bogus") as info:
+        reader.stream_parser(bogus=1)
+    assert info.value.problems[0].pointer == "/options"
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from agentmsg._codec.jsontext import loads as json_loads
 from agentmsg._native import speedups
 from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
 from agentmsg._wire.sse import SSEDecoder, SSEEvent
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, WrongTypeError
 from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
 from agentmsg.providers._response import builder as _builder
@@ -124,7 +124,10 @@ class StreamParser:
         # (most readers take no option of their own: no comprehension, a frame of its own, for them)
         own = {k: options.pop(k) for k in reader.options if k in options} if reader.options else {}
         # (feed ticks before the first event: the builder's own first reading of the clock was never used)
-        self.builder = make_builder(options.pop("provider", spec.families[0]), _tick_later=True, **options)
+        try:
+            self.builder = make_builder(options.pop("provider", spec.families[0]), _tick_later=True, **options)
+        except TypeError as exc:  # a keyword no builder takes (the SDK's TypeError, at it)
+            raise WrongTypeError.single("/options", "type", f"a stream parser's option: {exc}") from None
         self.reader = reader(self.builder, spec, **own)
         self._framer = Framer()
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
