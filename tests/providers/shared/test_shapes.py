@@ -167,6 +167,22 @@ WHOLE: list[tuple[str, str, str, Any, str, str | None]] = [
         "the finish message is not kept",
         None,
     ),
+    (
+        "openai",
+        "openai/chat_completion_single_tool_call.json",
+        "choices/0/message/tool_calls/0/type",
+        "x",
+        "read as function",
+        None,
+    ),
+    (
+        "openai",
+        "openai/chat_completion_single_tool_call.json",
+        "choices/0/message/tool_calls/+",
+        {"id": "c2", "type": "computer", "computer": {"action": "PROBE"}},
+        'a tool call of type "computer" is not kept: {"id":"c2","type":"computer","computer":{"action":"PROBE"}}',
+        None,
+    ),
 ]
 
 
