@@ -295,7 +295,7 @@ class _Conversations:
         for block in content:
             if self.rng.random() < 0.04:
                 block["newerKey"] = self.word("K")
-        message = {
+        message: dict[str, Any] = {
             "id": self.word("m"),
             "role": role,
             "content": content,
