@@ -439,17 +439,10 @@ def _plan_node(node: Any, doc_uri: str) -> Any:
     return parts[0] if len(parts) == 1 else (_ALL, parts)
 
 
-def _placeholder(value: Any, uri: str) -> Any:
-    """What stays of a cut value in its level: an object keeps only its ``type`` (role rules read it), unless the
-    schema at ``uri`` is a discriminated union that has no such tag: the value's own level says that (its
-    ``type``), and a role rule at this level said it again for each, every error built at once by the validator (a
-    message of 200,000 blocks of an unknown type held 700 MB of them)."""
+def _placeholder(value: Any) -> Any:
+    """What stays of a cut value in its level: an object keeps only its ``type`` (role rules read it)."""
     if type(value) is dict:
-        if "type" not in value:
-            return {}
-        tags = _dispatch(uri)
-        tag = value["type"]
-        return {"type": tag} if tags is None or (type(tag) is str and tag in tags) else {}
+        return {"type": value["type"]} if "type" in value else {}
     return value
 
 
@@ -459,7 +452,7 @@ def _shallow(plan: Any, value: Any, path: tuple[str | int, ...], cuts: list[Any]
     kind = plan[0]
     if kind == _CUT:
         cuts.append((path, value, plan[1]))
-        return _placeholder(value, plan[1])
+        return _placeholder(value)
     if kind == _PROPS:
         if type(value) is not dict:
             return value
