@@ -1177,3 +1177,15 @@ def test_a_message_of_many_bad_blocks_lists_at_most_max_problems() -> None:
         "max-problems",
         f"{2 * n - MAX_PROBLEMS:,} more problems not listed (a reading lists {MAX_PROBLEMS:,})",
     )
+
+
+def test_the_problems_cap_counts_each_problem_once() -> None:
+    """The cap counted the validator's repeats (a role rule and a block's own level name the same spot): 4,000
+    blocks that are numbers, 8,000 distinct problems, were listed as 7,000 and "2,000 more". Each distinct problem
+    is counted once, kept or not."""
+    text = '{"id":"m1","role":"USER","content":[' + ",".join(["5"] * 4000) + '],"metadata":{}}'
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json(text)
+    problems = info.value.problems
+    assert len(problems) == 8000 and "max-problems" not in {p.rule for p in problems}
+    assert len({(p.pointer, p.rule, p.message) for p in problems}) == 8000

@@ -111,6 +111,7 @@ def test_feed_jsonl_refuses_arguments_of_another_type_as_the_sdks_error() -> Non
         ((123,), {}, "/data"),
         ((line,), {"start": "0"}, "/start"),
         ((line,), {"end": 1.5}, "/end"),
+        ((line,), {"end": "3"}, "/end"),
         ((line,), {"first_line": None}, "/first_line"),
     ):
         with pytest.raises(WrongTypeError) as info:

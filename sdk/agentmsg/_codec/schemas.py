@@ -649,21 +649,23 @@ def _problem(path: tuple[str | int, ...], err: Any) -> Problem:
 
 
 def _problems(instance: Any, uri: str, closed: bool, once: bool = False) -> list[Problem]:
-    """Every problem of ``instance``, in pointer order, up to :data:`~agentmsg.errors.MAX_PROBLEMS`; those beyond are
-    counted and said in one last problem (rule ``max-problems``): a document of 200,000 bad blocks held two
-    problems each, 800 MB for 3 MB of input."""
-    found: list[Problem] = []
-    more = 0
-    for path, err in leaf_errors(instance, uri, closed, once):
-        if len(found) < MAX_PROBLEMS:
-            found.append(_problem(path, err))
-        else:
-            more += 1
-    # Deterministic order, no duplicates (role rules and unions may report the same spot twice).
+    """Every problem of ``instance``, in pointer order, up to :data:`~agentmsg.errors.MAX_PROBLEMS` distinct ones;
+    those beyond are counted (by their pointer, rule and message only) and said in one last problem (rule
+    ``max-problems``), as the reducer and the stream parsers say theirs."""
+    # No duplicates (role rules and unions may report the same spot twice): counted once, kept or not
     unique: dict[tuple[str, str, str], Problem] = {}
-    for p in sorted(found, key=lambda p: (p.pointer, p.rule, p.message)):
-        unique.setdefault((p.pointer, p.rule, p.message), p)
-    out = list(unique.values())
+    beyond: set[tuple[str, str, str]] = set()
+    for path, err in leaf_errors(instance, uri, closed, once):
+        p = _problem(path, err)
+        key = (p.pointer, p.rule, p.message)
+        if key in unique:
+            continue
+        if len(unique) < MAX_PROBLEMS:
+            unique[key] = p
+        else:
+            beyond.add(key)
+    out = [unique[key] for key in sorted(unique)]  # (a deterministic order)
+    more = len(beyond)
     if more:
         out.append(Problem("", "max-problems", f"{more:,} more problems not listed (a reading lists {MAX_PROBLEMS:,})"))
     return out

@@ -324,12 +324,10 @@ class Reducer:
             start = require_count(start, "start", 0, "start is a position in data (an int >= 0)")
         if type(first_line) is not int or first_line < 1:
             first_line = require_count(first_line, "first_line", 1, "first_line is a line number (an int >= 1)")
-        if end is None or end > len(data):
-            if end is not None:
-                require_count(end, "end", 0, "end is a position in data (an int >= 0)")
+        if end is None:
             end = len(data)
-        elif type(end) is not int or end < 0:
-            end = require_count(end, "end", 0, "end is a position in data (an int >= 0)")
+        elif type(end) is not int or end < 0 or end > len(data):
+            end = min(require_count(end, "end", 0, "end is a position in data (an int >= 0)"), len(data))
         st, feed, line = self._st, self._feed_parsed, first_line
         # In runs of about _jsonl.RUN bytes, as reduce_stream feeds them: lines are decoded a run at a time, so a
         # whole file given at once is not held decoded at once too (53 MB of lines took 324 MB more).

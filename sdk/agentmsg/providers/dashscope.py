@@ -423,17 +423,16 @@ def _text_of(content: Any) -> str:
 def _content(b: StreamBuilder, i: int, content: Any) -> list[Any] | None:
     """A message's ``content`` that is no string: a list of parts, whose items that are no object or whose ``text``
     is no string are said (problem ``type``, once) and left out; any other JSON value is said and left out (None)."""
-    if type(content) is not list:
+    if not isinstance(content, list):
         b.problem("type", f"choice {i}'s content is a JSON {json_type(content)}, neither text nor parts: left out")
         return None
-    bad = next((p for p in content if type(p) is not dict or ("text" in p and type(p["text"]) is not str)), None)
+    bad = next((p for p in content if not isinstance(p, dict) or not isinstance(p.get("text", ""), str)), None)
     if bad is None:
         return content
-    what = (
-        f"a JSON {json_type(bad)}" if type(bad) is not dict else f"a part whose text is a JSON {json_type(bad['text'])}"
-    )
+    text = bad.get("text") if isinstance(bad, dict) else None
+    what = f"a part whose text is a JSON {json_type(text)}" if isinstance(bad, dict) else f"a JSON {json_type(bad)}"
     b.problem("type", f"choice {i}'s content holds {what}, not a part of text or media: left out")
-    return [p for p in content if type(p) is dict and ("text" not in p or type(p["text"]) is str)]
+    return [p for p in content if isinstance(p, dict) and isinstance(p.get("text", ""), str)]
 
 
 def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Mapping[str, Any], Any]]:
@@ -444,7 +443,9 @@ def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Map
     if choices is not None and not isinstance(choices, list):
         b.array(choices, "output.choices")  # (said: left out)
     if isinstance(choices, list):
-        for position, ch in enumerate(b.objects(choices, "output.choices")):
+        if len(choices) != 1 or not isinstance(choices[0], dict):  # (the usual chunk: one choice, an object)
+            b.objects(choices, "output.choices")  # (an item that is no object said; each choice keeps its position)
+        for position, ch in enumerate(choices):
             if isinstance(ch, dict):
                 i = ch.get("index", position)
                 if type(i) is not int or not INT_MIN <= i <= INT_MAX:  # (beyond 64 bits: as a stream's float)
@@ -456,7 +457,9 @@ def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Map
                         i,
                     )
                 m = ch.get("message") or ch.get("delta") or {}
-                out.append((i, b.mapping(m, f"choice {i}'s message"), ch.get("finish_reason")))
+                if not isinstance(m, dict):
+                    m = b.mapping(m, f"choice {i}'s message")
+                out.append((i, m, ch.get("finish_reason")))
     elif "text" in output:
         out.append((0, {"content": output.get("text")}, output.get("finish_reason")))
     return out

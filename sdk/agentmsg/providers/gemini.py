@@ -988,7 +988,9 @@ def _candidates(b: StreamBuilder, obj: Mapping[str, Any]) -> list[Any]:
     """A response's candidates that are objects; another JSON value where their list goes, or an item that is no
     object, said (problem ``type``) and left out."""
     cands = obj.get("candidates")
-    if type(cands) is list and ((len(cands) == 1 and type(cands[0]) is dict) or all(type(c) is dict for c in cands)):
+    if type(cands) is list and (
+        (len(cands) == 1 and type(cands[0]) is dict) or all(isinstance(c, dict) for c in cands)
+    ):
         return cands  # (the usual response: one candidate)
     return b.objects(b.array(cands, "the response's candidates"), "the response's candidates")
 
@@ -1001,8 +1003,10 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
     if type(i) is not int or not INT_MIN <= i <= INT_MAX:  # (beyond 64 bits: as a stream's float, said)
         i = b.index(i, 0, "a candidate's index")
     content = cand.get("content")
-    parts = content.get("parts") if type(content) is dict else b.mapping(content, f"candidate {i}'s content").get("")
-    if type(parts) is not list:  # (said: an object or a string where the list of parts goes emptied it unsaid)
+    parts = (
+        content.get("parts") if isinstance(content, dict) else b.mapping(content, f"candidate {i}'s content").get("")
+    )
+    if not isinstance(parts, list):  # (said: an object or a string where the list of parts goes emptied it unsaid)
         parts = b.array(parts, f"candidate {i}'s content.parts")
     # Parts keep their order: a text part after a call, a thought or a signature starts a block of its own,
     # and a part with a signature is never merged with the next (Gemini's rule for sending them back).

@@ -823,12 +823,17 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
         fn = tc.get("function")
         custom = fn is None and type(tc.get("custom")) is dict  # (its later fragments name no type)
         kind = tc.get("type")
+        skipped = f"call/{i}/{key}"  # (a call of a kind with no function: each of its fragments kept in a note)
         if kind is not None and kind != "function" and kind != "custom":  # (a kind of call this reader has no rule for)
             shown = b.shown(kind, 60)
             if fn is None and not custom:  # no function to read: kept in the note, not made a call of no name
-                b.not_kept(f"call/{shown}", f"a tool call of type {shown} is not kept: {b.shown(tc, 500)}", i)
+                b.not_kept(skipped, f"a tool call of type {shown} is not kept: {b.shown(tc, 500)}", i)
                 continue
             b.not_kept(f"call-type/{shown}", f"tool calls of type {shown} are read as function calls", i)
+        elif fn is None and not custom and b.said_not_kept(skipped):  # a later fragment of such a call
+            more = f"{skipped}/{len(b.not_kept_notes)}"
+            b.not_kept(more, f"a fragment of that tool call is not kept: {b.shown(tc, 500)}", i)
+            continue
         if custom:
             # A custom tool's call (GPT-5 custom / grammar tools): custom.name, and custom.input, the tool's
             # free-text input (not JSON), streamed as arguments are: kept as the call's raw text (content)

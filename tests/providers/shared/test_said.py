@@ -160,6 +160,10 @@ def test_a_thinking_block_s_own_text_and_signature_where_provider_data_stands_in
         return
     assert "/1/content/1" in said, (r.body, _said(r))
     assert not _in_body(r, "VISIBLE REASONING") and not _in_body(r, "SIG-OWN")
+    # sent to another provider, the carrier is dropped (said so) and nothing stands in: no "stands in" said
+    other = "openai" if provider != "openai" else "gemini"
+    dropped = get(other).format_request(conversation)
+    assert not [d for d in dropped.diagnostics if "stands in" in d.message], dropped.diagnostics
 
 
 @pytest.mark.parametrize("provider", NAMES)

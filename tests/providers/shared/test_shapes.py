@@ -5,6 +5,7 @@ their content gone without a word, in every provider; each case here is one of t
 
 from __future__ import annotations
 
+import collections
 import copy
 import json
 from collections.abc import Callable
@@ -310,3 +311,82 @@ def test_an_integer_of_more_digits_than_python_reads_costs_a_whole_reply_nothing
     assert msg.text_content == get(provider).parse_response(body.encode()).text_content != ""
     notes = [n["message"] for n in msg.metadata.get("agentmsg_notes", [])]
     assert any(path.split("/")[-1] in note and "no token count" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(
+    ("provider", "fixture"),
+    [
+        ("openai", "openai/chat_completion_text.json"),
+        ("anthropic", "anthropic/message_text.json"),
+        ("gemini", "gemini/generate_content_text.json"),
+        ("dashscope", "dashscope/native_multimodal_response_docs.json"),
+        ("openai-responses", "openai-responses/response_text.json"),
+    ],
+)
+def test_a_parsed_reply_of_dict_subclasses_reads_as_its_dicts(provider: str, fixture: str) -> None:
+    """A caller's parsed body may be made of OrderedDicts (``object_pairs_hook``): the type checks that say a field
+    of another JSON type took them for no object, and emptied the reply while saying "not an object (a JSON
+    object)". They read as the plain dicts do."""
+    text = (FIX / fixture).read_text("utf-8")
+    plain = get(provider).parse_response(json.loads(text))
+    ordered = get(provider).parse_response(json.loads(text, object_pairs_hook=collections.OrderedDict))
+    assert ordered.to_dict()["content"] == plain.to_dict()["content"] != []
+    assert "agentmsg_notes" not in ordered.metadata
+
+
+def test_every_fragment_of_a_streamed_call_of_a_new_kind_is_kept_in_a_note() -> None:
+    """A call of a kind with no ``function`` names its type on its first fragment only: the later fragments (no
+    type) started a call of no name, its payload lost, and a second such call of the reply was lost unsaid (the
+    note was one per type). Each fragment is now a note with its JSON; no call is made."""
+    body = (
+        _sse(
+            {
+                "id": "c",
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {"index": 0, "id": "call_1", "type": "computer", "computer": {"action": "click"}}
+                            ]
+                        },
+                    }
+                ],
+            },
+            {
+                "id": "c",
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "computer": {"x": 10}}]}}],
+            },
+            {
+                "id": "c",
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {"index": 1, "id": "call_2", "type": "computer", "computer": {"action": "SECOND"}}
+                            ]
+                        },
+                    }
+                ],
+            },
+            {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        )
+        + b"data: [DONE]\n\n"
+    )
+    events = list(get("openai").parse_stream(body))
+    notes = _notes(events)
+    assert [n for n in notes if "click" in n or '"x":10' in n or "SECOND" in n] == notes and len(notes) == 3, notes
+    assert not [e for e in events if e["type"].startswith("TOOL_CALL")], events
+
+
+def test_a_choice_that_is_no_object_leaves_the_others_at_their_positions() -> None:
+    """DashScope: ``["junk", {message}]`` read the real choice as choice 0 (counted after the junk was left out): it
+    keeps its position, 1, as it had before the junk was said."""
+    body = {"request_id": "r", "output": {"choices": ["junk", {"message": {"role": "assistant", "content": "hello"}}]}}
+    events = list(get("dashscope").parse_stream(_sse(body)))
+    text = [e for e in events if e["type"] == "TEXT_BLOCK_DELTA"]
+    assert [(e["delta"], e.get("source")) for e in text] == [("hello", "choice/1")], events

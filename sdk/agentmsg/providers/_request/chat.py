@@ -311,9 +311,9 @@ class ChatWalk(Walk):
                 if b.unknown_keys or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (PROVIDER_BLOCK in meta or CITATIONS in meta):  # provider data kept in its place
-                    if b.thinking or "signature" in meta:
-                        F.stand_in_said(ctx, b, (i, j), "its provider data")
-                    self.carrier(meta, i, j, None, other)  # (no chat provider's reply carries such data: said)
+                    self.carrier(
+                        meta, i, j, None, other
+                    )  # (dropped, text and all: said by it)  # (no chat provider's reply carries such data: said)
                     continue
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in ctx.families and not other and not self.demote:

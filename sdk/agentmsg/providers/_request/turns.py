@@ -309,9 +309,9 @@ class TurnWalk(Walk):
                 if b.unknown_keys is not None or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
-                    if b.thinking or "signature" in meta:
-                        F.stand_in_said(ctx, b, (i, j), "its provider data")
                     part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
+                    if (b.thinking or "signature" in meta) and part is not None:  # (dropped: said so, text and all)
+                        F.stand_in_said(ctx, b, (i, j), "its provider data")
                     if part is not None:
                         rest.append(part)
                     continue

@@ -1364,7 +1364,7 @@ class StreamBuilder:
         """A payload field that is a JSON array: ``value``; absent (None): an empty one; any other JSON value is said
         (problem ``type``) and left out, the rest of the payload kept (an object where a list of them goes: its
         content was emptied unsaid)."""
-        if type(value) is list:
+        if isinstance(value, list):  # (a caller's parsed body may be made of subclasses: an OrderedDict's)
             return value
         if value is not None:
             self.problem("type", f"{what} is not an array (a JSON {json_type(value)}): left out")
@@ -1373,7 +1373,7 @@ class StreamBuilder:
     def mapping(self, value: Any, what: str) -> dict[str, Any]:
         """A payload field that is a JSON object: ``value``; absent (None): an empty one; any other JSON value is
         said (problem ``type``) and left out, the rest of the payload kept."""
-        if type(value) is dict:
+        if isinstance(value, dict):
             return value
         if value is not None:
             self.problem("type", f"{what} is not an object (a JSON {json_type(value)}): left out")
@@ -1382,11 +1382,11 @@ class StreamBuilder:
     def objects(self, values: list[Any], what: str) -> list[dict[str, Any]]:
         """The objects of a payload's array ``values`` (choices, parts, content blocks); an item of another JSON type
         is said (problem ``type``, once for the array) and left out, the others read."""
-        if all(type(v) is dict for v in values):
+        if all(isinstance(v, dict) for v in values):
             return values
-        bad = next(v for v in values if type(v) is not dict)
+        bad = next(v for v in values if not isinstance(v, dict))
         self.problem("type", f"an item of {what} is not an object (a JSON {json_type(bad)}): left out")
-        return [v for v in values if type(v) is dict]
+        return [v for v in values if isinstance(v, dict)]
 
     def late(self, what: str, keep: bool, *, joined: bool = False) -> bool:
         """A fragment (``what``: its kind and place) for a block or item that ended or never started: said (problem
@@ -1457,6 +1457,10 @@ class StreamBuilder:
         note = Problem("", "not-kept", message)  # (its message bounded: the event says the same)
         self.not_kept_notes.append(note)
         self._say(choice, NOT_KEPT_EVENT, {"rule": "not-kept", "message": note.message})
+
+    def said_not_kept(self, key: str) -> bool:
+        """Whether :meth:`not_kept` has said ``key`` in this reply."""
+        return key in self._not_kept_keys
 
     def problem(self, rule: str, message: str, *, foreign: bool = False) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped. A problem the
