@@ -338,42 +338,17 @@ def test_every_fragment_of_a_streamed_call_of_a_new_kind_is_kept_in_a_note() -> 
     """A call of a kind with no ``function`` names its type on its first fragment only: the later fragments (no
     type) started a call of no name, its payload lost, and a second such call of the reply was lost unsaid (the
     note was one per type). Each fragment is now a note with its JSON; no call is made."""
+
+    def calls(*fragments: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": {"tool_calls": list(fragments)} if fragments else {}, "finish_reason": finish}
+        return {"id": "c", "model": "m", "choices": [choice]}
+
     body = (
         _sse(
-            {
-                "id": "c",
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "delta": {
-                            "tool_calls": [
-                                {"index": 0, "id": "call_1", "type": "computer", "computer": {"action": "click"}}
-                            ]
-                        },
-                    }
-                ],
-            },
-            {
-                "id": "c",
-                "model": "m",
-                "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "computer": {"x": 10}}]}}],
-            },
-            {
-                "id": "c",
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "delta": {
-                            "tool_calls": [
-                                {"index": 1, "id": "call_2", "type": "computer", "computer": {"action": "SECOND"}}
-                            ]
-                        },
-                    }
-                ],
-            },
-            {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            calls({"index": 0, "id": "call_1", "type": "computer", "computer": {"action": "click"}}),
+            calls({"index": 0, "computer": {"x": 10}}),
+            calls({"index": 1, "id": "call_2", "type": "computer", "computer": {"action": "SECOND"}}),
+            calls(finish="stop"),
         )
         + b"data: [DONE]\n\n"
     )
