@@ -311,9 +311,8 @@ class ChatWalk(Walk):
                 if b.unknown_keys or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (PROVIDER_BLOCK in meta or CITATIONS in meta):  # provider data kept in its place
-                    self.carrier(
-                        meta, i, j, None, other
-                    )  # (dropped, text and all: said by it)  # (no chat provider's reply carries such data: said)
+                    # (no chat provider's reply carries such data: dropped, its text and all, and said by carrier)
+                    self.carrier(meta, i, j, None, other)
                     continue
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in ctx.families and not other and not self.demote:

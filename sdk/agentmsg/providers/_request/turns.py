@@ -310,9 +310,9 @@ class TurnWalk(Walk):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
                     part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
-                    if (b.thinking or "signature" in meta) and part is not None:  # (dropped: said so, text and all)
-                        F.stand_in_said(ctx, b, (i, j), "its provider data")
-                    if part is not None:
+                    if part is not None:  # (none: dropped, its text and all, and said by carrier)
+                        if b.thinking or "signature" in meta:
+                            F.stand_in_said(ctx, b, (i, j), "its provider data")
                         rest.append(part)
                     continue
                 if other:
