@@ -792,12 +792,12 @@ class SSEDecoder:
         # the chunk's line ends, remembered (_Ends) once it has been searched a few times: a piece of a few lines
         # reads them with plain searches (each _Ends search costs twice one), a chunk of many lines each once
         ends: _Ends | None = None
-        searches = 0
+        searches = 0  # (a turn of the loop makes one line-end search at most)
         mixed = pos  # (where the data lines of the event are known to come with other lines between, up to)
         while pos < n:
+            if ends is None and (searches := searches + 1) > _PLAIN_SEARCHES:
+                ends = _Ends(chunk)
             if self._line or self._skip:  # a line a chunk before began: its end first
-                if ends is None and (searches := searches + 1) > _PLAIN_SEARCHES:
-                    ends = _Ends(chunk)
                 end = _line_end(chunk, pos, ends)
                 self._carry_on(chunk, pos, end, out)
                 pos = end
@@ -808,8 +808,6 @@ class SSEDecoder:
                     break
                 if not chunk.startswith(b"id", pos):
                     # a line that may start an event: read alone (it may leave nothing pending: skip on after it)
-                    if ends is None and (searches := searches + 1) > _PLAIN_SEARCHES:
-                        ends = _Ends(chunk)
                     end = _line_end(chunk, pos, ends)
                     self._read_lines(chunk[pos:end], out)
                     pos = end
@@ -817,8 +815,6 @@ class SSEDecoder:
                 # an id line leaves nothing pending: it and the lines after it up to the blank line or the next data
                 # line are read at once, as inside an event (a million id lines were read one call each: 4 s)
             if blank <= pos and blank != -1:  # (not looked for, or passed: from here on)
-                if ends is None and (searches := searches + 1) > _PLAIN_SEARCHES:
-                    ends = _Ends(chunk)
                 blank = _blank_end(chunk, pos, ends)
             end = n if blank < 0 else blank
             if end - pos >= _RUN_MIN and not self._own_value and (runs := data_run(self.max_line_bytes)) is not None:

@@ -416,8 +416,7 @@ class _AnthropicWalk(TurnWalk):
                     f"/{i}/content/{j}", "thinking-dropped", "redacted thinking without redactedData cannot be replayed"
                 )
                 return None
-            if block.thinking or "signature" in meta:
-                F.stand_in_said(ctx, block, (i, j), "its redactedData")
+            F.stand_in_said(ctx, block, (i, j), "its redactedData")
             part = {"type": "redacted_thinking", "data": data}
         else:
             signature = meta.get("signature")

@@ -558,7 +558,7 @@ class _Walk(ChatWalk):
                 if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):
-                    if (b.thinking or "signature" in meta) and not other and meta.get("provider") in self.ctx.families:
+                    if not other and meta.get("provider") in self.ctx.families:
                         F.stand_in_said(self.ctx, b, (i, j), "its provider data")  # (sent; dropped is said by carrier)
                     flush()  # (a message item's carrier follows its text: it goes back on that item)
                     self.carrier(meta, i, j, items[-1] if items else None, other)

@@ -1073,7 +1073,7 @@ def message_item(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def stand_in_said(ctx: Context, block: Any, pointer: str | tuple[int, int], what: str) -> None:
     """Say that a thinking block's own text and signature are not sent where ``what`` (its provider data: a carried
     block, redacted data) stands in for the block: the readers make such blocks of no text and no signature, so only
-    a block a caller gave them has any to lose (``thinking-dropped``)."""
+    a block a caller gave them has any to lose (``thinking-dropped``); one of neither is said nothing."""
     signature = block.metadata.get("signature") if block.metadata else None
     lost = [f"text ({len(block.thinking)} characters)"] if block.thinking else []
     if isinstance(signature, str) and signature:

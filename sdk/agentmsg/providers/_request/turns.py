@@ -311,8 +311,7 @@ class TurnWalk(Walk):
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
                     part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
                     if part is not None:  # (none: dropped, its text and all, and said by carrier)
-                        if b.thinking or "signature" in meta:
-                            F.stand_in_said(ctx, b, (i, j), "its provider data")
+                        F.stand_in_said(ctx, b, (i, j), "its provider data")
                         rest.append(part)
                     continue
                 if other:
