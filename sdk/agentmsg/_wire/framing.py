@@ -284,7 +284,7 @@ class Framer:
     :attr:`unclosed`. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
     Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_format", "_head", "_lines", "_mode", "_scanned", "_values", "notes")
+    __slots__ = ("_count", "_decoder", "_first", "_format", "_head", "_lines", "_mode", "_scanned", "_values", "notes")
 
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
@@ -296,6 +296,9 @@ class Framer:
         self._values: ValueSplitter | None = None  # made when the body is JSON values
         self._head: bytearray | None = bytearray()  # the body's start while it may be an HTTP head (None: past it)
         self._scanned = 0  # bytes of the held head with no blank line in them
+        #: the payloads of a body of JSON lines or values (counted up to 2) and the first of them (see :attr:`lone`)
+        self._count = 0
+        self._first: SSEEvent | None = None
         #: What was left out that is not the reply's: the status lines of a captured response (``curl -i``),
         #: for the parser to say (:meth:`BaseStreamParser.feed`).
         self.notes: list[str] = []
@@ -304,6 +307,14 @@ class Framer:
     def unclosed(self) -> bool:
         """Whether the body, a JSON array of payloads, ended without its ``]`` (a cut stream; set by :meth:`close`)."""
         return self._values is not None and self._values.unclosed
+
+    @property
+    def lone(self) -> SSEEvent | None:
+        """The body's one payload when it held no other and was neither SSE nor a JSON array: a JSON object given
+        whole (a whole response: a server that ignored ``stream: true``, a saved response), else None."""
+        if self._count != 1 or (self._values is not None and self._values.arrayed):
+            return None
+        return self._first
 
     @property
     def decided(self) -> bool:
@@ -432,6 +443,7 @@ class Framer:
     def _value_payloads(self, items: list[tuple[bytes, bool] | None], trailing: bool) -> list[SSEEvent]:
         # text between values that is no value is read, and reported, as a payload that is not JSON
         out = [_dropped("value") if item is None else _payload(item[0], "value") for item in items]
+        self._counted(out)
         return _trailing(out) if trailing else out
 
     def _payloads(self, runs: list[Run | None], trailing: bool) -> list[SSEEvent]:
@@ -442,7 +454,15 @@ class Framer:
                 continue
             data, start, end = run
             out.extend(_payload(line, "line") for line in data[start:end].split(b"\n") if line.strip(_BLANK))
+        self._counted(out)
         return _trailing(out) if trailing else out
+
+    def _counted(self, out: list[SSEEvent]) -> None:
+        """The payloads of a body of JSON lines or values, counted up to two, and the first kept (:attr:`lone`)."""
+        if out and self._count < 2:
+            if not self._count:
+                self._first = out[0]
+            self._count += len(out)
 
 
 def without_http_heads(data: bytes) -> tuple[bytes, list[str]]:

@@ -33,7 +33,7 @@ class ValueSplitter:
     input ended inside it. An item is ``(bytes, True)`` for a value, ``(bytes, False)`` for text between
     values that is no value, or ``None`` for a value or text over ``max_bytes``."""
 
-    __slots__ = ("_array", "_buf", "_depth", "_escape", "_junk", "_over", "_string", "max_bytes", "unclosed")
+    __slots__ = ("_array", "_buf", "_depth", "_escape", "_junk", "_over", "_string", "arrayed", "max_bytes", "unclosed")
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -46,6 +46,8 @@ class ValueSplitter:
         self._over = False  # the current value went over max_bytes: its bytes are dropped
         #: set by :meth:`close`: the input ended inside the top-level array (no ``]``: a cut stream)
         self.unclosed = False
+        #: whether the values came inside a top-level array (a list of payloads, not values one after another)
+        self.arrayed = False
 
     def feed(self, chunk: bytes) -> list[tuple[bytes, bool] | None]:
         out: list[tuple[bytes, bool] | None] = []
@@ -69,7 +71,7 @@ class ValueSplitter:
                 i = start = j
                 if c in _OPEN:
                     if c == _LBRACKET and not self._array:
-                        self._array = True  # the container of the values
+                        self._array = self.arrayed = True  # the container of the values
                         i += 1
                     else:
                         self._depth = 1

@@ -1228,6 +1228,9 @@ class Reader(PayloadReader):
         for slot in list(self._cites):
             self._end_text(slot)
 
+    def whole(self, obj: dict[str, Any]) -> bool:
+        return obj.get("type") == "message"  # (a stream's payloads are events: message_start, ...)
+
     def end(self) -> None:
         self._flush()
         if not self._started and self._foreign:

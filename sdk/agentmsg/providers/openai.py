@@ -1100,6 +1100,13 @@ class Reader(PayloadReader):
         # servers send none) is whole, as one that ends with [DONE] is (MODEL_STOP, or TOOL_CALLS with calls)
         b.close(ended=True)
 
+    def whole(self, obj: dict[str, Any]) -> bool:
+        # a ChatCompletion, not a chunk: no chat.completion.chunk object, no choice with a delta
+        choices = obj.get("choices")
+        if obj.get("object") == "chat.completion.chunk" or type(choices) is not list:
+            return False
+        return not any(type(c) is dict and "delta" in c for c in choices)
+
     def end(self) -> None:
         self.say_foreign("no Chat Completions chunk shape (no choices, usage or error)")
 

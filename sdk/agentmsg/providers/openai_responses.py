@@ -1327,6 +1327,9 @@ class Reader(PayloadReader):
             f"{kind[9:60]} for output_index {obj['output_index']} after its response.output_item.done", keep
         )
 
+    def whole(self, obj: dict[str, Any]) -> bool:
+        return "type" not in obj and isinstance(obj.get("output"), list)  # (a stream's payloads are typed events)
+
     def end(self) -> None:
         self._flush()
         self._end_open_reasoning()

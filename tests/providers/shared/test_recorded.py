@@ -207,3 +207,60 @@ def test_stream_parser_reads_a_whole_response(path: Path) -> None:
     assert comparable(streamed, minted_ids=True) == comparable(whole, minted_ids=True)
     bytewise = reduce_checked(list(mod.parse_stream([body[k : k + 1] for k in range(len(body))])))
     assert comparable(bytewise, minted_ids=True) == comparable(whole, minted_ids=True)
+
+
+_FINISH_KEYS = ("finish_reason", "stop_reason", "finishReason")
+
+
+def _without_finish(value: Any, how: str) -> Any:
+    """``value`` with every finish reason of its choices or candidates null (``how``: "null") or gone."""
+    if isinstance(value, dict):
+        out = {k: _without_finish(v, how) for k, v in value.items() if not (how == "gone" and k in _FINISH_KEYS)}
+        if how == "null":
+            out.update((k, None) for k in _FINISH_KEYS if k in value)
+        return out
+    if isinstance(value, list):
+        return [_without_finish(v, how) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("how", ["null", "gone"])
+@pytest.mark.parametrize("path", RESPONSES, ids=ids(RESPONSES))
+def test_a_whole_response_without_a_finish_reason_is_whole_streamed_too(path: Path, how: str) -> None:
+    """A whole response whose choices give no finish reason (some compatible servers send none) is whole for
+    ``parse_response``, no reason invented; given to the stream parser (compact or pretty-printed, whole or byte by
+    byte) it is the same message, not a stream cut before its end (it was INTERRUPTED for OpenAI's family, Gemini
+    and DashScope)."""
+    mod = parser_for(path)
+    obj = _without_finish(orjson.loads(path.read_bytes()), how)
+    whole = mod.parse_response(orjson.dumps(obj))
+    assert "agentmsg_stop_reason" not in whole.metadata
+    for body in (orjson.dumps(obj), orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"):
+        streamed = reduce_checked(list(mod.parse_stream(body)))
+        assert comparable(streamed, minted_ids=True) == comparable(whole, minted_ids=True)
+        bytewise = reduce_checked(list(mod.parse_stream([body[k : k + 1] for k in range(len(body))])))
+        assert comparable(bytewise, minted_ids=True) == comparable(whole, minted_ids=True)
+
+
+_CUT_ALONE = {
+    # a stream's one chunk, alone on its line (a stream cut after it, saved as JSON lines): still a cut stream
+    "openai": b'{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"}}]}\n',
+    "openai-untyped": b'{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}',
+    "anthropic": b'{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","model":"m",'
+    b'"content":[],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n',
+    # Gemini's stream without alt=sse is a JSON array of responses: one without its finishReason is cut
+    "gemini": b'[{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"index":0}]}]',
+    # two responses one after another: a stream, not a whole response
+    "dashscope": b'{"output":{"choices":[{"message":{"role":"assistant","content":"h"}}]}}\n'
+    b'{"output":{"choices":[{"message":{"role":"assistant","content":"hi"}}]}}\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CUT_ALONE))
+def test_a_streams_payloads_without_their_end_are_still_cut(case: str) -> None:
+    """What only a whole response is read as whole: a stream's one chunk alone, a JSON array of one response, two
+    responses one after another still end INTERRUPTED without their finish reason (incomplete_stream)."""
+    provider = case.partition("-")[0]
+    mod = importlib.import_module(f"agentmsg.providers.{provider}")
+    (msg,) = reduce_events(mod.parse_stream(_CUT_ALONE[case]))
+    assert msg.metadata.get("agentmsg_stop_reason") == "incomplete_stream", msg.metadata

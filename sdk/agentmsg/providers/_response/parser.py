@@ -500,10 +500,24 @@ class StreamParser:
             self._last_payload()
             self._say_unclosed()
             self.reader.end()
-            b.close()
+            b.close(ended=self._whole())
         if self._framer.notes:  # (a body of nothing but an HTTP head and the end signal)
             self._say_notes()
         return b.drain()
+
+    def _whole(self) -> bool:
+        """Whether the body was a whole response, which ends its reply as ``parse_response`` ends it (a choice
+        without a finish reason is whole: no reason invented, nothing said): one JSON object, neither SSE nor in
+        an array (a server that ignored ``stream: true``, a saved response read with ``--stream``), of a shape the
+        reader takes for a whole response (:meth:`PayloadReader.whole`), not a stream's one chunk."""
+        lone = self._framer.lone
+        if lone is None or (lone.problem is not None and lone.problem is not TRAILING):
+            return False
+        try:
+            obj = decode_body(lone.data)
+        except ValidationError:
+            return False
+        return type(obj) is dict and self.reader.whole(obj)
 
     def _last_payload(self) -> None:
         """The body ended (its end or a failed transport) with the reply open: read the payload the framer still

@@ -140,6 +140,12 @@ class PayloadReader(ABC):
         """One decoded stream payload (a JSON object) and its SSE event name (``""`` when none). A KeyError,
         TypeError, AttributeError or ValueError raised here skips the payload, said as problem ``type``."""
 
+    def whole(self, obj: dict[str, Any]) -> bool:
+        """Whether ``obj``, a body's only payload (a JSON object, neither SSE nor in an array), is a whole response,
+        which a stream parser then ends as :meth:`reply` does: yes, unless the provider's stream chunks have a
+        shape of their own that ``obj`` has (a reader that can tell says so)."""
+        return True
+
     def end(self) -> None:
         """No payload comes after the last one (the body or the transport ended, or the provider's error):
         emit what is held, and say what was skipped (:meth:`say_foreign`)."""
