@@ -875,8 +875,8 @@ class Reader(PayloadReader):
                 if isinstance(content, list):  # (part lists only: no cost for the text of a string content)
                     _part_extras(b, i, content)
                     self._media(i, content)
-            if isinstance(calls, list):
-                self._tool_calls(i, calls, whole)
+            if calls is not None:  # (another JSON value is said: a list's calls were read, one's were emptied)
+                self._tool_calls(i, b.array(calls, f"choice {i}'s tool_calls"), whole)
             if self.held is not None and self.held[0][0] == i and reason and reason != "null":
                 # the choice's text held to tell the mode was received before its finish reason: emitted before it
                 # (as cumulative, the API's default, as end() would), not after it (a fragment after is said: late)
@@ -925,10 +925,20 @@ class Reader(PayloadReader):
 
     def _tool_calls(self, i: int, calls: list[Any], whole: bool) -> None:
         b = self.b
-        for position, tc in enumerate(calls):
+        for position, tc in enumerate(calls):  # (each call keyed by its place among all: none left out renumbers)
             if not isinstance(tc, dict):
+                b.problem(
+                    "type", f"an item of choice {i}'s tool_calls is not an object (a JSON {json_type(tc)}): left out"
+                )
                 continue
-            fn = as_object(tc.get("function"))
+            kind = tc.get("type")
+            if kind is not None and kind != "function" and kind != "":  # (a kind of call this reader has no rule for)
+                shown = b.shown(kind, 60)
+                if "function" not in tc:  # no function to read: kept in the note, not made a call of no name
+                    b.not_kept(f"call/{shown}", f"a tool call of type {shown} is not kept: {b.shown(tc, 500)}", i)
+                    continue
+                b.not_kept(f"call-type/{shown}", f"tool calls of type {shown} are read as function calls", i)
+            fn = b.mapping(tc.get("function"), "a tool call's function")
             call_id = tc.get("id") if isinstance(tc.get("id"), str) else ""
             index = b.call_index(tc.get("index"))  # (beyond 64 bits, a boolean: none, said)
             if index is not None:

@@ -1063,6 +1063,9 @@ _QUIET = frozenset(
 )
 
 
+#: The type of a reasoning item's part, by the list it is in (:meth:`Reader._reasoning_done`)
+_PART_TYPES: Final = {"summary": "summary_text", "content": "reasoning_text"}
+
 #: The part openings that open an empty block for a reasoning item's part (:meth:`Reader._part_added`)
 _PARTS_ADDED: Final = frozenset({"response.reasoning_summary_part.added", "response.content_part.added"})
 
@@ -1750,6 +1753,15 @@ class Reader(PayloadReader):
                 if not isinstance(part, dict):
                     b.problem("type", f"a part of a reasoning item's {key} is a JSON {json_type(part)}: left out")
                     continue
+                part_kind = part.get("type")
+                if part_kind is not None and part_kind != _PART_TYPES[key]:  # (a kind of part with no rule here)
+                    shown, usual = b.shown(part_kind, 60), _PART_TYPES[key]
+                    if not isinstance(part.get("text"), str):  # no text to read: kept in the note, no block made
+                        b.not_kept(
+                            f"part/{shown}", f"a reasoning {key} part of type {shown} is not kept: {b.shown(part, 500)}"
+                        )
+                        continue
+                    b.not_kept(f"part-type/{shown}", f"reasoning {key} parts of type {shown} are read as {usual} parts")
                 slot = f"r{index}/{tag}{k}"
                 if streamed:  # (its deltas gave the texts; an empty part no event opened is kept, after them)
                     if part.get("text") or slot in st.slots:
