@@ -709,7 +709,7 @@ def _call_not_kept(b: StreamBuilder, block: Mapping[str, Any]) -> None:
         )
     toolset = block.get("toolset_name")
     if toolset:
-        b.not_kept("toolset_name", f"a tool call's toolset ({str(toolset)[:80]!r}) is not kept")
+        b.not_kept("toolset_name", f"a tool call's toolset ({b.named(toolset, 80)}) is not kept")
 
 
 def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
@@ -833,7 +833,7 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         )
         return
     else:
-        b.problem("enum", f"content block type {kind!r} is not supported: skipped")
+        b.problem("enum", f"content block type {b.named(kind)} is not supported: skipped")
         return
     if whole:
         b.end_block(slot)
@@ -1038,7 +1038,7 @@ class Reader(PayloadReader):
                 else:
                     b.problem("type", f"a citations_delta whose citation is a JSON {json_type(citation)}: left out")
             else:  # (said once: the builder says each problem once, and holds no more than MAX_PROBLEMS)
-                b.problem("enum", f"content block delta type {dkind!r} is not supported: skipped")
+                b.problem("enum", f"content block delta type {b.named(dkind)} is not supported: skipped")
         elif kind == "content_block_start":
             block = obj["content_block"]
             slot = self._slot(obj.get("index"))
@@ -1136,7 +1136,7 @@ class Reader(PayloadReader):
         else:
             self.b.problem(
                 "order",
-                f"a content_block_start ({str(kind)[:40]!r}) for block {slot[1:]}, whose"
+                f"a content_block_start ({self.b.named(kind, 40)}) for block {slot[1:]}, whose"
                 f" {str(self._kinds.get(slot))[:40]!r} block has not stopped: that block ends there, the new one"
                 " is kept after it",
             )
@@ -1196,7 +1196,7 @@ class Reader(PayloadReader):
             elif piece is not None:
                 self.b.problem("type", f"an input_json_delta whose partial_json is a JSON {json_type(piece)}: skipped")
         else:  # (said once, by the builder)
-            self.b.problem("enum", f"content block delta type {dkind!r} for a server tool's block: skipped")
+            self.b.problem("enum", f"content block delta type {self.b.named(dkind)} for a server tool's block: skipped")
 
     def _end_server(self, slot: str, cut: bool = False) -> None:
         """A server tool's block is whole (its content_block_stop; ``cut``: the stream ended before it): kept in its

@@ -578,7 +578,7 @@ def _parts(b: StreamBuilder, i: int, parts: list[Any]) -> None:
         else:
             b.not_kept(
                 f"part/{str(kind)[:40]}/{i}",
-                f"content parts of type {str(kind)[:40]!r} are not kept (the message has no place for them)",
+                f"content parts of type {b.named(kind, 40)} are not kept (the message has no place for them)",
                 i,
             )
 

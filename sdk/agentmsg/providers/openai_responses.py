@@ -1690,7 +1690,7 @@ class Reader(PayloadReader):
                         b.not_kept("logprobs", _LOGPROBS)
                     part_kind = part.get("type")
                     if part_kind not in ("output_text", "refusal"):  # (the SDK's two; another is said, not dropped)
-                        shown = str(part_kind)[:60]
+                        shown = part_kind[:60] if isinstance(part_kind, str) else b.shown(part_kind, 60)
                         b.not_kept(
                             f"part/{shown}",
                             f"{shown} parts of a message are not kept (the message has no place for them)",
@@ -1788,7 +1788,7 @@ class Reader(PayloadReader):
             b.end_block(slot, metadata=_reasoning_meta(st.id, slot, st.empty))
 
     def _other(self, kind: Any) -> None:
-        shown = str(kind)[:80]
+        shown = kind[:80] if isinstance(kind, str) else self.b.shown(kind, 80)
         self.b.not_kept(
             f"item/{shown}", f"{shown} output items ({_TOOL_ITEMS}) are not kept (the message has no place for them)"
         )
@@ -1827,7 +1827,7 @@ class Reader(PayloadReader):
         elif status == "completed":
             b.finish(0, "completed", normal=True)
         elif status is not None:
-            b.problem("enum", f"a response of status {str(status)[:40]!r} is not finished: read as it is")
+            b.problem("enum", f"a response of status {b.named(status, 40)} is not finished: read as it is")
         b.close(ended=True)
 
 

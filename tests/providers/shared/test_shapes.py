@@ -413,3 +413,66 @@ def test_a_choice_that_is_no_object_leaves_the_others_at_their_positions() -> No
     events = list(get("dashscope").parse_stream(_sse(body)))
     text = [e for e in events if e["type"] == "TEXT_BLOCK_DELTA"]
     assert [(e["delta"], e.get("source")) for e in text] == [("hello", "choice/1")], events
+
+
+#: a reply of each provider whose kinds (a type, a role, a status, a finish reason) are each made another JSON value
+KINDS: list[tuple[str, str]] = [
+    ("openai", "openai/chat_completion_custom_tool_call.json"),
+    ("openai", "openai/stream_parallel_tool_calls.sse"),
+    ("anthropic", "anthropic/message_code_execution.json"),
+    ("anthropic", "anthropic/stream_code_execution_cache_usage.sse"),
+    ("gemini", "gemini/generate_content_server_tool_calls.json"),
+    ("gemini", "gemini/stream_code_execution.sse"),
+    ("dashscope", "dashscope/native_multimodal_response_docs.json"),
+    ("dashscope", "dashscope/native_multimodal_stream_thinking_docs.sse"),
+    ("openai-responses", "openai-responses/response_reasoning_summary_encrypted.json"),
+    ("openai-responses", "openai-responses/stream_reasoning_commentary_function_call.sse"),
+]
+_KIND_KEYS = frozenset({"type", "role", "object", "status", "finish_reason", "stop_reason", "finishReason"})
+#: Python's words for a JSON value: what a note must not say of what the provider sent (None for null, True for
+#: true, {'a': [1]} for {"a":[1]})
+_PYTHON_WORDS = ("None", "True", "False", "{'", "['")
+
+
+def _kind_paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        own = [(*path, k) for k in value if k in _KIND_KEYS]
+        return own + [p for k, v in value.items() for p in _kind_paths(v, (*path, k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _kind_paths(v, (*path, i))]
+    return []
+
+
+def _with(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    out = copy.deepcopy(value)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = new
+    return out
+
+
+@pytest.mark.parametrize(("provider", "fixture"), KINDS, ids=[c[1] for c in KINDS])
+def test_a_kind_of_another_json_type_is_said_in_json_not_in_pythons_words(provider: str, fixture: str) -> None:
+    """A type, role, status or finish reason that is null, true or an object is named in JSON in what the reply says
+    of it (``content block type null``, not ``None``; ``{"a":[1]}``, not ``{'a': [1]}``): the words of the note are
+    the provider's, not the reader's language's."""
+    text = (FIX / fixture).read_bytes()
+    bodies: list[bytes] = []
+    if fixture.endswith(".json"):
+        obj = json.loads(text)
+        bodies = [json.dumps(_with(obj, p, v)).encode() for p in _kind_paths(obj) for v in (None, True, {"a": [1]})]
+    else:
+        lines = text.split(b"\n")
+        for n, line in enumerate(lines):
+            if line.startswith(b"data:") and line[5:].strip()[:1] == b"{":
+                obj = json.loads(line[5:])
+                for p in _kind_paths(obj):
+                    for v in (None, True, {"a": [1]}):
+                        changed = b"data: " + json.dumps(_with(obj, p, v)).encode()
+                        bodies.append(b"\n".join([*lines[:n], changed, *lines[n + 1 :]]))
+    assert len(bodies) >= 6
+    for body in bodies:
+        events = list(get(provider).parse_stream(body))
+        said = [note for note in _notes(events) if any(word in note for word in _PYTHON_WORDS)]
+        assert not said, (body[:300], said)

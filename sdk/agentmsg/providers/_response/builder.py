@@ -1302,6 +1302,12 @@ class StreamBuilder:
             # cannot hold them), never the payload lost for them
             return json_text_of(value)
 
+    def named(self, value: Any, limit: int = 60) -> str:
+        """A payload's kind (a type, a status) in a note or problem: a string as Python quotes it (``'x'``), cut after
+        ``limit`` characters; any other JSON value as JSON text (``null``, ``true``, ``{"a":1}``): never Python's
+        words (``None``, ``True``, ``{'a': 1}``) for what the provider sent."""
+        return repr(value[:limit]) if isinstance(value, str) else self.shown(value, limit)
+
     def shown(self, value: Any, limit: int | None = 200) -> str:
         """``value`` as JSON text in a note (or an error's message), cut after ``limit`` characters (``...`` says
         the cut). One nested deeper than orjson writes (a payload's depth is what orjson reads) is named by its
