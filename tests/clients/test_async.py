@@ -1944,17 +1944,23 @@ def test_aclose_from_another_task_as_the_cancelled_loop_closes_its_response(serv
     asyncio.run(main())
 
 
-def test_a_download_of_the_media_policy_leaves_the_event_loop_free() -> None:
-    """``call`` with a media policy that downloads formats in a worker thread (``aformat``): the download's server
-    sends the file only once another task of the loop has run (it released it). Formatted on the loop, the call
-    held it for the whole download, the task never ran, and the download failed at its timeout."""
+@pytest.mark.parametrize("mode", ["call", "stream", "stream-iterated", "aformat"])
+def test_a_download_of_the_media_policy_leaves_the_event_loop_free(mode: str) -> None:
+    """``call`` and ``stream`` with a media policy that downloads format in a worker thread (``aformat``; a stream as
+    it starts, with ``async with`` or at its first event): the download's server sends the file only once another
+    task of the loop has run (it released it). Formatted on the loop, the call held it for the whole download, the
+    task never ran, and the download failed at its timeout; ``stream`` formatted on the loop as it was called. Its
+    request is not known before it starts."""
     import http.server
 
     from agentmsg import DataBlock, URLSource
+    from agentmsg.errors import AgentmsgError
     from agentmsg.providers import MediaPolicy
 
     asked, released = threading.Event(), threading.Event()
     reply = (FIX / "openai" / "chat_completion_text.json").read_bytes()
+    streamed = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    sent: list[bytes] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -1973,8 +1979,12 @@ def test_a_download_of_the_media_policy_leaves_the_event_loop_free() -> None:
             self._send(200 if ok else 503, "application/pdf", b"%PDF-1.4 tiny")
 
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["content-length"]))
-            self._send(200, "application/json", reply)
+            body = self.rfile.read(int(self.headers["content-length"]))
+            sent.append(body)
+            if b'"stream":true' in body:
+                self._send(200, "text/event-stream", streamed)
+            else:
+                self._send(200, "application/json", reply)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -1982,18 +1992,31 @@ def test_a_download_of_the_media_policy_leaves_the_event_loop_free() -> None:
     policy = MediaPolicy(allow_download=True, allow_private=True, timeout=5)
     messages = [UserMessage([DataBlock(source=URLSource(url=f"{url}/doc.pdf", mime_type="application/pdf"))])]
 
-    async def main() -> agentmsg.Msg:
+    async def main() -> agentmsg.Msg | None:
         async def release() -> None:
             while not asked.is_set():
                 await asyncio.sleep(0.005)
             released.set()
 
         releasing = asyncio.create_task(release())
+        msg: agentmsg.Msg | None = None
         async with AsyncClient("openai", base_url=f"{url}/v1", api_key="k", format_options={"media": policy}) as c:
-            msg = await c.call(messages)
-            request = await c.aformat(messages, stream=True)  # (the same, for a stream: send_stream)
+            if mode == "call":
+                msg = await c.call(messages)
+            elif mode == "aformat":  # (the same, for a stream: send_stream)
+                sent.append((await c.aformat(messages, stream=True)).body_bytes())
+            else:
+                stream = c.stream(messages)
+                assert not asked.is_set()  # nothing downloaded yet: formatted as the stream starts
+                with pytest.raises(AgentmsgError, match="formatted as the stream starts"):
+                    stream.diagnostics  # noqa: B018 (a property that raises)
+                if mode == "stream":
+                    async with stream:
+                        assert stream.request.diagnostics == stream.diagnostics
+                        msg = await stream.until_done()
+                else:
+                    msg = await stream.until_done()
         await releasing
-        assert b"JVBERi0xLjQgdGlueQ" in request.body_bytes()  # the file's base64
         return msg
 
     try:
@@ -2001,4 +2024,34 @@ def test_a_download_of_the_media_policy_leaves_the_event_loop_free() -> None:
     finally:
         server.shutdown()
         server.server_close()
-    assert released.is_set() and msg.text_content
+    assert released.is_set()
+    assert sent and b"JVBERi0xLjQgdGlueQ" in sent[-1]  # the file's base64, in the request
+    if mode != "aformat":
+        assert msg is not None and msg.text_content and msg.generate_reason != "INTERRUPTED"
+
+
+def test_a_stream_whose_request_does_not_format_raises_as_it_starts() -> None:
+    """A stream formatted as it starts (a media policy that reads files) raises a formatting error there, sends
+    nothing, and ends: leaving it then is quiet, and its request stays unknown."""
+    from agentmsg.errors import AgentmsgError
+    from agentmsg.providers import MediaPolicy
+
+    policy = MediaPolicy(allowed_roots=[str(FIX)])
+    changed = UserMessage("hi")
+    changed.content.append(5)  # type: ignore[arg-type]  # (a message changed after construction: refused)
+    messages = [changed]
+
+    async def main() -> None:
+        c = AsyncClient("openai", base_url="http://127.0.0.1:9/v1", api_key="k", format_options={"media": policy})
+        stream = c.stream(messages)
+        with pytest.raises(agentmsg.ValidationError) as caught:
+            async with stream:
+                raise AssertionError("not reached")
+        assert caught.value.problems[0].pointer == "/0/content/1", caught.value.problems
+        assert stream.done
+        await stream.aclose()
+        with pytest.raises(AgentmsgError):
+            stream.request  # noqa: B018
+        await c.aclose()
+
+    asyncio.run(main())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
@@ -222,9 +223,18 @@ class AsyncReplyStream(StreamState):
     longer than ``limits.max_bytes`` ends as :class:`ReplyStream`'s: :class:`ReplyTooLargeError`.
     (Formerly ``AsyncEventStream``, a name that remains, deprecated.)"""
 
-    def __init__(self, client: AsyncClient, request: FormattedRequest, raise_on_error: bool = True) -> None:
+    def __init__(
+        self,
+        client: AsyncClient,
+        request: FormattedRequest | None,
+        raise_on_error: bool = True,
+        *,
+        formatting: Callable[[], FormattedRequest] | None = None,
+    ) -> None:
         super().__init__(client, request, raise_on_error)
         self._client = client
+        #: what formats the request in a worker thread as the stream starts (``request`` None); see AsyncClient.stream
+        self._formatting = formatting
         self._gen: AsyncGenerator[dict[str, Any], None] | None = None
         self._reader: asyncio.Task[Any] | None = None  # the task waiting inside the stream for the network
         self._stopping = False  # aclose() from another task cancelled the reader
@@ -236,10 +246,23 @@ class AsyncReplyStream(StreamState):
         return self._gen
 
     async def __aenter__(self) -> AsyncReplyStream:
+        if self._formatting is not None:
+            try:
+                await self._format()
+            except BaseException:  # not formatted (refused, cancelled): the stream ends, nothing sent
+                if self._gen is None:
+                    self._gen, self._done = _nothing(), True
+                raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    async def _format(self) -> None:
+        """The request formatted in a worker thread, once (see AsyncClient.stream)."""
+        formatting, self._formatting = self._formatting, None
+        if formatting is not None:
+            self._request = await asyncio.to_thread(formatting)
 
     async def aclose(self) -> None:
         """Cancel (or finish) the call; the message is final afterwards. Called from another task while the
@@ -288,6 +311,8 @@ class AsyncReplyStream(StreamState):
             started = time.monotonic()
             self._reader = asyncio.current_task()
             try:
+                if self._formatting is not None:  # (read without async with: formatted at its first event)
+                    await self._format()
                 response = await self._client._send(self.request)
             except BaseException as exc:  # refused, failed or cancelled before any reply: ended, no message
                 self._done = True
@@ -483,9 +508,15 @@ class AsyncClient(BaseClient):
         **params: Any,
     ) -> AsyncReplyStream:
         """Stream the reply (an :class:`AsyncReplyStream`: ``async with`` / ``async for``), as :meth:`Client.stream`.
-        The request is formatted here, at once (its ``diagnostics`` are the stream's from the start): with a media
-        policy that reads files or downloads, ``client.send_stream(await client.aformat(..., stream=True))`` keeps
-        the event loop free meanwhile."""
+        The request is formatted here, at once (its ``request`` and ``diagnostics`` are the stream's from the
+        start), unless the media policy (the client's ``format_options`` or the call's ``options``) reads local
+        files or downloads: then, as :meth:`aformat` does, in a worker thread as the stream starts (``async with``,
+        or its first event), which keeps the event loop free meanwhile; a formatting error is raised there."""
+        if _reads_media(params.get("options", self.format_options)):
+            formatting = functools.partial(
+                self.format, messages, stream=True, tools=tools, tool_choice=tool_choice, **params
+            )
+            return AsyncReplyStream(self, None, raise_on_error, formatting=formatting)
         request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
         return AsyncReplyStream(self, request, raise_on_error)
 

@@ -19,7 +19,7 @@ from agentmsg.clients._errors import (
     reason,
     request_id,
 )
-from agentmsg.errors import with_article
+from agentmsg.errors import AgentmsgError, with_article
 from agentmsg.message import METADATA_GENERATE_REASON
 from agentmsg.providers import FormattedRequest
 
@@ -325,9 +325,9 @@ class StreamState:
     """What a stream knows of its reply; :class:`~agentmsg.clients.ReplyStream` and
     :class:`~agentmsg.clients.AsyncReplyStream` read the body into it."""
 
-    def __init__(self, client: BaseClient, request: FormattedRequest, raise_on_error: bool) -> None:
+    def __init__(self, client: BaseClient, request: FormattedRequest | None, raise_on_error: bool) -> None:
         self.client = client
-        self.request = request
+        self._request = request  # (None: formatted as the stream starts, see AsyncClient.stream)
         self._raise = raise_on_error
         self.reducer = Reducer._of(False, None, client.name)  # (Reducer(name=...): no keywords, no bounds to check)
         self._message: Msg | None = None
@@ -345,8 +345,21 @@ class StreamState:
         self._cause: BaseException | None = None  # what broke the body's read: the error raised is raised from it
 
     @property
+    def request(self) -> FormattedRequest:
+        """The request sent (or to be sent). :meth:`AsyncClient.stream <agentmsg.clients.AsyncClient.stream>`
+        with a media policy that reads local files or downloads formats it as the stream starts (``async with``,
+        or its first event): before that it is not known, and reading it raises :class:`AgentmsgError`."""
+        request = self._request
+        if request is None:
+            raise AgentmsgError(
+                "the stream's request is formatted as the stream starts (async with, or its first event): its media"
+                " policy reads files or downloads, which AsyncClient.stream does in a worker thread then"
+            )
+        return request
+
+    @property
     def diagnostics(self) -> tuple[Problem, ...]:
-        """The formatter's diagnostics for the request sent."""
+        """The formatter's diagnostics for the request sent (known once :attr:`request` is)."""
         return tuple(self.request.diagnostics)
 
     @property
