@@ -460,6 +460,12 @@ def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Map
                 if not isinstance(m, dict):
                     m = b.mapping(m, f"choice {i}'s message")
                 out.append((i, m, ch.get("finish_reason")))
+        if output.get("text") or output.get("finish_reason") not in (None, "null"):  # (null beside choices: the usual)
+            b.not_kept(
+                "output.text",
+                "output.text and output.finish_reason beside output.choices are not kept (the choices are the reply):"
+                f" {b.shown({k: output.get(k) for k in ('text', 'finish_reason')}, 500)}",
+            )
     elif "text" in output:
         out.append((0, {"content": output.get("text")}, output.get("finish_reason")))
     return out
@@ -529,6 +535,7 @@ REPLY_FIELDS: Final = (
     ReplyField("output.choices[].finish_reason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
     ReplyField("output.choices[].logprobs", NOT_KEPT),
     ReplyField("output.text|output.finish_reason", MAPPED, "`result_format: text`: a text block, the finish reason"),
+    ReplyField("output.text|output.finish_reason (beside output.choices)", NOT_KEPT, "the choices are the reply"),
     ReplyField("output.thoughts", MAPPED, "an application's reasoning: a thinking block; its other entries not kept"),
     ReplyField(
         "output.search_info", MAPPED, "metadata `agentmsg_grounding` (`search_info`: web search sources, as given)"

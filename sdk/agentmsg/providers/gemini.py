@@ -1195,7 +1195,14 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
             "the prompt's safety rating data (promptFeedback.safetyRatings) is not kept (the message has no place"
             " for it)",
         )
-    if isinstance(feedback, dict) and feedback.get("blockReason") and not obj.get("candidates"):
+    if isinstance(feedback, dict) and feedback.get("blockReason") and obj.get("candidates"):
+        # a blocked prompt and a reply's candidates (a proxy's merge): the candidates are the reply, the block said
+        b.not_kept(
+            "promptFeedback/blockReason",
+            "the prompt's block reason beside candidates is not kept (the candidates are the reply):"
+            f" {b.shown({k: feedback.get(k) for k in ('blockReason', 'blockReasonMessage') if k in feedback}, 500)}",
+        )
+    elif isinstance(feedback, dict) and feedback.get("blockReason"):
         b.choice(0)
         note = feedback.get("blockReasonMessage")  # why the prompt was blocked: said with its text, as finishMessage
         if note and not isinstance(note, str):
@@ -1288,6 +1295,9 @@ REPLY_FIELDS: Final = (
         NOT_KEPT,
     ),
     ReplyField("promptFeedback.blockReason", MAPPED, "a blocked prompt: the finish reason"),
+    ReplyField(
+        "promptFeedback.blockReason (beside candidates)", NOT_KEPT, "the candidates are the reply; with its message"
+    ),
     ReplyField("promptFeedback.blockReasonMessage|promptFeedback.safetyRatings", NOT_KEPT),
     ReplyField(
         "usageMetadata.promptTokenCount, usageMetadata.toolUsePromptTokenCount",

@@ -311,6 +311,9 @@ PROBES: dict[str, dict[str, Probe]] = {
         "promptFeedback.blockReason": both(
             put("candidates", [], None), put("promptFeedback", {"blockReason": "SAFETY"}, "SAFETY")
         ),
+        "promptFeedback.blockReason (beside candidates)": put(
+            "promptFeedback", {"blockReason": "SAFETY", "blockReasonMessage": "probe-block"}, "probe-block"
+        ),
         "promptFeedback.blockReasonMessage|promptFeedback.safetyRatings": put(
             "promptFeedback", {"safetyRatings": [{"category": "HARM_CATEGORY_X", "probability": "LOW"}]}, None
         ),
@@ -356,6 +359,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "output.text|output.finish_reason": put(
             "output", {"text": "probe-legacy", "finish_reason": "stop"}, "probe-legacy"
         ),
+        "output.text|output.finish_reason (beside output.choices)": put("output.text", "probe-beside", "probe-beside"),
         "output.thoughts": put(
             "output.thoughts", [{"action_type": "reasoning", "thought": "probe-app-reasoning"}], "probe-app-reasoning"
         ),
