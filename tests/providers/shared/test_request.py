@@ -324,6 +324,27 @@ def test_not_messages_is_a_validation_error(provider: str) -> None:
     assert exc.value.problems[0].pointer == "/tool_choice"
 
 
+#: the providers whose system prompt goes beside the messages: a system prompt alone is nothing to send there
+_SYSTEM_BESIDE = frozenset({"anthropic", "gemini", "openai-responses"})
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_conversation_with_nothing_to_send_is_refused(provider: str) -> None:
+    """No message at all is ``empty-conversation`` everywhere; a system prompt alone is too where the system prompt
+    goes beside the messages, while Chat Completions and DashScope send a system message alone, which they take
+    (docs/formatters.md)."""
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request([])
+    assert [(p.pointer, p.rule) for p in exc.value.problems] == [("", "empty-conversation")]
+    if provider in _SYSTEM_BESIDE:
+        with pytest.raises(ValidationError) as exc:
+            get(provider).format_request([SystemMessage("Be brief.")])
+        assert [(p.pointer, p.rule) for p in exc.value.problems] == [("", "empty-conversation")]
+    else:
+        body = formatted(provider, [SystemMessage("Be brief.")]).body
+        assert "Be brief." in json.dumps(body)
+
+
 #: body keys a parameter of that name may set: format_request's own arguments (a keyword given twice), or a
 #: parameter the formatter reads itself (Anthropic's max_tokens default, the Responses include list it adds to)
 _NOT_PARAMETERS = frozenset({"messages", "model", "tools", "tool_choice", "stream", "store", "max_tokens", "include"})
