@@ -1189,3 +1189,91 @@ def test_the_problems_cap_counts_each_problem_once() -> None:
     problems = info.value.problems
     assert len(problems) == 8000 and "max-problems" not in {p.rule for p in problems}
     assert len({(p.pointer, p.rule, p.message) for p in problems}) == 8000
+
+
+def _blocks_across_slices(n: int) -> list[Any]:
+    """``n`` blocks of a USER message, a fault of another kind every few: an unknown type, a tool call the role
+    does not allow, a text that is no string, a number, a valid text."""
+    kinds: list[Callable[[int], Any]] = [
+        lambda i: {"type": "mystery", "x": i},
+        lambda i: {"type": "tool_use", "id": f"c{i}", "name": "f", "input": {}},
+        lambda i: {"type": "text", "text": i},
+        lambda i: i,
+        lambda i: {"type": "text", "text": "fine"},
+    ]
+    return [kinds[(i * 7) % len(kinds)](i) for i in range(n)]
+
+
+def test_a_long_messages_blocks_are_checked_a_slice_at_a_time_with_the_same_problems(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The validator is handed a message's blocks a slice at a time (jsonschema_rs makes every error of a call at
+    once, some 3 kB each: 100,000 blocks a USER message may not hold took 456 MB, now 149): the problems are those
+    of the whole message, each at its block's place, the message's own (a missing key, an unknown one) once, and
+    the validator never sees more than a slice of blocks in one call."""
+    from agentmsg._codec import schemas
+
+    n = 3 * schemas._SLICE + 17
+    msg = {"role": "USER", "content": _blocks_across_slices(n), "metadata": {}, "extra": 1, "timestamp": 5}
+    event = {"type": "AGENT_RESULT", "id": "e", "createdAt": "2026-01-01T00:00:00Z", "result": msg}
+    with pytest.raises(ValidationError) as sliced:
+        agentmsg.validate(msg)
+    with pytest.raises(ValidationError) as sliced_event:
+        agentmsg.validate(event, "event")
+    unknown = schemas.find_unknown_keys(
+        {**msg, "content": [{"type": "text", "text": "t", "more": i} for i in range(n)]}
+    )
+    seen: list[int] = []
+    level_errors = schemas._level_errors
+
+    def counted(validator: Any, instance: Any, prefix: Any, closed: bool) -> Any:
+        for held in (instance, instance.get("result") if type(instance) is dict else None):
+            if type(held) is dict and type(held.get("content")) is list:
+                seen.append(len(held["content"]))
+        return level_errors(validator, instance, prefix, closed)
+
+    monkeypatch.setattr(schemas, "_level_errors", counted)
+    assert not agentmsg.is_valid(msg) and not agentmsg.is_valid(event, "event")
+    assert seen and max(seen) <= schemas._SLICE
+    monkeypatch.setattr(schemas, "_SLICE", 10 * n)  # one call for the whole message: what the slices must give
+    with pytest.raises(ValidationError) as whole:
+        agentmsg.validate(msg)
+    assert sliced.value.problems == whole.value.problems
+    with pytest.raises(ValidationError) as whole_event:
+        agentmsg.validate(event, "event")
+    assert sliced_event.value.problems == whole_event.value.problems
+    assert {p.pointer for p in whole_event.value.problems} >= {"/result/timestamp", f"/result/content/{n - 1}"}
+    assert {p.pointer for p in whole.value.problems} >= {"", "/timestamp", f"/content/{n - 1}"}
+    assert unknown == schemas.find_unknown_keys(
+        {**msg, "content": [{"type": "text", "text": "t", "more": i} for i in range(n)]}
+    )
+    assert len(unknown) == n + 1  # (each block's key, and the message's own once)
+
+
+def test_the_message_blocks_the_validator_slices_are_checked_one_by_one() -> None:
+    """A message's ``content`` may be validated a slice at a time only while its schema checks each block alone: no
+    keyword there reads the array as a whole (``minItems``, ``contains``, ``uniqueItems``...), in any branch."""
+    from agentmsg._codec import schemas
+
+    whole_array = {"minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems"}
+    whole_array |= {"unevaluatedItems"}
+    found: list[str] = []
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            content = node.get("properties", {}).get("content") if isinstance(node.get("properties"), dict) else None
+            if isinstance(content, dict):
+                found.extend(f"{path}/properties/content/{k}" for k in whole_array & set(content))
+            for key, child in node.items():
+                walk(child, f"{path}/{key}")
+        elif isinstance(node, list):
+            for i, child in enumerate(node):
+                walk(child, f"{path}/{i}")
+
+    walk(schemas.schema_documents()["msg.schema.json"], "")
+    assert set(schemas._ITEMWISE.values()) == {("content",), ("result", "content")}  # (a message's, held or not)
+    assert schemas._resolve(schemas.schema_uri("event") + "#/$defs/AgentResultEvent/properties/result") == {
+        "$ref": "msg.schema.json",
+        "description": "The agent's final Msg.",
+    }
+    assert not found, found

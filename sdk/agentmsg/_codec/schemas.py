@@ -637,7 +637,65 @@ def leaf_errors(
             cuts: list[Any] = []
             value = _shallow(plan, value, (), cuts)
             work.extend((target, original, prefix + rel) for rel, original, target in reversed(cuts))
-        yield from _level_errors(_validator(ref, closed, True), value, prefix, closed)
+        validator = _validator(ref, closed, True)
+        where = _ITEMWISE.get(ref)
+        items = _member(value, where) if where is not None else None
+        if type(items) is list and len(items) > _SLICE:
+            assert where is not None  # (for the type checker)
+            yield from _sliced_errors(validator, value, where, items, prefix, closed)
+        else:
+            yield from _level_errors(validator, value, prefix, closed)
+
+
+#: A level's array whose items its schema checks one by one (no ``minItems``, ``contains``, ``uniqueItems``...: a
+#: test reads the schemas), by the level's schema and the array's keys in it: a long one is validated a slice of
+#: :data:`_SLICE` items at a time (:func:`_sliced_errors`). A message's blocks, whose types the role rules check at
+#: the message's level (and at an AGENT_RESULT event's, which holds the message in its level).
+_ITEMWISE: Final = {
+    schema_uri("msg"): ("content",),
+    schema_uri("event") + "#/$defs/AgentResultEvent": ("result", "content"),
+}
+_SLICE: Final = 256
+
+
+def _member(value: Any, keys: tuple[str, ...]) -> Any:
+    """``value``'s member at ``keys`` (objects all the way), else None."""
+    for key in keys:
+        if type(value) is not dict:
+            return None
+        value = value.get(key)
+    return value
+
+
+def _with_member(value: dict[str, Any], keys: tuple[str, ...], member: Any) -> dict[str, Any]:
+    """A copy of ``value`` with ``member`` at ``keys`` (each object on the way copied, nothing else)."""
+    out = dict(value)
+    out[keys[0]] = member if len(keys) == 1 else _with_member(value[keys[0]], keys[1:], member)
+    return out
+
+
+def _sliced_errors(
+    validator: Any,
+    value: dict[str, Any],
+    keys: tuple[str, ...],
+    items: list[Any],
+    prefix: tuple[str | int, ...],
+    closed: bool,
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """The errors of a level whose array at ``keys`` is long and checked item by item, as :func:`_level_errors` gives
+    them for the whole value, the array handed to the validator a slice at a time: jsonschema_rs makes every error
+    of a call at once (some 3 kB each), so 100,000 blocks a USER message may not hold took 456 MB; a slice's take
+    at most its items' errors. The level's other errors come with the first slice; the later ones give their
+    items' errors only, each at its item's place in the whole array."""
+    at = len(prefix) + len(keys)  # (where an item's index is in an error's path)
+    for start in range(0, len(items), _SLICE):
+        part = _with_member(value, keys, items[start : start + _SLICE])
+        for path, err in _level_errors(validator, part, prefix, closed):
+            index = path[at] if len(path) > at and path[len(prefix) : at] == keys else None
+            if type(index) is int:
+                yield (*path[:at], index + start, *path[at + 1 :]), err
+            elif not start:
+                yield path, err
 
 
 def _problem(path: tuple[str | int, ...], err: Any) -> Problem:
@@ -654,7 +712,7 @@ def _problems(instance: Any, uri: str, closed: bool, once: bool = False) -> list
     ``max-problems``), as the reducer and the stream parsers say theirs."""
     # No duplicates (role rules and unions may report the same spot twice): counted once, kept or not
     unique: dict[tuple[str, str, str], Problem] = {}
-    beyond: set[tuple[str, str, str]] = set()
+    beyond: set[int] = set()  # (the hashes of those beyond the cap: their texts are not held)
     for path, err in leaf_errors(instance, uri, closed, once):
         p = _problem(path, err)
         key = (p.pointer, p.rule, p.message)
@@ -663,7 +721,7 @@ def _problems(instance: Any, uri: str, closed: bool, once: bool = False) -> list
         if len(unique) < MAX_PROBLEMS:
             unique[key] = p
         else:
-            beyond.add(key)
+            beyond.add(hash(key))
     out = [unique[key] for key in sorted(unique)]  # (a deterministic order)
     more = len(beyond)
     if more:
