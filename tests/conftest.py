@@ -54,7 +54,13 @@ WRITE_KERNELS = frozenset({"make_plan", "encode", "writes"})
 #: that reached a kernel or started a process, one new since, or every test where the C is not built) runs.
 KERNEL_LOG = os.environ.get("AGENTMSG_KERNEL_LOG") or None
 KERNEL_LOG_PATHS = tuple(os.environ.get("AGENTMSG_KERNEL_LOG_PATHS", "").split())
-PURE = bool(os.environ.get("AGENTMSG_PURE_PYTHON"))
+
+
+def _pure() -> bool:
+    """Whether AGENTMSG_PURE_PYTHON turns the C kernels off (agentmsg's own reading of it, imported when asked)."""
+    from agentmsg._native import PURE_PYTHON
+
+    return PURE_PYTHON
 
 
 def _watch_kernels(monkeypatch: pytest.MonkeyPatch, reached: list[str]) -> bool:
@@ -107,7 +113,7 @@ def _no_kernel_is_true(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     marked = node.get_closest_marker("no_kernel") is not None
     logged = (
         KERNEL_LOG is not None
-        and not PURE
+        and not _pure()
         and not marked
         and node.nodeid.startswith(KERNEL_LOG_PATHS)  # (False when there are none)
         and node.get_closest_marker("kernel_only") is None
@@ -135,7 +141,7 @@ def _kernel_log() -> set[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     """The first pass starts :data:`KERNEL_LOG` empty (in the process that runs the session, before any worker)."""
-    if KERNEL_LOG is not None and not PURE and not hasattr(config, "workerinput"):
+    if KERNEL_LOG is not None and not _pure() and not hasattr(config, "workerinput"):
         Path(KERNEL_LOG).mkdir(parents=True, exist_ok=True)
         for path in Path(KERNEL_LOG).glob("*.txt"):
             path.unlink()
@@ -143,7 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The pure-Python pass leaves out the tests the first pass found reaching no kernel (:data:`KERNEL_LOG`)."""
-    if KERNEL_LOG is None or not PURE:
+    if KERNEL_LOG is None or not _pure():
         return
     same = _kernel_log()
     left = [item for item in items if item.nodeid in same]
@@ -196,7 +202,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             "JSON writer, SSE scanner and JSON string reader: pure Python (agentmsg._speedups not built or turned off)",
             yellow=True,
         )
-    if KERNEL_LOG is not None and PURE:
+    if KERNEL_LOG is not None and _pure():
         terminalreporter.write_line(
             f"pure-Python pass: {len(_kernel_log())} tests the first pass ran reached no C kernel and started no "
             f"process; left out, as they would run the same code again ({KERNEL_LOG})"

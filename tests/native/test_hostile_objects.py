@@ -9,18 +9,18 @@ those.
 
 from __future__ import annotations
 
-import os
 from typing import Any, ClassVar
 
 import orjson
 import pytest
 
 from agentmsg._codec.converter import json_default
+from agentmsg._native import PURE_PYTHON
 from agentmsg._native import speedups as native
 from tests.conftest import c_compiler_available
 
 if native is None:
-    if os.environ.get("AGENTMSG_PURE_PYTHON"):
+    if PURE_PYTHON:
         pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: the C kernels are turned off")
     elif not c_compiler_available():
         pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its C kernels")

@@ -7,18 +7,17 @@ the installed agentmsg is in ``READ_KERNELS``, and each listed binding is one.""
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 from types import ModuleType
 
 import pytest
 
 import agentmsg
-from agentmsg._native import speedups
+from agentmsg._native import PURE_PYTHON, speedups
 from tests.conftest import READ_KERNELS, WRITE_KERNELS, c_compiler_available
 
 if speedups is None:
-    if os.environ.get("AGENTMSG_PURE_PYTHON"):
+    if PURE_PYTHON:
         pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: no kernel is bound")
     elif not c_compiler_available():
         pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its kernels")

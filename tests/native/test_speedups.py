@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 import agentmsg
 from agentmsg import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agentmsg._codec import converter as _converter
-from agentmsg._native import speedups as native  # the C writer the converter uses (None: pure Python)
+from agentmsg._native import PURE_PYTHON  # the C writer the converter uses (None: pure Python)
+from agentmsg._native import speedups as native
 from agentmsg.errors import ValidationError
 from tests._support.budget import examples
 from tests._support.strategies import any_block, messages, scalars
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.differential
 
 
 if native is None:
-    if os.environ.get("AGENTMSG_PURE_PYTHON"):
+    if PURE_PYTHON:
         pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: the C writer is turned off")
     elif not c_compiler_available():
         pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its C writer")
@@ -943,3 +944,17 @@ def test_writes_counts_a_model_objects_every_key_within_the_cap() -> None:
         for cap in range(6 * len(text)):
             if native.writes(value, plans, default, orjson.dumps, cap):
                 assert native.encode(value, plans, default, orjson.dumps, cap) == text, cap
+
+
+@pytest.mark.parametrize(
+    ("value", "pure"),
+    [("1", True), ("yes", True), ("true", True), ("0", False), ("", False), ("false", False), (" Off ", False)],
+)
+def test_pure_python_is_turned_on_by_a_true_value_only(value: str, pure: bool) -> None:
+    """``AGENTMSG_PURE_PYTHON=0`` (or ``false``, ``no``, ``off``, empty) leaves the C kernels on: any value at all
+    turned them off, ``0`` too."""
+    env = {**os.environ, "AGENTMSG_PURE_PYTHON": value}
+    script = "from agentmsg._native import PURE_PYTHON, speedups; print(PURE_PYTHON, speedups is None)"
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(pure), str(pure)]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import random
 from typing import Any
 
 import attrs
 import pytest
 
+from agentmsg._native import PURE_PYTHON
 from agentmsg._native import speedups as native
 from agentmsg._wire.sse import JSONDataDecoder, SSEEvent
 from tests._support.budget import SEED, rounds
@@ -22,7 +22,7 @@ from tests.conftest import c_compiler_available
 from tests.wire.test_sse import _provider_body, _sse_body
 
 if native is None:
-    if os.environ.get("AGENTMSG_PURE_PYTHON"):
+    if PURE_PYTHON:
         pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: the C kernels are turned off")
     elif not c_compiler_available():
         pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its C kernels")
