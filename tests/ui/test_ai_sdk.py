@@ -1897,3 +1897,67 @@ def test_chunk_data_nested_deeper_than_json_text_may_be_is_refused_with_its_rule
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/0", "max-depth")]
     (kept,) = ai_sdk.iter_chunks(b"data: " + b"[" * 1024 + b"]" * 1024 + b"\n\n")
     assert isinstance(kept, list)
+
+
+def _stream(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": kind, "id": f"e{n}", "createdAt": AT, **keys} for n, (kind, keys) in enumerate(events)]
+
+
+def test_a_call_going_on_in_a_later_model_call_is_carried_and_said() -> None:
+    """A tool call's START, delta and END in a later model call that name the model call of a call whose part a
+    step finished: the reducer goes on with that call (its arguments joined). The UI's part is final: its events go
+    whole, said (rule ``order``), so that the round trip joins the arguments too. They went as a second part of the
+    same id, which the decoded reducer took for another call's input, unsaid."""
+    events = _stream(
+        ("AGENT_START", {"replyId": "r"}),
+        ("MODEL_CALL_START", {"replyId": "m1"}),
+        ("TOOL_CALL_START", {"replyId": "m1", "toolCallId": "c1", "toolCallName": "f"}),
+        ("TOOL_CALL_DELTA", {"replyId": "m1", "toolCallId": "c1", "delta": '{"a":'}),
+        ("TOOL_CALL_END", {"replyId": "m1", "toolCallId": "c1"}),
+        ("MODEL_CALL_END", {"replyId": "m1"}),
+        ("MODEL_CALL_START", {"replyId": "m2"}),
+        ("TOOL_CALL_START", {"replyId": "m1", "toolCallId": "c1", "toolCallName": "f"}),
+        ("TOOL_CALL_DELTA", {"replyId": "m1", "toolCallId": "c1", "delta": "1}"}),
+        ("TOOL_CALL_END", {"replyId": "m1", "toolCallId": "c1"}),
+        ("MODEL_CALL_END", {"replyId": "m2"}),
+        ("AGENT_END", {"replyId": "r"}),
+    )
+    expected, r = reduce(events)
+    assert not r.problems
+    (call,) = [b for b in expected[0]["content"] if b["type"] == "tool_use"]
+    assert (call["input"], call["content"]) == ({"a": 1}, '{"a":1}')
+    back, enc, _ = round_trip(events)
+    got, _ = reduce(back)
+    assert got == expected
+    said = [(n.pointer, n.rule) for n in enc.notes if n.rule != "ui-wrapped"]
+    assert said == [("/7", "order")], enc.notes
+
+
+def test_a_data_blocks_replyid_carried_with_it_does_not_stick() -> None:
+    """A data block's (or tool result's) replyId rides on its group's carrier, which the decoder applies to the
+    group alone; the encoder took it as the replyId of the events after it, so a tool call after a data block of
+    another model call's replyId came back in that model call (a second call of the same id then joined to it)."""
+    events = _stream(
+        ("AGENT_START", {"replyId": "r"}),
+        ("MODEL_CALL_START", {"replyId": "m0"}),
+        ("THINKING_BLOCK_START", {"replyId": "m1", "blockId": "t0"}),
+        ("THINKING_BLOCK_END", {"replyId": "m1", "blockId": "t0"}),
+        ("DATA_BLOCK_START", {"replyId": "m0", "blockId": "d1", "mediaType": "image/png"}),
+        ("DATA_BLOCK_DELTA", {"replyId": "m0", "blockId": "d1", "delta": "QUJD"}),
+        ("DATA_BLOCK_END", {"replyId": "m0", "blockId": "d1"}),
+        ("TOOL_CALL_START", {"replyId": "m0", "toolCallId": "c0", "toolCallName": "g"}),
+        ("TOOL_CALL_DELTA", {"replyId": "m0", "toolCallId": "c0", "delta": '{"s":1}'}),
+        ("TOOL_CALL_END", {"replyId": "m0", "toolCallId": "c0"}),
+        ("MODEL_CALL_END", {"replyId": "m0"}),
+        ("MODEL_CALL_START", {"replyId": "m1"}),
+        ("TOOL_CALL_START", {"replyId": "m1", "toolCallId": "c0", "toolCallName": "f"}),
+        ("TOOL_CALL_DELTA", {"replyId": "m1", "toolCallId": "c0", "delta": '{"a":1}'}),
+        ("TOOL_CALL_END", {"replyId": "m1", "toolCallId": "c0"}),
+        ("MODEL_CALL_END", {"replyId": "m1"}),
+        ("AGENT_END", {"replyId": "r"}),
+    )
+    expected, r = reduce(events)
+    assert not r.problems
+    assert [b["input"] for b in expected[0]["content"] if b["type"] == "tool_use"] == [{"s": 1}, {"a": 1}]
+    back, _, _ = round_trip(events)
+    assert reduce(back)[0] == expected

@@ -170,6 +170,9 @@ class AiSdkEncoder:
         self._stepped_calls: set[str] = set()
         self._calls: dict[str, dict[str, Any]] = {}  # open tool calls: name, text so far, chunks held, started
         self._known_calls: dict[str, str] = {}  # call id -> tool name, every call started in the stream
+        #: the UI message's calls finished (their part's final chunk sent) -> the replyId their events named (or
+        #: None): an event for that id naming it again is the reducer's same call going on (_gone_on)
+        self._finished_calls: dict[str, str | None] = {}
         self._results: dict[str, list[dict[str, Any]]] = {}  # open tool results: their events, held to the END
         self._data: dict[str, list[dict[str, Any]]] = {}  # data blocks built from deltas: their events
         self._generate_reason: str | None = None
@@ -353,6 +356,7 @@ class AiSdkEncoder:
         the one it builds, and knows none of the earlier message's tool calls (a result of one is carried whole)."""
         if message_id != self._reader_id:
             self._reader_id = message_id
+            self._finished_calls = {}  # (a new UIMessage: no part yet)
             held = self._calls.keys() | self._results.keys()  # (still open: their chunks name them)
             self._known_calls = {k: v for k, v in self._known_calls.items() if k in held}
 
@@ -664,6 +668,7 @@ class AiSdkEncoder:
         """The call's final chunk, after what it still held: ``tool-input-available`` with its input (the END's, or
         its arguments parsed as the reducer parses them), ``tool-input-error`` when they are no JSON object."""
         call = self._calls.pop(call_id)
+        self._finished_calls[call_id] = call["own"]
         out = self._ui_only(call["held"])
         last = call["end"] or {}  # the END the final chunk stands for (an earlier one went whole: _going_on)
         end = last
@@ -723,12 +728,35 @@ class AiSdkEncoder:
             what = "the reducer goes on with that call): a new call, as the step that ended finished it"
         self._order(f"{ev['type']} for a tool call open since an earlier model call ({what}")
 
+    def _gone_on(self, ev: dict[str, Any], call_id: str) -> bool:
+        """Whether ``ev``, a START, delta or END for a call not open here, names the model call (``replyId``) of a
+        call whose part was finished (a step ended it): the reducer goes on with that call (docs/events.md rule 3:
+        its arguments joined, its END taken), where the decoder, which gives the events of a step that step's
+        replyId, would start a new one. The event goes whole, so that the decoded stream's reducer goes on with the
+        call too (its arguments joined), and the UI's part stays as it was; said once per call (rule ``order``). The
+        part's final chunk gave the decoded call the input it shows, which the decoded reducer keeps: where the
+        joined arguments are another object, or none, the round trip keeps that input (said)."""
+        own = ev.get("replyId")
+        if own is None or call_id in self._calls or self._finished_calls.get(call_id) != own:
+            return False
+        self._note(
+            f"gone-on/{call_id}",
+            f"{ev['type']} for tool call {quoted(call_id, 60)}, whose part a step finished, naming that call's model"
+            f" call ({quoted(own, 60)}): the reducer goes on with the call; carried as it is, the UI part as it was"
+            " (the round trip keeps the input that part shows)",
+            "order",
+        )
+        return True
+
     def _tool_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
+        stepped = call_id in self._stepped_calls
         self._stepped_call(ev, call_id)
         out = self._open_start(ev)
         call, finished = self._going_on(call_id, ev)
         out += finished
+        if call is None and not stepped and self._gone_on(ev, call_id):
+            return out + self._whole(ev)
         if call is not None:  # a second START (or one going on): carried as it is; it may name a placeholder call
             return [*out, *self._whole(ev), *self._name_call(call, call_id, ev.get("toolCallName"))]
         call, chunks = self._open_call(call_id, ev)
@@ -744,6 +772,8 @@ class AiSdkEncoder:
         out = self._open_start(ev)
         call, finished = self._going_on(call_id, ev)
         out += finished
+        if call is None and not stepped and self._gone_on(ev, call_id):
+            return out + self._whole(ev)
         name = ev.get("toolCallName")
         if call is None:
             call, chunks = self._open_call(call_id, ev)
@@ -770,7 +800,10 @@ class AiSdkEncoder:
 
     def _tool_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
+        stepped = call_id in self._stepped_calls
         self._stepped_call(ev, call_id)
+        if not stepped and self._gone_on(ev, call_id):
+            return self._whole(ev)
         call = self._calls.get(call_id)
         if call is None:
             # a call never started: the reducer starts it here (rule order) and ends it. The END goes whole (the
@@ -807,12 +840,14 @@ class AiSdkEncoder:
         return []
 
     def _extra(self, event: Mapping[str, Any], carried: Iterable[str]) -> dict[str, Any]:
+        """The keys of ``event`` a group's carrier holds (a data block's, a tool result's): its replyId when it is not
+        the one the decoder gives. Unlike a single event's carrier (:meth:`_rest`), the decoder applies it to the
+        group's events only: it does not stick (here neither), so the events after the group take the replyId they
+        took before it."""
         skip = _ENVELOPE.union(carried)
         out = {k: v for k, v in event.items() if k not in skip}
         if out.get("replyId", self._reply) == self._reply:
             out.pop("replyId", None)
-        elif "replyId" in out:
-            self._reply = out["replyId"]
         return out
 
     def _tool_result_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
