@@ -180,7 +180,8 @@ def test_the_ai_package_accepts_the_chat_and_every_part_is_kept(tmp_path: Path) 
     kept = assistant["metadata"]["ai_sdk_parts"]
     assert [k["at"] for k in kept] == [0, 4, 5, 6, 8, 9, 10, 11]
     assert kept[0] == {"at": 0, "part": {"type": "step-start"}}
-    assert kept[1] == {"at": 4, "keys": {"approval": {"id": "ap1", "approved": False}}}
+    # (a dynamic-tool part, a call as a tool-NAME part is: its type kept, which told the two apart)
+    assert kept[1] == {"at": 4, "keys": {"approval": {"id": "ap1", "approved": False}, "type": "dynamic-tool"}}
     assert kept[3] == {"at": 6, "keys": {"state": "input-streaming"}}
     assert {"at": 9, "part": CHAT["messages"][2]["parts"][9]} in kept
     assert {"at": 11, "part": CHAT["messages"][2]["parts"][11]} in kept
@@ -883,27 +884,29 @@ def test_a_tool_input_that_is_no_json_object_is_noted_with_the_rule_it_breaks(tm
     def tool(call_id: str, given: Any) -> dict[str, Any]:
         return {"type": "tool-f", "toolCallId": call_id, "state": "input-available", "input": given}
 
-    messages = [
-        {"id": f"m{i}", "role": "assistant", "parts": [tool(f"c{i}", g)]} for i, g in enumerate((big, "{bad", [1]))
-    ]
-    body = {"messages": [*messages, {"id": "m3", "role": "assistant", "parts": [tool("c3", {"n": 1})]}]}
+    given = (big, "{bad", [1], None)  # (null: the JSON value, which the ai package's schema takes; it read as {})
+    messages = [{"id": f"m{i}", "role": "assistant", "parts": [tool(f"c{i}", g)]} for i, g in enumerate(given)]
+    body = {"messages": [*messages, {"id": "m4", "role": "assistant", "parts": [tool("c4", {"n": 1})]}]}
     if HAVE_NODE:
         assert oracle(tmp_path, ai=[body])["ai"] == [[True, None]]
     request = ai_sdk.read_request(body)
     uses = [m["content"][0] for m in dicts(request.messages)]
-    assert [(u.get("content"), u["input"]) for u in uses] == [(big, {}), ("{bad", {}), ("[1]", {}), (None, {"n": 1})]
+    assert [(u.get("content"), u["input"]) for u in uses] == [
+        (big, {}), ("{bad", {}), ("[1]", {}), ("null", {}), (None, {"n": 1}),
+    ]  # fmt: skip
     assert [u.get("metadata", {}).get("argumentsError") for u in uses] == [
         "arguments are not valid JSON",
         "arguments are not valid JSON",
         "arguments are JSON but not an object: array",
+        "arguments are JSON but not an object: null",  # (as the stream decoder reads a tool-input-available's null)
         None,
     ]
     assert [(n.pointer, n.rule) for n in request.notes] == [
-        (f"/messages/{i}/parts/0/input", "ui-mapped") for i in range(3)
+        (f"/messages/{i}/parts/0/input", "ui-mapped") for i in range(4)
     ]
-    big_note, bad_note, array_note = (n.message for n in request.notes)
+    big_note, bad_note, array_note, null_note = (n.message for n in request.notes)
     assert "rule integer-range at /n" in big_note and "64-bit range" in big_note
-    assert "rule json" in bad_note and "rule type" in array_note
+    assert "rule json" in bad_note and "rule type" in array_note and "rule type" in null_note
 
 
 def test_a_tool_output_that_is_no_text_is_read_as_its_json_text_with_a_note(tmp_path: Path) -> None:

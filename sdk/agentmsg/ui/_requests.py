@@ -387,7 +387,7 @@ def _tool_part(
     given = part.get("input")
     if isinstance(given, dict):
         use["input"] = given
-    elif given is not None:  # (text, or JSON that is no object: kept as the call's raw arguments, as a model's)
+    elif "input" in part:  # (text, or JSON that is no object, null too: kept as the call's raw arguments, as a model's)
         _arguments(r, use, given if isinstance(given, str) and given else value_text(given), f"{where}/input")
     if state == "input-streaming":
         use["state"] = "pending"
@@ -418,7 +418,8 @@ def _tool_part(
         content.append(result)
     # (the states the blocks say: the others, input-streaming and approval-responded, are kept)
     said = ("input-available", "approval-requested", "output-available", "output-error", "output-denied")
-    _keep_rest(r, part, where, index, held, kept, said)
+    # (a dynamic-tool part, a tool the app did not declare, is a call as a tool-NAME part is: its type is kept)
+    _keep_rest(r, part, where, index, held, kept, said, {"type": kind} if kind == "dynamic-tool" else None)
 
 
 def _arguments(r: _Reader, use: dict[str, Any], text: str, at: str) -> None:
