@@ -132,7 +132,9 @@ def read_bytes_or_chunks(path: str, streams: Callable[[bytes], bool] | None) -> 
     (its first :data:`CHUNK` bytes) ``streams`` takes for a stream, its chunks (that start first) as they are read,
     so that a stream reader holds none of it whole (``agentmsg parse`` of a 32 MiB SSE body saved without
     ``--stream`` held all of it while it was read). A file that grows past the limit as it is read raises
-    :class:`~agentmsg.SizeLimitError` when it does; anything else (stdin from a pipe, say) is read whole."""
+    :class:`~agentmsg.SizeLimitError` when it does. Anything else (stdin from a pipe, a FIFO) whose first line,
+    as it arrives, ``streams`` takes for a stream: its chunks as they arrive (``curl ... | agentmsg parse``: a
+    Ctrl-C keeps what came, where the whole input was waited for); else it is read whole."""
     stream = open_binary(path)
     chunked = False
     try:
@@ -148,6 +150,17 @@ def read_bytes_or_chunks(path: str, streams: Callable[[bytes], bool] | None) -> 
                 chunked = True
                 return _chunks_at_most(path, stream, head)
             stream.seek(start)  # (read again in one piece: the head joined to the rest would be a copy of all)
+        elif streams is not None and hasattr(stream, "read1"):
+            # A pipe (``curl ... | agentmsg parse``): its first line as it comes tells a stream, read as it arrives
+            # (a Ctrl-C then keeps what came); anything else is read whole, that line first
+            head = _first_line(stream)
+            if head and streams(head):
+                chunked = True
+                return _chunks_at_most(path, stream, head, stream.read1)
+            data = head + _read_at_most(stream, limits.max_bytes + 1 - len(head))
+            if len(data) > limits.max_bytes:
+                raise SizeLimitError([_too_big()])
+            return data
         data = _read_at_most(stream, limits.max_bytes + 1)
     except OSError as exc:
         raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
@@ -159,13 +172,30 @@ def read_bytes_or_chunks(path: str, streams: Callable[[bytes], bool] | None) -> 
     return data
 
 
-def _chunks_at_most(path: str, stream: IO[bytes], head: bytes) -> Iterator[bytes]:
-    """``head``, then the rest of ``stream`` in chunks of :data:`CHUNK` bytes, to at most ``limits.max_bytes``
-    in all (more raises :class:`~agentmsg.SizeLimitError`); the stream is closed at the end (not stdin)."""
+def _first_line(stream: IO[bytes]) -> bytes:
+    """A pipe's bytes up to its first line end after something other than blanks (what tells an SSE stream from
+    a whole body), as they arrive (``read1``: no wait for more than is there), or to :data:`CHUNK` bytes or the
+    end, whichever comes first."""
+    head = b""
+    read1 = stream.read1  # type: ignore[attr-defined]
+    while len(head) < CHUNK and (piece := read1(CHUNK - len(head))):
+        head += piece
+        if b"\n" in head.lstrip() or b"\r" in head.lstrip():
+            break
+    return head
+
+
+def _chunks_at_most(
+    path: str, stream: IO[bytes], head: bytes, read: Callable[[int], bytes] | None = None
+) -> Iterator[bytes]:
+    """``head``, then the rest of ``stream`` in chunks of :data:`CHUNK` bytes (``read``: of at most that, as they
+    arrive: a pipe's ``read1``), to at most ``limits.max_bytes`` in all (more raises
+    :class:`~agentmsg.SizeLimitError`); the stream is closed at the end (not stdin)."""
+    read = read or stream.read
     try:
         left = limits.max_bytes - len(head)
         yield head
-        while chunk := stream.read(CHUNK):
+        while chunk := read(CHUNK):
             left -= len(chunk)
             if left < 0:
                 raise SizeLimitError([_too_big()])
