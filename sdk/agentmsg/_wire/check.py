@@ -566,6 +566,7 @@ class Across:
                 self._reducer.feed_unreadable("unreadable", rule="json")
             else:
                 self._reduced(self._reducer.feed, instance)
+            self._reducer._forget_done()  # (only the problems are read: no reply's message held past its end)
         elif self._messages is not None and not self._invalid:
             if valid:
                 self._messages.append(msgspec.json.encode(instance))

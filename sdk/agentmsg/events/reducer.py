@@ -379,6 +379,13 @@ class Reducer:
         """The messages of the replies completed so far."""
         return list(self._st.done)
 
+    def _forget_done(self) -> None:
+        """Drop the messages of the replies completed so far (and their AGENT_RESULTs), for a caller that reads the
+        problems alone (``agentmsg validate``, :func:`agentmsg.check`): a stream of any length is then checked in
+        memory bounded by its longest reply. :meth:`finish` and :meth:`messages` give the later ones only."""
+        self._st.done.clear()
+        self._st.results.clear()
+
     def snapshot(self) -> AssistantMessage | None:
         """The message being assembled, as it stands (None between replies). Doesn't change state."""
         st = self._st
