@@ -408,7 +408,9 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
         if isinstance(out_details, dict) and "reasoning_tokens" in out_details:
             reasoning = safe_int(out_details["reasoning_tokens"], b, f"usage.{key}.reasoning_tokens")
             break
-    return usage_dict(i, o, cached, total, cache_write=written, reasoning=reasoning)
+    return usage_dict(
+        i, o, cached, total, cache_write=written, reasoning=reasoning, say=b, total_field="usage.total_tokens"
+    )
 
 
 def _text_of(content: Any) -> str:
@@ -551,7 +553,8 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "usage.total_tokens",
         MAPPED,
-        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it),"
+        " and a total that is not that sum is said (not kept)",
     ),
     ReplyField(
         "usage.prompt_tokens_details.cached_tokens|usage.cached_tokens",

@@ -647,7 +647,7 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
     inp = prompt if tool_prompt is None or prompt is None else prompt + tool_prompt
     cached = safe_int(u.get("cachedContentTokenCount"), b, "usageMetadata.cachedContentTokenCount")
     total = safe_int(u.get("totalTokenCount"), b, "usageMetadata.totalTokenCount")
-    return usage_dict(inp, out, cached, total, reasoning=thoughts)
+    return usage_dict(inp, out, cached, total, reasoning=thoughts, say=b, total_field="usageMetadata.totalTokenCount")
 
 
 class _Calls:
@@ -1314,7 +1314,8 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "usageMetadata.totalTokenCount",
         MAPPED,
-        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it),"
+        " and a total that is not that sum is said (not kept)",
     ),
     ReplyField(
         "usageMetadata.*TokensDetails, usageMetadata.serviceTier, usageMetadata.trafficType",

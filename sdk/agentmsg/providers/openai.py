@@ -544,7 +544,14 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
         if p is not None and c is not None and r and t is not None and p + c != t == p + c + r:
             c += r  # xAI: completion_tokens leaves the reasoning out (total_tokens counts it)
     return usage_dict(
-        p, c, safe_int(cached, b, cached_field), t, cache_write=safe_int(written, b, written_field), reasoning=r
+        p,
+        c,
+        safe_int(cached, b, cached_field),
+        t,
+        cache_write=safe_int(written, b, written_field),
+        reasoning=r,
+        say=b,
+        total_field="usage.total_tokens",
     )
 
 
@@ -972,7 +979,8 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "usage.total_tokens",
         MAPPED,
-        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it),"
+        " and a total that is not that sum is said (not kept)",
     ),
     ReplyField(
         "usage.prompt_tokens_details.cached_tokens|usage.prompt_cache_hit_tokens|usage.cached_tokens",

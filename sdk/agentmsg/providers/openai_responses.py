@@ -849,6 +849,8 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
         safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
         cache_write=safe_int(details.get("cache_write_tokens"), b, "usage.input_tokens_details.cache_write_tokens"),
         reasoning=safe_int(out_details.get("reasoning_tokens"), b, "usage.output_tokens_details.reasoning_tokens"),
+        say=b,
+        total_field="usage.total_tokens",
     )
 
 
@@ -1031,7 +1033,11 @@ REPLY_FIELDS: Final = (
     ReplyField("tool_usage", NOT_READ, "hosted tools' usage: counts the usage has no field for"),
     ReplyField("usage.input_tokens", MAPPED, "usage `inputTokens`"),
     ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
-    ReplyField("usage.total_tokens", MAPPED, "usage `totalTokens` when a count is missing"),
+    ReplyField(
+        "usage.total_tokens",
+        MAPPED,
+        "usage `totalTokens` when a count is missing; a total that is not input + output is said (not kept)",
+    ),
     ReplyField("usage.input_tokens_details.cached_tokens", MAPPED, "usage `cachedTokens`"),
     ReplyField("usage.input_tokens_details.cache_write_tokens", MAPPED, "usage `cacheCreationInputTokens`"),
     ReplyField("usage.output_tokens_details.reasoning_tokens", MAPPED, "usage `reasoningTokens`"),

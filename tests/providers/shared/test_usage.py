@@ -303,3 +303,44 @@ def test_documented_usage_fields_are_what_the_sdk_reads(family: str, usage: dict
         expected = _dashscope(usage)
     assert {"cachedTokens"} <= set(expected)
     assert _ours(module(family).parse_response(_reply(family, usage))) == expected
+
+
+#: (provider, a whole reply whose usage holds a total, the path of that usage in it, its total's field)
+_TOTALS: list[tuple[str, str, tuple[str, ...], str, str]] = [
+    ("openai", "openai/chat_completion_text.json", ("usage",), "total_tokens", "usage.total_tokens"),
+    (
+        "gemini",
+        "gemini/generate_content_text.json",
+        ("usageMetadata",),
+        "totalTokenCount",
+        "usageMetadata.totalTokenCount",
+    ),
+    ("dashscope", "dashscope/native_response_search_info_docs.json", ("usage",), "total_tokens", "usage.total_tokens"),
+    ("openai-responses", "openai-responses/response_text.json", ("usage",), "total_tokens", "usage.total_tokens"),
+]
+
+
+@pytest.mark.parametrize(("provider", "fixture", "at", "key", "field"), _TOTALS, ids=[c[0] for c in _TOTALS])
+def test_a_total_that_is_not_input_plus_output_is_said(
+    provider: str, fixture: str, at: tuple[str, ...], key: str, field: str
+) -> None:
+    """usage ``totalTokens`` is the input and output counts' sum, as AgentScope Java derives it: a provider's total
+    that is another number was dropped without a word. It is said (not kept) with both numbers; a total that is
+    the sum says nothing."""
+    from agentmsg.providers import get
+
+    body = orjson.loads((FIXTURES / fixture).read_bytes())
+    usage = body
+    for step in at:
+        usage = usage[step]
+    msg = get(provider).parse_response(orjson.dumps(body))
+    assert msg.usage is not None and msg.usage.total_tokens == usage[key]
+    assert not any(field in n["message"] for n in msg.metadata.get("agentmsg_notes", []))
+    usage[key] += 7
+    msg = get(provider).parse_response(orjson.dumps(body))
+    assert msg.usage is not None and msg.usage.total_tokens == usage[key] - 7
+    said = [n["message"] for n in msg.metadata.get("agentmsg_notes", []) if field in n["message"]]
+    assert said == [
+        f"{field} ({usage[key]}) is not the input and output counts' sum ({usage[key] - 7}): not kept (usage"
+        " totalTokens is that sum, as AgentScope Java derives it)"
+    ]

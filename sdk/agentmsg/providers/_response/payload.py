@@ -28,6 +28,8 @@ class CountSayer(Protocol):
 
     def no_count(self, field: str, value: Any) -> None: ...
 
+    def not_kept(self, key: str, message: str, choice: int = 0) -> None: ...
+
 
 def text_or_none(value: Any) -> bool:
     """A string field of a payload that may be absent (None, or empty)."""
@@ -99,15 +101,25 @@ def usage_dict(
     *,
     cache_write: int | None = None,
     reasoning: int | None = None,
+    say: CountSayer | None = None,
+    total_field: str = "",
 ) -> dict[str, Any] | None:
     """A ChatUsage dict from provider counts read by :func:`safe_int`, or their sums (only the counts given; the
     input, output and cached counts saturating at 2^31-1, which AgentScope Java holds in an int, the others at 2^63-1;
     totalTokens = input + output). ``cached``: input tokens read from the
     prompt cache (cachedTokens), ``cache_write``: written to it (cacheCreationInputTokens), both parts of the input
     count; ``reasoning``: output tokens spent on reasoning (reasoningTokens), a part of the output count
-    (schemas/chat-usage.schema.json says which provider field is which)."""
+    (schemas/chat-usage.schema.json says which provider field is which). ``say``: the reply's builder, told when
+    the provider's ``total`` (its field ``total_field``) is not input + output, which totalTokens is (as AgentScope
+    Java derives it): the provider's total is not kept, said with both (rule not-kept)."""
     out: dict[str, Any] = {}
     i, o = input_tokens, output_tokens
+    if say is not None and total is not None and i is not None and o is not None and total != i + o:
+        say.not_kept(
+            f"total/{total_field}",
+            f"{total_field} ({total}) is not the input and output counts' sum ({i + o}): not kept (usage"
+            " totalTokens is that sum, as AgentScope Java derives it)",
+        )
     if i is not None:
         out["inputTokens"] = i = i if i <= JAVA_INT_MAX else JAVA_INT_MAX
     if o is not None:
