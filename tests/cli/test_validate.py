@@ -386,6 +386,10 @@ def test_schema_listing_single_and_bundle() -> None:
     validator = jsonschema.Draft202012Validator(bundle)
     assert validator.is_valid(GOOD) and not validator.is_valid(BAD)
     assert run("schema", "nope").returncode == 2
+    # --bundle or --strict without NAME: the message's (--strict alone listed the schemas, itself ignored unsaid)
+    assert json.loads(run("schema", "--bundle").stdout) == bundle
+    closed = json.loads(run("schema", "--strict").stdout)
+    assert closed == json.loads(run("schema", "msg", "--strict").stdout) and closed["additionalProperties"] is False
 
 
 @pytest.mark.parametrize(

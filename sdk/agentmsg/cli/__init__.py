@@ -121,6 +121,12 @@ class _Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(action, f"invalid choice: '{shown}' (choose from {listed})")
         super()._check_value(action, value)
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if file is sys.stdout and message:  # (--help, --version: the output, whose failure main says; argparse
+            file.write(message)  # swallowed it, and exited 0 having printed nothing)
+            return
+        super()._print_message(message, file)
+
 
 #: the most characters of an argument that is no choice its error quotes (as ``schema`` quotes an unknown name)
 _CHOICE_SHOWN: Final = 60
@@ -304,8 +310,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             _, every = _parser()  # (the command's may be built for the provider named: two-phase, in _Commands)
             every.build(args.command)
             every.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
-        return int(exc.code or 0)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version (printed: flushed below)
+        code = int(exc.code or 0)
+        try:
+            sys.stdout.flush()  # (a full disk or a closed pipe is said, as for any command's output)
+        except OSError as error:
+            return _unwritten(error)
+        return code
+    except OSError as error:  # --help or --version could not be written
+        return _unwritten(error)
     out = _whole_writes(sys.stdout)
     try:
         code = int(args.func(args, out))
@@ -339,6 +352,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if out is not sys.stdout:
             with contextlib.suppress(OSError, ValueError):  # (said above; after a broken pipe, stdout is /dev/null)
                 out.flush()
+
+
+def _unwritten(error: OSError) -> int:
+    """The exit status of a run whose output could not be written (--help, --version): a closed pipe quietly, as a
+    tool killed by SIGPIPE; else said (a full disk), exit 2, as any command's."""
+    _quiet_stdout()
+    if isinstance(error, BrokenPipeError):
+        return EXIT_BROKEN_PIPE
+    print(f"agentmsg: cannot write the output: {error.strerror or error}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _whole_writes(stdout: TextIO) -> TextIO:

@@ -59,11 +59,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         for path in written:
             out.write(f"{path}\n")
         return EXIT_OK
-    if args.name is None and not args.bundle:
+    if args.name is None and not args.bundle and not args.strict:
         for kind, file in sorted(KINDS.items()):
             out.write(f"{kind}\t{docs[file]['$id']}\n")
         return EXIT_OK
-    name = "msg" if args.name is None else args.name  # (--bundle alone; an empty NAME is a name none has)
+    # (--bundle or --strict alone: the message's, as the help says; --strict alone listed and was ignored, unsaid.
+    # An empty NAME is a name none has)
+    name = "msg" if args.name is None else args.name
     if name not in KINDS:
         # (a name of bytes that are not UTF-8 as \xNN, as a file name is shown: repr wrote the surrogate, '\udcff')
         raise UsageError(f"unknown schema '{clip(shown_path(name), 60)}'; known: {', '.join(sorted(KINDS))}")
@@ -81,6 +83,7 @@ def add_parser(sub: Any) -> None:
         description="Without NAME, list the schemas (kind and $id). With NAME, print that canonical JSON Schema "
         "(draft 2020-12); --bundle prints one self-contained document with every schema it uses, for other "
         "languages and tools; --strict prints the closed variant strict readers use (unknown keys rejected). "
+        "--bundle or --strict without NAME: the message's (msg). "
         "--out DIR writes every schema and bundle at the path of its $id, for a static server rooted at DIR.",
         **exit_status("0  printed", "2  usage error (an unknown schema name), or --out DIR cannot be written"),
     )
