@@ -358,7 +358,7 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
 WRITER = (
     "agentmsg's JSON writer: C (agentmsg._speedups; the 'pure Python' rows: without it)"
     if _converter._speedups is not None
-    else "agentmsg's JSON writer: pure Python (agentmsg._speedups not built, or AGENTMSG_PURE_PYTHON set)"
+    else "agentmsg's JSON writer: pure Python (agentmsg._speedups not built, or AGENTMSG_PURE_PYTHON turning it off)"
 )
 
 

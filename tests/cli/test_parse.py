@@ -332,17 +332,17 @@ def test_cli_parse_a_whole_response_saved_with_its_http_head(
     assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content
 
 
-@pytest.mark.parametrize("flag", [["--stream"], []])
-def test_parse_stream_interrupted_prints_what_arrived(flag: list[str]) -> None:
+@pytest.mark.parametrize(("flag", "saved"), [(["--stream"], b""), ([], b""), ([], b"HTTP/1.1 200 OK\r\n\r\n")])
+def test_parse_stream_interrupted_prints_what_arrived(flag: list[str], saved: bytes) -> None:
     """Ctrl-C on `producer | agentmsg parse --provider openai --stream -` printed nothing but 'interrupted':
     now the message so far is printed, INTERRUPTED, exit 130 (the stream is read as it arrives). Without
     ``--stream`` a pipe was read whole before anything was parsed, so a Ctrl-C lost all that came: now its first
-    line tells a stream, which is read as it arrives too."""
+    line tells a stream (past an HTTP head, ``curl -i``: ``saved``), which is read as it arrives too."""
     from tests._support.procs import interrupted
 
     body = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
     head = body[: body.index(b"\n\n", len(body) // 2) + 2]
-    code, out, err = interrupted(["parse", "--provider", "openai", *flag, "-"], head)
+    code, out, err = interrupted(["parse", "--provider", "openai", *flag, "-"], saved + head)
     assert code == 130 and err.endswith("agentmsg: interrupted\n") and "Traceback" not in err
     (msg,) = map(json.loads, jsonl_lines(out))
     assert msg["content"][0]["text"] and msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"

@@ -463,6 +463,8 @@ class Framer:
             if not self._count:
                 self._first = out[0]
             self._count += len(out)
+            if self._count > 1:
+                self._first = None  # (no lone payload: not held while the body goes on)
 
 
 def without_http_heads(data: bytes) -> tuple[bytes, list[str]]:

@@ -12,7 +12,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import IO, Any, TextIO, TypeVar, overload
+from typing import IO, Any, Final, TextIO, TypeVar, overload
 
 from agentmsg import Limits, limits
 from agentmsg.errors import Problem, SizeLimitError, escaped, one_line, short_repr
@@ -127,6 +127,15 @@ def read_bytes(path: str) -> bytes:
     return whole
 
 
+def _regular(stream: IO[bytes]) -> bool:
+    """Whether ``stream`` is a regular file (one too long to be read as a stream is read whole, refused at its
+    limit)."""
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def read_bytes_or_chunks(path: str, streams: Callable[[bytes], bool] | None) -> bytes | Iterator[bytes]:
     """What :func:`read_bytes` reads, whole; or, for a regular file of at most ``limits.max_bytes`` whose start
     (its first :data:`CHUNK` bytes) ``streams`` takes for a stream, its chunks (that start first) as they are read,
@@ -150,7 +159,7 @@ def read_bytes_or_chunks(path: str, streams: Callable[[bytes], bool] | None) -> 
                 chunked = True
                 return _chunks_at_most(path, stream, head)
             stream.seek(start)  # (read again in one piece: the head joined to the rest would be a copy of all)
-        elif streams is not None and hasattr(stream, "read1"):
+        elif streams is not None and hasattr(stream, "read1") and not _regular(stream):
             # A pipe (``curl ... | agentmsg parse``): its first line as it comes tells a stream, read as it arrives
             # (a Ctrl-C then keeps what came); anything else is read whole, that line first
             head = _first_line(stream)
@@ -173,16 +182,36 @@ def read_bytes_or_chunks(path: str, streams: Callable[[bytes], bool] | None) -> 
 
 
 def _first_line(stream: IO[bytes]) -> bytes:
-    """A pipe's bytes up to its first line end after something other than blanks (what tells an SSE stream from
-    a whole body), as they arrive (``read1``: no wait for more than is there), or to :data:`CHUNK` bytes or the
-    end, whichever comes first."""
-    head = b""
+    """A pipe's bytes, as they arrive (``read1``: no wait for more than is there), up to the end of the body's first
+    line that is not blank, past any HTTP response heads (``curl -i``): what tells an SSE stream from a whole body
+    (:func:`~agentmsg._wire.framing.is_sse_body`); or to :data:`CHUNK` bytes, or the end, whichever comes first.
+    Whether the start is told is looked at on a piece holding a line end, :data:`_LOOKS` times at most (each look
+    reads the bytes so far: a producer writing a line end at a time then costs no more than that many passes)."""
+    head = bytearray()
     read1 = stream.read1  # type: ignore[attr-defined]
+    looks = 0
     while len(head) < CHUNK and (piece := read1(CHUNK - len(head))):
         head += piece
-        if b"\n" in head.lstrip() or b"\r" in head.lstrip():
-            break
-    return head
+        if looks < _LOOKS and (b"\n" in piece or b"\r" in piece):
+            looks += 1
+            if _told(bytes(head)):
+                break
+    return bytes(head)
+
+
+#: how many times :func:`_first_line` looks at the bytes so far
+_LOOKS: Final = 64
+
+
+def _told(head: bytes) -> bool:
+    """Whether ``head`` holds a whole first line of its body that is not blank, past any whole HTTP heads."""
+    from agentmsg.providers import without_http_heads  # (here: every command imports this module)
+
+    body, _ = without_http_heads(head)
+    start = body.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if start[:5] == b"HTTP/":  # (a head not ended yet: its blank line is to come)
+        return False
+    return b"\n" in start or b"\r" in start
 
 
 def _chunks_at_most(

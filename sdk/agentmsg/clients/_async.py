@@ -308,11 +308,12 @@ class AsyncReplyStream(StreamState):
 
     async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
         try:
-            started = time.monotonic()
             self._reader = asyncio.current_task()
+            started = time.monotonic()
             try:
                 if self._formatting is not None:  # (read without async with: formatted at its first event)
                     await self._format()
+                    started = time.monotonic()  # (the call's time counts from the request sent, not the downloads)
                 response = await self._client._send(self.request)
             except BaseException as exc:  # refused, failed or cancelled before any reply: ended, no message
                 self._done = True
@@ -511,7 +512,8 @@ class AsyncClient(BaseClient):
         The request is formatted here, at once (its ``request`` and ``diagnostics`` are the stream's from the
         start), unless the media policy (the client's ``format_options`` or the call's ``options``) reads local
         files or downloads: then, as :meth:`aformat` does, in a worker thread as the stream starts (``async with``,
-        or its first event), which keeps the event loop free meanwhile; a formatting error is raised there."""
+        or its first event), which keeps the event loop free meanwhile; a formatting error is raised there, and the
+        messages are read then, as they are (a change made to them before is sent)."""
         if _reads_media(params.get("options", self.format_options)):
             formatting = functools.partial(
                 self.format, messages, stream=True, tools=tools, tool_choice=tool_choice, **params

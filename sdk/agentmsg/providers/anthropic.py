@@ -248,7 +248,7 @@ def format_request(
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
         walk = _AnthropicWalk(ctx, multi_agent, agent_name)
         turns = walk.run(msgs)
-        F.require_turns(turns, ctx.provider)
+        F.require_turns(turns, ctx.provider, system_beside=True)
         extra = dict(params)
         body: dict[str, Any] = {
             "model": model or SPEC.default_model,
@@ -1137,7 +1137,7 @@ class Reader(PayloadReader):
             self.b.problem(
                 "order",
                 f"a content_block_start ({self.b.named(kind, 40)}) for block {slot[1:]}, whose"
-                f" {str(self._kinds.get(slot))[:40]!r} block has not stopped: that block ends there, the new one"
+                f" {self.b.named(self._kinds.get(slot), 40)} block has not stopped: that block ends there, the new one"
                 " is kept after it",
             )
             self._stop(slot)

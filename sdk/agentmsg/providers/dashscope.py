@@ -698,6 +698,18 @@ class Reader(PayloadReader):
         """No more text comes: a value still held to tell the mode is taken as cumulative output."""
         self._settle()
 
+    def whole(self, obj: dict[str, Any]) -> bool:
+        # a stream's chunk says "null" (a string) where its reply goes on: no whole response
+        output = obj.get("output")
+        if not isinstance(output, dict):
+            return True
+        if output.get("finish_reason") == "null":
+            return False
+        choices = output.get("choices")
+        return not (
+            isinstance(choices, list) and any(type(c) is dict and c.get("finish_reason") == "null" for c in choices)
+        )
+
     def end(self) -> None:
         self.settle()
         self.say_foreign(
@@ -942,15 +954,21 @@ class Reader(PayloadReader):
                 )
                 continue
             kind = tc.get("type")
+            call_id = tc.get("id") if isinstance(tc.get("id"), str) else ""
+            index = b.call_index(tc.get("index"))  # (beyond 64 bits, a boolean: none, said)
+            # (a call of a kind with no function: each of its fragments kept in a note, as OpenAI's reader keeps them)
+            skipped = f"call/{i}/{index if index is not None else call_id or position}"
             if kind is not None and kind != "function" and kind != "":  # (a kind of call this reader has no rule for)
                 shown = b.shown(kind, 60)
                 if "function" not in tc:  # no function to read: kept in the note, not made a call of no name
-                    b.not_kept(f"call/{shown}", f"a tool call of type {shown} is not kept: {b.shown(tc, 500)}", i)
+                    b.not_kept(skipped, f"a tool call of type {shown} is not kept: {b.shown(tc, 500)}", i)
                     continue
                 b.not_kept(f"call-type/{shown}", f"tool calls of type {shown} are read as function calls", i)
+            elif "function" not in tc and b.said_not_kept(skipped):  # a later fragment of such a call
+                more = f"{skipped}/{len(b.not_kept_notes)}"
+                b.not_kept(more, f"a fragment of that tool call is not kept: {b.shown(tc, 500)}", i)
+                continue
             fn = b.mapping(tc.get("function"), "a tool call's function")
-            call_id = tc.get("id") if isinstance(tc.get("id"), str) else ""
-            index = b.call_index(tc.get("index"))  # (beyond 64 bits, a boolean: none, said)
             if index is not None:
                 key: Any = ("index", index)
             elif whole or self.incremental is False:

@@ -270,7 +270,7 @@ def format_request(
         extra = dict(params)
         cache = _cached_content(ctx, extra, tool_defs)
         contents = walk.run(msgs, cache[2] if cache is not None else 0)
-        F.require_turns(contents, ctx.provider)
+        F.require_turns(contents, ctx.provider, system_beside=True)
         body: dict[str, Any] = {"contents": contents}
         system = walk.system_texts()
         if system:
@@ -1370,6 +1370,11 @@ class Reader(PayloadReader):
             )
         _payload(b, obj, {})
         b.close(ended=True)  # the whole response: a candidate without a finishReason is whole (no reason invented)
+
+    def whole(self, obj: dict[str, Any]) -> bool:
+        # A whole response and a stream's chunk have one shape: a lone one without its finishReason may be a stream
+        # cut after its first chunk (saved as JSON lines), so it is read as one: cut (never taken for a whole reply)
+        return False
 
     def end(self) -> None:
         # No payload comes after this one (an error, a cut, the end): updates a call's writer held are

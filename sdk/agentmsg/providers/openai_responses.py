@@ -289,7 +289,7 @@ def format_request(
         store = extra.pop("store", None)
         walk = _Walk(ctx, multi_agent, agent_name, stored=store is True)
         items = walk.run(msgs)
-        F.require_turns(items, ctx.provider)
+        F.require_turns(items, ctx.provider, system_beside=True)
         name = model or SPEC.default_model
         body: dict[str, Any] = {"model": name}
         if walk.instructions:
@@ -1610,8 +1610,11 @@ class Reader(PayloadReader):
         """A reasoning item's summary (or ``reasoning_text``) part, added: its block opens, empty, in its place, so
         that a part that stays empty is kept (and sent back) as the whole response keeps it."""
         summary = kind == "response.reasoning_summary_part.added"
-        if not summary and as_object(obj.get("part")).get("type") != "reasoning_text":
-            return  # (a message's part: its text opens its block)
+        part_kind = as_object(obj.get("part")).get("type")
+        if part_kind != _PART_TYPES["summary" if summary else "content"] and (not summary or part_kind is not None):
+            # (a message's part: its text opens its block; a summary part of another type: read, or said, when its
+            # item is done, as a whole reply's)
+            return
         st = self._at(obj, event)
         if st is None or st.done or st.kind != "reasoning":
             return
@@ -1764,7 +1767,8 @@ class Reader(PayloadReader):
                     shown, usual = b.shown(part_kind, 60), _PART_TYPES[key]
                     if not isinstance(part.get("text"), str):  # no text to read: kept in the note, no block made
                         b.not_kept(
-                            f"part/{shown}", f"a reasoning {key} part of type {shown} is not kept: {b.shown(part, 500)}"
+                            f"part/{index}/{key}/{k}",
+                            f"a reasoning {key} part of type {shown} is not kept: {b.shown(part, 500)}",
                         )
                         continue
                     b.not_kept(f"part-type/{shown}", f"reasoning {key} parts of type {shown} are read as {usual} parts")

@@ -347,6 +347,7 @@ class AiSdkEncoder:
     def _fresh(self) -> None:
         """A reply starts (AGENT_START, or an implicit one): nothing its ``finish`` says is the reply before's."""
         self._generate_reason = self._raw_finish = self._model = None
+        self._finished_calls = {}  # (the reducer's calls are a reply's: one of another reply is no call going on)
         self._model_open = 0
         self._errored = False
         self._usage = {}

@@ -242,6 +242,11 @@ def test_a_whole_response_without_a_finish_reason_is_whole_streamed_too(path: Pa
     compact, pretty = orjson.dumps(obj), orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"
     for body in (compact, pretty, [compact[k : k + 1] for k in range(len(compact))], _pieces(pretty, 7)):
         streamed = reduce_checked(list(mod.parse_stream(body)))
+        if path.parent.name == "gemini":
+            # (a Gemini response and a stream's chunk have one shape: one alone without its finishReason may be a
+            # stream cut after it, so the stream parser reads it so: cut, said; never a cut taken for whole)
+            assert streamed.metadata["agentmsg_stop_reason"] == "incomplete_stream"
+            continue
         assert comparable(streamed, minted_ids=True) == comparable(whole, minted_ids=True)
 
 
@@ -253,6 +258,10 @@ _CUT_ALONE = {
     b'"content":[],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n',
     # Gemini's stream without alt=sse is a JSON array of responses: one without its finishReason is cut
     "gemini": b'[{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"index":0}]}]',
+    # a Gemini chunk alone on its line: a whole response has its shape too, but may be a cut stream's first chunk
+    "gemini-line": b'{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"index":0}]}\n',
+    # a DashScope stream's chunk says "null" (a string) where its reply goes on
+    "dashscope-null": b'{"output":{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"null"}]}}',
     # two responses one after another: a stream, not a whole response
     "dashscope": b'{"output":{"choices":[{"message":{"role":"assistant","content":"h"}}]}}\n'
     b'{"output":{"choices":[{"message":{"role":"assistant","content":"hi"}}]}}\n',
@@ -262,7 +271,9 @@ _CUT_ALONE = {
 @pytest.mark.parametrize("case", sorted(_CUT_ALONE))
 def test_a_streams_payloads_without_their_end_are_still_cut(case: str) -> None:
     """What only a whole response is read as whole: a stream's one chunk alone, a JSON array of one response, two
-    responses one after another still end INTERRUPTED without their finish reason (incomplete_stream)."""
+    responses one after another still end INTERRUPTED without their finish reason (incomplete_stream); so does a
+    lone Gemini payload, whose shape a whole response shares, and a DashScope chunk whose finish reason is "null"
+    (the recorded JSON lines stream, cut after its first line, ended MODEL_STOP, unsaid)."""
     provider = case.partition("-")[0]
     mod = importlib.import_module(f"agentmsg.providers.{provider}")
     (msg,) = reduce_events(mod.parse_stream(_CUT_ALONE[case]))

@@ -476,3 +476,73 @@ def test_a_kind_of_another_json_type_is_said_in_json_not_in_pythons_words(provid
         events = list(get(provider).parse_stream(body))
         said = [note for note in _notes(events) if any(word in note for word in _PYTHON_WORDS)]
         assert not said, (body[:300], said)
+
+
+def test_every_call_of_a_new_kind_and_its_fragments_are_kept_in_notes() -> None:
+    """DashScope keeps each call of a kind it has no rule for, and each later fragment of one, in a note of its own
+    (as OpenAI's reader does): the note was keyed by the kind, so a second such call was dropped unsaid, and a later
+    fragment, naming no kind, became a call of no name."""
+
+    def chunk(calls: list[Any], reason: str = "null") -> dict[str, Any]:
+        message = {"role": "assistant", "content": "", "tool_calls": calls}
+        return {"output": {"choices": [{"finish_reason": reason, "message": message}]}, "request_id": "r"}
+
+    whole = chunk([{"id": "c1", "type": "computer", "computer": {"a": "FIRST"}}, {"id": "c2", "type": "computer",
+                   "computer": {"a": "SECOND"}}], "tool_calls")  # fmt: skip
+    notes = _notes(get("dashscope").response_events(json.dumps(whole).encode()))
+    assert [("FIRST" in n, "SECOND" in n) for n in notes if "of type" in n] == [(True, False), (False, True)]
+    streamed = _sse(
+        chunk([{"index": 0, "id": "c1", "type": "computer", "computer": {"a": "FIRST"}}]),
+        chunk([{"index": 0, "computer": {"a": "LATER"}}]),
+        chunk([], "tool_calls"),
+    )
+    events = list(get("dashscope").parse_stream(streamed))
+    assert not [e for e in events if e["type"] == "TOOL_CALL_START"]
+    assert any(n.startswith("a fragment of that tool call is not kept") and "LATER" in n for n in _notes(events))
+
+
+def _reasoning_stream(part: dict[str, Any]) -> bytes:
+    item = {"type": "reasoning", "id": "rs_1", "summary": [part]}
+    response = {"id": "r", "model": "m", "status": "completed", "output": [item]}
+    return _sse(
+        {"type": "response.created", "response": {**response, "status": "in_progress", "output": []}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "summary": []}},
+        {"type": "response.reasoning_summary_part.added", "item_id": "rs_1", "output_index": 0, "summary_index": 0,
+         "part": {k: v for k, v in part.items() if k != "data"}},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": response},
+    )  # fmt: skip
+
+
+def test_a_reasoning_part_of_a_new_kind_is_one_note_each_and_streamed_as_whole() -> None:
+    """A Responses reasoning part of a kind with no rule and no text: each is kept in a note of its own (keyed by the
+    kind, a second one was dropped unsaid), and a streamed one opens no empty summary block, which would be sent
+    back as an empty summary_text part the reply never had (a whole reply's did not)."""
+    item = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_audio", "data": "FIRST"},
+            {"type": "summary_audio", "data": "SECOND"}]}  # fmt: skip
+    body = {"id": "r", "object": "response", "model": "m", "status": "completed", "output": [item]}
+    notes = _notes(get("openai-responses").response_events(json.dumps(body).encode()))
+    assert [("FIRST" in n, "SECOND" in n) for n in notes if "of type" in n] == [(True, False), (False, True)]
+    part = {"type": "summary_audio", "data": "PROBE"}
+    whole = get("openai-responses").parse_response(
+        json.dumps({**body, "output": [{**item, "summary": [part]}]}).encode()
+    )
+    (streamed,) = reduce_events(get("openai-responses").parse_stream(_reasoning_stream(part)))
+    assert streamed.to_dict()["content"] == whole.to_dict()["content"]
+    assert not any("summaryText" in (b.get("metadata") or {}) for b in streamed.to_dict()["content"])
+
+
+def test_a_block_start_over_an_open_block_of_no_string_kind_names_it_in_json() -> None:
+    """The kind of the open block a content_block_start comes over is named in JSON too (it said 'None')."""
+    stream = b"".join(
+        b"event: " + kind.encode() + b"\ndata: " + json.dumps(payload).encode() + b"\n\n"
+        for kind, payload in (
+            ("message_start", {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+             "model": "x", "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": None}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+             "content_block": {"type": "text", "text": ""}}),
+        )
+    )  # fmt: skip
+    said = [n for n in _notes(list(get("anthropic").parse_stream(stream))) if "has not stopped" in n]
+    assert said and "whose null block" in said[0], said

@@ -1725,11 +1725,14 @@ def _check_name(ctx: Context, name: str, i: int, layout: _NameRule) -> None:
     )
 
 
-def require_turns(turns: list[Any], provider: str) -> None:
+def require_turns(turns: list[Any], provider: str, *, system_beside: bool = False) -> None:
     """A request needs at least one message the provider takes in ``turns``: where the system prompt goes beside
     the messages (Anthropic, Gemini, the Responses API), a system prompt alone is no conversation; Chat Completions
     and DashScope hold it in their messages, and take a system message alone."""
     if not turns:
         raise ValidationError.single(
-            "", "empty-conversation", f"nothing to send to {provider}: no message it can take (system prompts aside)"
+            "",
+            "empty-conversation",
+            f"nothing to send to {provider}: no message it can take"
+            + (" (a system prompt alone is none: it goes beside the messages)" if system_beside else ""),
         )
