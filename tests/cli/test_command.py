@@ -163,17 +163,19 @@ def test_write_and_read_errors_are_one_line_each_naming_the_right_side(tmp_path:
         with open("/dev/full", "w") as full:
             r = run(*args, stdout=full)
         assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n"), args
-    for unbuffered in ("1", ""):  # (each write fails at once, or at the flush)
+    for unbuffered, args in (
+        ("1", ("--version",)),
+        ("", ("reduce", "--help")),
+    ):  # (a write fails at once, or the flush)
         env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
-        for args in (("--version",), ("reduce", "--help")):
-            with open("/dev/full", "w") as full:
-                done = subprocess.run(
-                    [sys.executable, "-m", "agentmsg", *args], stdout=full, stderr=subprocess.PIPE, env=env, timeout=60
-                )
-            assert (done.returncode, done.stderr) == (
-                2,
-                b"agentmsg: cannot write the output: No space left on device\n",
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "agentmsg", *args], stdout=full, stderr=subprocess.PIPE, env=env, timeout=60
             )
+        assert (done.returncode, done.stderr) == (
+            2,
+            b"agentmsg: cannot write the output: No space left on device\n",
+        )
     for command in ("reduce", "events", "validate"):
         r = run(command, "/proc/self/mem")
         assert r.returncode == 2 and r.stderr == "agentmsg: /proc/self/mem: cannot read: Input/output error\n"

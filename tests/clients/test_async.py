@@ -1944,7 +1944,7 @@ def test_aclose_from_another_task_as_the_cancelled_loop_closes_its_response(serv
     asyncio.run(main())
 
 
-@pytest.mark.parametrize("mode", ["call", "stream", "stream-iterated", "aformat"])
+@pytest.mark.parametrize("mode", ["call", "stream", "stream-iterated"])
 def test_a_download_of_the_media_policy_leaves_the_event_loop_free(mode: str) -> None:
     """``call`` and ``stream`` with a media policy that downloads format in a worker thread (``aformat``; a stream as
     it starts, with ``async with`` or at its first event): the download's server sends the file only once another
@@ -2001,10 +2001,8 @@ def test_a_download_of_the_media_policy_leaves_the_event_loop_free(mode: str) ->
         releasing = asyncio.create_task(release())
         msg: agentmsg.Msg | None = None
         async with AsyncClient("openai", base_url=f"{url}/v1", api_key="k", format_options={"media": policy}) as c:
-            if mode == "call":
+            if mode == "call":  # (aformat, in a worker thread)
                 msg = await c.call(messages)
-            elif mode == "aformat":  # (the same, for a stream: send_stream)
-                sent.append((await c.aformat(messages, stream=True)).body_bytes())
             else:
                 stream = c.stream(messages)
                 assert not asked.is_set()  # nothing downloaded yet: formatted as the stream starts
@@ -2026,8 +2024,7 @@ def test_a_download_of_the_media_policy_leaves_the_event_loop_free(mode: str) ->
         server.server_close()
     assert released.is_set()
     assert sent and b"JVBERi0xLjQgdGlueQ" in sent[-1]  # the file's base64, in the request
-    if mode != "aformat":
-        assert msg is not None and msg.text_content and msg.generate_reason != "INTERRUPTED"
+    assert msg is not None and msg.text_content and msg.generate_reason != "INTERRUPTED"
 
 
 def test_a_stream_whose_request_does_not_format_raises_as_it_starts() -> None:
