@@ -2,8 +2,8 @@
 JSON string reader; ``_speedups.pyi`` states each one's contract), imported once.
 
 :data:`speedups` is the module where it was built (a C compiler at install time) and
-``AGENTMSG_PURE_PYTHON`` does not turn it off (:data:`PURE_PYTHON`), else None: every caller then runs its pure-Python path, which
-defines the results (the C paths are tested against it, byte for byte).
+``AGENTMSG_PURE_PYTHON`` does not turn it off (:data:`PURE_PYTHON`), else None: every caller then runs its
+pure-Python path, which defines the results (the C paths are tested against it, byte for byte).
 """
 
 from __future__ import annotations

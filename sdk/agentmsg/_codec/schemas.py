@@ -659,12 +659,11 @@ _SLICE: Final = 256
 
 
 def _member(value: Any, keys: tuple[str, ...]) -> Any:
-    """``value``'s member at ``keys`` (objects all the way), else None."""
-    for key in keys:
-        if type(value) is not dict:
-            return None
-        value = value.get(key)
-    return value
+    """``value``'s member at ``keys`` (:func:`_at`), or None where there is none (a key missing, no object)."""
+    try:
+        return _at(value, keys)
+    except (KeyError, TypeError, IndexError):
+        return None
 
 
 def _with_member(value: dict[str, Any], keys: tuple[str, ...], member: Any) -> dict[str, Any]:

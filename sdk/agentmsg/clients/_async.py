@@ -309,11 +309,10 @@ class AsyncReplyStream(StreamState):
     async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
         try:
             self._reader = asyncio.current_task()
-            started = time.monotonic()
             try:
                 if self._formatting is not None:  # (read without async with: formatted at its first event)
                     await self._format()
-                    started = time.monotonic()  # (the call's time counts from the request sent, not the downloads)
+                started = time.monotonic()  # (the call's time counts from the request sent, not a format's downloads)
                 response = await self._client._send(self.request)
             except BaseException as exc:  # refused, failed or cancelled before any reply: ended, no message
                 self._done = True

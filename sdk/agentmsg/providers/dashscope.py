@@ -953,20 +953,10 @@ class Reader(PayloadReader):
                     "type", f"an item of choice {i}'s tool_calls is not an object (a JSON {json_type(tc)}): left out"
                 )
                 continue
-            kind = tc.get("type")
             call_id = tc.get("id") if isinstance(tc.get("id"), str) else ""
             index = b.call_index(tc.get("index"))  # (beyond 64 bits, a boolean: none, said)
-            # (a call of a kind with no function: each of its fragments kept in a note, as OpenAI's reader keeps them)
-            skipped = f"call/{i}/{index if index is not None else call_id or position}"
-            if kind is not None and kind != "function" and kind != "":  # (a kind of call this reader has no rule for)
-                shown = b.shown(kind, 60)
-                if "function" not in tc:  # no function to read: kept in the note, not made a call of no name
-                    b.not_kept(skipped, f"a tool call of type {shown} is not kept: {b.shown(tc, 500)}", i)
-                    continue
-                b.not_kept(f"call-type/{shown}", f"tool calls of type {shown} are read as function calls", i)
-            elif "function" not in tc and b.said_not_kept(skipped):  # a later fragment of such a call
-                more = f"{skipped}/{len(b.not_kept_notes)}"
-                b.not_kept(more, f"a fragment of that tool call is not kept: {b.shown(tc, 500)}", i)
+            at = index if index is not None else call_id or position
+            if b.call_left_out(tc, _CALL_TYPES, "function" in tc, f"call/{i}/{at}", i):
                 continue
             fn = b.mapping(tc.get("function"), "a tool call's function")
             if index is not None:
@@ -1007,6 +997,10 @@ class Reader(PayloadReader):
                 self._delta(i, field, args, partial(self._arguments, i, key, call_id or None))
             if whole:
                 b.end_tool_call(key, choice=i)
+
+
+#: the types of tool call the reader reads ("" on some continuation fragments; another: StreamBuilder.call_left_out)
+_CALL_TYPES: Final = ("function", "")
 
 
 # ---- registry entries and the module's functions -----------------------------------------------------------

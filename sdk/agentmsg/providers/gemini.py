@@ -1371,11 +1371,6 @@ class Reader(PayloadReader):
         _payload(b, obj, {})
         b.close(ended=True)  # the whole response: a candidate without a finishReason is whole (no reason invented)
 
-    def whole(self, obj: dict[str, Any]) -> bool:
-        # A whole response and a stream's chunk have one shape: a lone one without its finishReason may be a stream
-        # cut after its first chunk (saved as JSON lines), so it is read as one: cut (never taken for a whole reply)
-        return False
-
     def end(self) -> None:
         # No payload comes after this one (an error, a cut, the end): updates a call's writer held are
         # written into its arguments (they came), before the reply closes the call.

@@ -805,6 +805,10 @@ def _legacy_messages(
             )
 
 
+#: the types of tool call the reader reads (another: StreamBuilder.call_left_out)
+_CALL_TYPES: Final = ("function", "custom")
+
+
 def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> None:
     """A message's (or delta's) calls: ``tool_calls``, routed by index, and the legacy ``function_call``
     (the deprecated ``functions`` API, finish reason ``function_call``: one call, no id, so the builder
@@ -829,17 +833,7 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
     for key, tc in entries:
         fn = tc.get("function")
         custom = fn is None and type(tc.get("custom")) is dict  # (its later fragments name no type)
-        kind = tc.get("type")
-        skipped = f"call/{i}/{key}"  # (a call of a kind with no function: each of its fragments kept in a note)
-        if kind is not None and kind != "function" and kind != "custom":  # (a kind of call this reader has no rule for)
-            shown = b.shown(kind, 60)
-            if fn is None and not custom:  # no function to read: kept in the note, not made a call of no name
-                b.not_kept(skipped, f"a tool call of type {shown} is not kept: {b.shown(tc, 500)}", i)
-                continue
-            b.not_kept(f"call-type/{shown}", f"tool calls of type {shown} are read as function calls", i)
-        elif fn is None and not custom and b.said_not_kept(skipped):  # a later fragment of such a call
-            more = f"{skipped}/{len(b.not_kept_notes)}"
-            b.not_kept(more, f"a fragment of that tool call is not kept: {b.shown(tc, 500)}", i)
+        if b.call_left_out(tc, _CALL_TYPES, fn is not None or custom, f"call/{i}/{key}", i):
             continue
         if custom:
             # A custom tool's call (GPT-5 custom / grammar tools): custom.name, and custom.input, the tool's

@@ -40,7 +40,7 @@ import re
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -1464,9 +1464,26 @@ class StreamBuilder:
         self.not_kept_notes.append(note)
         self._say(choice, NOT_KEPT_EVENT, {"rule": "not-kept", "message": note.message})
 
-    def said_not_kept(self, key: str) -> bool:
-        """Whether :meth:`not_kept` has said ``key`` in this reply."""
-        return key in self._not_kept_keys
+    def call_left_out(
+        self, call: Mapping[str, Any], kinds: tuple[str, ...], readable: bool, key: str, choice: int = 0
+    ) -> bool:
+        """Whether a tool call (or a fragment of one) is left out for its ``type``, said (OpenAI's and DashScope's
+        ``tool_calls[].type``): a type in ``kinds``, or none, is read; another is read as a function call, said,
+        when the call is ``readable`` (it has a function); else it is no call, kept in a note of its own with its
+        JSON (``key``: the call's, per choice and index), and so is each later fragment of it (which names no type
+        and no function), where it became a call of no name."""
+        kind = call.get("type")
+        if kind is not None and kind not in kinds:  # (a kind of call the reader has no rule for)
+            shown = self.shown(kind, 60)
+            if not readable:
+                self.not_kept(key, f"a tool call of type {shown} is not kept: {self.shown(call, 500)}", choice)
+                return True
+            self.not_kept(f"call-type/{shown}", f"tool calls of type {shown} are read as function calls", choice)
+        elif not readable and key in self._not_kept_keys:  # a later fragment of such a call
+            more = f"{key}/{len(self.not_kept_notes)}"
+            self.not_kept(more, f"a fragment of that tool call is not kept: {self.shown(call, 500)}", choice)
+            return True
+        return False
 
     def problem(self, rule: str, message: str, *, foreign: bool = False) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped. A problem the

@@ -142,9 +142,10 @@ class PayloadReader(ABC):
 
     def whole(self, obj: dict[str, Any]) -> bool:
         """Whether ``obj``, a body's only payload (a JSON object, neither SSE nor in an array), is a whole response,
-        which a stream parser then ends as :meth:`reply` does: yes, unless the provider's stream chunks have a
-        shape of their own that ``obj`` has (a reader that can tell says so)."""
-        return True
+        which a stream parser then ends as :meth:`reply` does. No, unless the reader tells a whole response from a
+        stream's chunk (a reader that can says so): a chunk alone is a stream cut after it, never to be taken for a
+        whole reply (Gemini's response and chunk have one shape)."""
+        return False
 
     def end(self) -> None:
         """No payload comes after the last one (the body or the transport ended, or the provider's error):
