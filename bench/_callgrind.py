@@ -39,7 +39,7 @@ def traceable() -> bool:
     distribution's ``python3``) has no symbol for it, and every count would be nothing."""
     global _TRACEABLE
     if _TRACEABLE is None:
-        probe = [sys.executable, "-c", "import sys; sys.call_tracing(sum, ([1, 2],))"]
+        probe = [sys.executable, "-S", "-c", "import sys; sys.call_tracing(sum, ([1, 2],))"]  # (-S: no site, a second)
         cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={TOGGLE}"]
         done = subprocess.run([*cmd, "--callgrind-out-file=/dev/null", *probe], capture_output=True, text=True)
         found = re.search(r"Collected : (\d+)", done.stderr)
