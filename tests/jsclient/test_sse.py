@@ -225,7 +225,7 @@ def test_lone_surrogates_in_any_string_reduce_alike(tmp_path: Path) -> None:
 
 def test_json_text_at_the_readers_edges_reduces_alike(tmp_path: Path) -> None:
     """Event JSON over SSE at the edges of what the readers take (orjson, and JSON.parse with the client's checks):
-    nesting at 1,024 levels and one more, numbers that overflow a double, duplicate keys, escapes (a lone surrogate
+    nesting at limits.max_depth (254) and at 1,024 levels, and one more (in a plain delta too), numbers that overflow a double, duplicate keys, escapes (a lone surrogate
     escape), a BOM or a second value in the data, data that is no object, tool-call arguments at those edges. (What
     a JS number cannot tell apart is left out: docs/web.md.)"""
     at = "2026-11-28T10:00:00Z"
@@ -266,6 +266,8 @@ def test_json_text_at_the_readers_edges_reduces_alike(tmp_path: Path) -> None:
         # (too deep in two places: said at the first in document order, under a key with / ~ " and brackets)
         two = f'{{"k/~\\"[{{": [0, {nested(depth)}], "b": {nested(depth)}}}'
         bodies[f"custom value {depth} deep twice"] = [event("CUSTOM", f',"name":"x","value":{two}')]
+        # (a plain delta, which no schema check reads: the reader alone holds it to limits.max_depth)
+        bodies[f"delta with a key {depth} deep"] = [start, event("TEXT_BLOCK_DELTA", f',"blockId":"t","delta":"a","x":{nested(depth)}')]
     cases = []
     for name, lines in bodies.items():
         body = [event("AGENT_START", "").replace('"m"', '"r"'), *lines, event("AGENT_END", "").replace('"m"', '"r"')]

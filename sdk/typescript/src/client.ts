@@ -7,7 +7,7 @@
 import type { AgentEvent, Msg } from "@agentmsg/schema/types";
 import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
-import { readEventJson, readEventJsonOrRule } from "./json.js";
+import { MAX_DEPTH, readEventJson, readEventJsonOrRule } from "./json.js";
 import { SSEDecoder } from "./sse.js";
 import type { SSEEvent, SSELimits, SSEProblem } from "./sse.js";
 
@@ -301,7 +301,7 @@ function afterEnd(end: SSEEvent, first: SSEEvent, count: number): SSEEvent {
 
 export interface EventStreamOptions extends StreamOptions {
   /** Called for an SSE event whose data is not JSON (it is skipped): not JSON.parse's, or JSON Python's
-   * reader refuses too (a lone surrogate escape, a number beyond a double, over 1,024 levels deep). */
+   * reader refuses too (a lone surrogate escape, a number beyond a double, nested deeper than MAX_DEPTH, 254 levels). */
   onInvalid?: (event: SSEEvent, error: unknown) => void;
   /** Called for an SSE event the reader had to fix or could not finish (`event.problem`): rule `utf-8`
    * (invalid UTF-8 replaced by U+FFFD; the event is kept) or `incomplete` (the stream ended inside it;
@@ -381,7 +381,7 @@ export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {
       // at the array or object that crosses the limit, as Python says it.)
       const why =
         read.rule === "max-depth"
-          ? "nested deeper than 1024 levels (limits.max_depth)"
+          ? `data is nested deeper than ${MAX_DEPTH} levels (limits.max_depth)`
           : read.rule === "lone-surrogate"
             ? "data is not JSON: a lone UTF-16 surrogate escape"
             : "data is not JSON";

@@ -352,14 +352,14 @@ export function jsonType(value: unknown): string {
 
 /** An event's JSON text (a JSONL line, an SSE event's data) read as Python's reducer reads it (orjson):
  * the value, or `undefined` when it is not JSON, holds a lone surrogate escape or a number that
- * overflows a double, or nests deeper than 1,024 levels. */
+ * overflows a double, or nests deeper than MAX_DEPTH (254) levels, as Python's readers refuse it (rule `max-depth`). */
 export function readEventJson(text: string): unknown {
   const read = readEventJsonOrRule(text);
   return "value" in read ? read.value : undefined;
 }
 
 /** {@link readEventJson}, saying why it read nothing: the rule Python's readers give (`max-depth` for a value
- * nested deeper than orjson reads, as agentmsg's bounded reader says it; `lone-surrogate` for a lone surrogate
+ * nested deeper than MAX_DEPTH, as agentmsg's bounded reader says it; `lone-surrogate` for a lone surrogate
  * escape, which JSON.parse accepts and Python's readers refuse, as `agentmsg validate` says it; `json` otherwise),
  * and where in the event: `max-depth` at the first array or object that crosses MAX_DEPTH (as Python's `TooDeep`
  * names it), "" otherwise. */
@@ -370,7 +370,7 @@ export function readEventJsonOrRule(text: string): { value: unknown } | { rule: 
   } catch {
     return { rule: "json", pointer: "" };
   }
-  const problem = jsonProblem(value, 1024); // orjson reads 1,024 levels, not 1,025
+  const problem = jsonProblem(value); // held to MAX_DEPTH, as Python's event readers hold it (jsontext.py loads_bounded)
   if (problem === null) return { value };
   if (problem.rule === "max-depth") return { rule: "max-depth", pointer: deepPointer(value) };
   return { rule: problem.rule === "lone-surrogate" ? problem.rule : "json", pointer: "" };
