@@ -361,6 +361,23 @@ def test_reply_end_values_of_the_wrong_kind_are_reported_not_taken() -> None:
     ]
 
 
+def test_an_event_breaking_the_schema_past_the_listed_problems_is_applied() -> None:
+    """An event whose schema check finds more problems than a check lists (10,000: the rest counted, rule
+    max-problems at the event) is applied as one with fewer is, as docs/events.md's tolerant rules say and
+    @agentmsg/client does: the count at the event's root read as "event skipped" and the message was lost."""
+    result = {
+        "id": "m",
+        "role": "ASSISTANT",
+        "content": [{"type": "tool_result", "id": "c", "name": "f", "output": [0] * 5001}],
+    }
+    reducer = Reducer(max_problems=None)
+    reducer.feed_many([_e(0, "AGENT_RESULT", result=result)])
+    assert [m.id for m in reducer.finish()] == ["m"]
+    problems = reducer.problems
+    assert len(problems) > 10_000 - 10 and problems[-1].pointer == "/0" and problems[-1].rule == "max-problems"
+    assert not any(p.message.endswith("event skipped") for p in problems)
+
+
 def test_reply_end_metadata_keys_are_declared_by_the_schema() -> None:
     """A value of the wrong kind under a declared key (here from AGENT_RESULT) is left out by the salvage."""
     reducer = Reducer()

@@ -220,6 +220,9 @@ def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
         if p.pointer == "" and p.rule in ("required", "additionalProperties"):
             continue  # handlers report the keys they need; unknown keys are not used
         message = p.message if len(p.message) <= 300 else p.message[:300] + "..."  # it may quote the value
+        if p.rule == "max-problems" and p.pointer == "":  # the check's count of the problems past those it lists:
+            st.problem(i, "", p.rule, message)  # the event is applied, as for the listed ones
+            continue
         if p.pointer == "" or p.rule in _SKIPPED:  # (too deep, too long: at the array or object that crosses the limit)
             st.problem(i, p.pointer, p.rule, f"{message}: event skipped", schema=p.schema_location)
             return False
