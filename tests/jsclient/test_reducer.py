@@ -282,6 +282,13 @@ def random_stream(rng: random.Random) -> list[Any]:
     return out
 
 
+def _line(case: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(case)
+    except TypeError:  # (nested past the 254 levels orjson writes: an event close to limits.max_depth)
+        return json.dumps(case).encode()
+
+
 def _typescript(
     tmp_path: Path, cases: Sequence[tuple[list[Any], int | None]], template: str | None = None
 ) -> list[dict[str, Any]]:
@@ -289,7 +296,7 @@ def _typescript(
     messages, problems and checks, as :func:`_python` gives Python's (``template``: the script, SCRIPT by
     default)."""
     path = tmp_path / "streams.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
+    path.write_bytes(b"\n".join(_line({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
     script = tmp_path / "reduce.mjs"
     script.write_text((template or SCRIPT) % json.dumps(built_client().as_uri()), encoding="utf-8")
     done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
@@ -303,9 +310,8 @@ def _python(events: list[Any], max_open: int | None, said: bool = False) -> dict
     r = Reducer(max_open_blocks=max_open)
     for e in events:
         r.feed(e)
-    messages = [m.to_dict() for m in r.finish()]
     return {
-        "messages": orjson.loads(orjson.dumps(messages)),
+        "messages": [orjson.loads(m.to_json_bytes()) for m in r.finish()],  # (each message alone: within 254 levels)
         "problems": [
             [p.pointer, p.rule, None if p.schema_location else p.message] if said else [p.pointer, p.rule]
             for p in r.problems
@@ -417,6 +423,42 @@ def test_a_byte_order_mark_before_a_calls_arguments_is_read_alike(tmp_path: Path
         assert call["content"] == text  # (kept as it came)
     assert [c["input"] for c in calls] == [{"a": 1}, {}, {}] * 2
     assert ["argumentsError" in c.get("metadata", {}) for c in calls] == [False, True, True] * 2
+
+
+def test_a_message_valid_in_parts_but_too_deep_whole_is_salvaged_alike(tmp_path: Path) -> None:
+    """Events each valid, whose message nests past limits.max_depth only whole (a block's metadata, valid alone, two
+    levels deeper inside the message), or inside an AGENT_RESULT: both reducers take the same steps (_build.py
+    ``_salvage``): the text and thinking kept, then the message without its blocks, keeping its name, timestamp,
+    metadata and usage. The TypeScript reducer went straight to an empty message of its id (found by a
+    differential fuzz of the two reducers)."""
+
+    def ev(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, **keys}
+
+    def nested(n: int) -> Any:
+        value: Any = 1
+        for _ in range(n):
+            value = [value]
+        return value
+
+    def stream(depth: int, kind: str) -> list[Any]:
+        return [
+            ev(0, "AGENT_START", replyId="r", name="n"),
+            ev(1, "MODEL_CALL_START", replyId="m", modelName="g"),
+            ev(2, f"{kind}_BLOCK_START", replyId="m", blockId="p"),
+            ev(3, f"{kind}_BLOCK_DELTA", replyId="m", blockId="p", delta="kept?"),
+            ev(4, f"{kind}_BLOCK_END", replyId="m", blockId="p", metadata={"x": nested(depth)}),
+            ev(5, "MODEL_CALL_END", replyId="m", usage={"inputTokens": 3, "outputTokens": 4}),
+            ev(6, "AGENT_END", replyId="r"),
+        ]
+
+    cases = [(stream(depth, kind), None) for depth in (249, 250, 251) for kind in ("THINKING", "TEXT")]
+    results = _typescript(tmp_path, cases)
+    for (events, max_open), ts in zip(cases, results, strict=True):
+        assert same_json(ts, _python(events, max_open)), (events[4], ts)
+    (deepest,) = results[-2]["messages"]  # (THINKING, 251: a thinking block keeps its metadata)
+    assert (deepest["name"], deepest["usage"]["inputTokens"], deepest["content"]) == ("n", 3, [])
+    assert deepest["metadata"]["agentmsg_model"] == "g" and deepest["timestamp"] is not None
 
 
 def test_an_agentscope_python_message_in_agent_result_is_read_alike(tmp_path: Path) -> None:

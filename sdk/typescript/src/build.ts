@@ -278,21 +278,28 @@ function salvage(data: Obj, failures: SchemaProblem[], origins: number[], origin
   };
   const alone = (key: string, value: Json): SchemaProblem[] => schemaProblems(checkMsg, { id: "x", role: "ASSISTANT", content: [], [key]: value });
 
-  const content: Json[] = [];
-  (data.content as Json[]).forEach((block, j) => {
-    const at = origins[j]!;
-    const problems = schemaProblems(checkBlock, block);
-    if (!problems.length) {
-      content.push(block);
-      return;
+  // Block `j` without the values `problems` name (pointers within it), when what is left is valid, or null: said
+  // either way (value or block left out).
+  const pruned = (block: Json, j: number, problems: SchemaProblem[]): Json | null => {
+    let out = block;
+    for (const path of deepestLastFirst(problems.filter((p) => p.pointer).map((p) => tokens(p.pointer)))) out = without(out, path);
+    if (out !== block && !schemaProblems(checkBlock, out).length) {
+      drop(origins[j]!, `/content/${j}`, problems, "value left out");
+      return out;
     }
-    // Leave out the values the schema rejects; keep the block when what is left is valid.
-    let pruned = block;
-    for (const path of deepestLastFirst(problems.filter((p) => p.pointer).map((p) => tokens(p.pointer)))) pruned = without(pruned, path);
-    if (pruned !== block && !schemaProblems(checkBlock, pruned).length) {
-      drop(at, `/content/${j}`, problems, "value left out");
-      content.push(pruned);
-    } else drop(at, `/content/${j}`, problems, "block left out");
+    drop(origins[j]!, `/content/${j}`, problems, "block left out");
+    return null;
+  };
+  const content: Json[] = [];
+  const kept: number[] = []; // (the index in data.content of each block kept)
+  (data.content as Json[]).forEach((block, j) => {
+    const problems = schemaProblems(checkBlock, block);
+    // (a block the schema rejects: the values it names left out, the block kept when what is left is valid)
+    const part = problems.length ? pruned(block, j, problems) : block;
+    if (part !== null) {
+      content.push(part);
+      kept.push(j);
+    }
   });
   const metadata: Obj = {};
   for (const [key, value] of Object.entries(data.metadata as Obj)) {
@@ -308,23 +315,70 @@ function salvage(data: Obj, failures: SchemaProblem[], origins: number[], origin
       fixed[key] = null;
     }
   }
-  if (!found.length) {
-    // Nothing singled out: a rule across parts; keep the text at least.
-    for (const p of failures) {
-      found.push({ pointer: `/${origin}`, rule: p.rule, message: `the reduced message: ${p.message}` });
+  // Said of the whole message (a rule across parts): it keeps its text and thinking blocks only.
+  const whole = (problems: SchemaProblem[], what = ""): void => {
+    for (const p of problems) {
+      found.push({ pointer: `/${origin}`, rule: p.rule, message: `the reduced message: ${p.message}${what}` });
       entries.add(entry(p));
     }
-    fixed.content = content.filter((b) => isObject(b) && (b.type === "text" || b.type === "thinking"));
+    fixed.content = (fixed.content as Json[]).filter((b) => isObject(b) && (b.type === "text" || b.type === "thinking"));
+  };
+  let saidWhole = !found.length;
+  if (saidWhole) whole(failures); // nothing singled out: a rule across parts; keep the text at least
+  const built = (): SchemaProblem[] => {
+    fixed.metadata = { ...metadata, agentmsg_reduce_errors: [...entries].sort(compareCodePoints).slice(0, MAX_REDUCE_ERRORS) };
+    return schemaProblems(checkMsg, fixed);
+  };
+  let last = built();
+  if (last.length && !saidWhole) {
+    // The parts valid alone break a rule together (a block valid alone, nested too deep inside the message): the
+    // values inside a block the message's check names are left out too, as above (the block when what is left is
+    // invalid); what else it names is said of the whole message, which keeps its text and thinking.
+    const inside = new Map<number, SchemaProblem[]>();
+    const rest: SchemaProblem[] = [];
+    for (const p of last) {
+      const path = tokens(p.pointer);
+      const at = path[1];
+      if (path.length > 2 && path[0] === "content" && typeof at === "number" && at < kept.length) {
+        inside.set(at, [...(inside.get(at) ?? []), { ...p, pointer: pointerOf(path.slice(2)) }]);
+      } else rest.push(p);
+    }
+    fixed.content = (fixed.content as Json[])
+      .map((block, i) => (inside.has(i) ? pruned(block, kept[i]!, inside.get(i)!) : block))
+      .filter((block) => block !== null);
+    if (rest.length) {
+      whole(rest, TEXT_ONLY);
+      saidWhole = true;
+    }
+    last = built();
+  }
+  if (last.length && !saidWhole) {
+    // (the check names one of several values too deep: said of the whole)
+    whole(last, TEXT_ONLY);
+    last = built();
+  }
+  let out: Obj = fixed;
+  if (last.length) {
+    // The last resorts: the message without its blocks (each other part was valid alone), then of its id, name and
+    // timestamp only; each says why and what it left out.
+    for (const p of last) entries.add(entry(p));
+    const errors = { agentmsg_reduce_errors: [...entries].sort(compareCodePoints).slice(0, MAX_REDUCE_ERRORS) };
+    const bare: Obj = {
+      id: typeof fixed.id === "string" && fixed.id ? fixed.id : `msg-${origin}`,
+      name: fixed.name ?? null,
+      role: "ASSISTANT",
+      content: [],
+      metadata: errors,
+      timestamp: fixed.timestamp ?? null,
+    };
+    const blockless: Obj = { ...bare, metadata: { ...metadata, ...errors }, usage: fixed.usage ?? null };
+    const fits = !schemaProblems(checkMsg, blockless).length;
+    whole(last, fits ? ": its blocks left out" : ": its content, metadata and usage left out");
+    out = fits ? blockless : bare;
   }
   if (st) for (const p of found) st.add(p);
-  fixed.metadata = { ...metadata, agentmsg_reduce_errors: [...entries].sort(compareCodePoints).slice(0, MAX_REDUCE_ERRORS) };
-  const last = schemaProblems(checkMsg, fixed);
-  if (!last.length) return fixed;
-  // The last resort: an empty message that says why.
-  return {
-    id: typeof fixed.id === "string" && fixed.id ? fixed.id : `msg-${origin}`,
-    role: "ASSISTANT",
-    content: [],
-    metadata: { agentmsg_reduce_errors: [...new Set(last.map(entry))].sort(compareCodePoints).slice(0, MAX_REDUCE_ERRORS) },
-  };
+  return out;
 }
+
+/** What salvage says it did when parts valid alone fail together (_build.py `_TEXT_ONLY`). */
+const TEXT_ONLY = ": its blocks but text and thinking left out";
