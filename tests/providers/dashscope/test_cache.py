@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 
-from agentmsg import AssistantMessage, ImageBlock, SystemMessage, TextBlock, URLSource, UserMessage
+from agentmsg import (
+    AssistantMessage,
+    ImageBlock,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    URLSource,
+    UserMessage,
+)
 from tests._support.providers import FIXTURES, TOOLS, module, places, rules, tool_loop
 from tests.oracles import formatted
 
@@ -126,3 +136,20 @@ def test_explicit_cache_write_and_read_in_usage() -> None:
         usage = module(family).parse_response(body).usage
         assert usage is not None
         assert (usage.cached_tokens, usage.cache_creation_input_tokens, usage.input_tokens) == (1024, 1500, 3019)
+
+
+@pytest.mark.no_kernel
+def test_one_marker_on_a_message_of_calls_alone_is_one_breakpoint() -> None:
+    """A multimodal request's assistant messages of tool calls alone each get content ``[{"text": ""}]``: one list,
+    made once, went into every such message, so a marker placed on one of them marked them all (six breakpoints
+    sent, no diagnostic, where DashScope takes four)."""
+    image = ImageBlock(source=URLSource(url="https://example.com/photo.png"))
+    msgs: list[Any] = [UserMessage([TextBlock(text="what is in this photo?"), image])]
+    for i in range(6):
+        call = AssistantMessage([ToolUseBlock(id=f"c{i}", name="s", input={})])
+        msgs += [call.copy(metadata={"_cache_control": True}) if i == 0 else call]
+        msgs += [ToolResultMessage([ToolResultBlock(id=f"c{i}", name="s", output=["r"])])]
+    request = formatted("dashscope", msgs)
+    sent = _messages("dashscope", request.body)
+    assert json.dumps(sent).count("cache_control") == 1
+    assert sent[1]["content"] == [{"text": "", "cache_control": EPHEMERAL}] and sent[3]["content"] == [{"text": ""}]

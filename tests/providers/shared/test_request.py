@@ -1753,6 +1753,42 @@ def test_any_conversation_formats_or_is_refused(provider: str, msgs: list[Any], 
         assert head in ("tools", "tool_choice", "params") or int(head) < len(msgs)
     problems = check(provider, request)
     assert not problems, problems
+    assert _aliased(request.body) == [], "one list or dict in two places of the body: a change to one changes both"
+
+
+@pytest.mark.no_kernel
+@pytest.mark.parametrize("provider", NAMES)
+def test_no_two_places_of_a_body_are_one_object(provider: str) -> None:
+    """Messages that format alike (calls alone, empty texts, results of nothing, an image: the multimodal forms)
+    each get lists and dicts of their own: DashScope gave every call-only message one ``[{"text": ""}]``, so a cache
+    marker placed on one was sent on all of them (six breakpoints, where it takes four)."""
+    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG))
+    msgs: list[Any] = [SystemMessage("s"), UserMessage([TextBlock(text="look"), image])]
+    for i in range(3):
+        msgs.append(AssistantMessage([ToolUseBlock(id=f"c{i}", name="f", input={})]))
+        msgs.append(ToolResultMessage([ToolResultBlock(id=f"c{i}", name="f", output=[])]))
+    msgs += [AssistantMessage(""), UserMessage(""), AssistantMessage([ToolUseBlock(id="c9", name="f", input={})])]
+    msgs.append(ToolResultMessage([ToolResultBlock(id="c9", name="f", output=[TextBlock(text="")])]))
+    request = get(provider).format_request(msgs, tools=TOOLS)
+    assert _aliased(request.body) == []
+
+
+def _aliased(body: Any) -> list[str]:
+    """The pointers of the lists and dicts of ``body`` met a second time (the same object in two places): a caller
+    or a cache marker changing one changed the other (DashScope's ``[{"text": ""}]`` of every call-only message)."""
+    seen: set[int] = set()
+    out: list[str] = []
+    stack: list[tuple[str, Any]] = [("", body)]
+    while stack:
+        at, node = stack.pop()
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                out.append(at)
+                continue
+            seen.add(id(node))
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((f"{at}/{k}", v) for k, v in items)
+    return out
 
 
 def _general_way(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -360,6 +360,8 @@ class ChatWalk(Walk):
             content = text if self.plain else [{"text": text}]
         else:
             content = self.tool_only_content if calls else self.text_content("")
+            if type(content) is list:  # (each message its own: a marker placed on one part marked every message's)
+                content = [dict(part) for part in content]
         entry: dict[str, Any] = {"role": "assistant", "content": content}
         if refusal is not None:
             entry["refusal"] = refusal
