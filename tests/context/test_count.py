@@ -385,6 +385,43 @@ def test_anthropic_counts_only_the_current_turns_thinking() -> None:
     assert no == count_tokens(no_thinking, provider="openai").messages[2]
 
 
+@pytest.mark.parametrize(
+    ("case", "multi"),
+    [("blank user message", False), ("empty user message", False), ("user text, another agent's", True)],
+)
+def test_anthropics_current_turn_starts_where_the_request_sends_a_user_turn(case: str, multi: bool) -> None:
+    """The current turn, whose signed thinking Anthropic counts, starts at the last user turn the request sends: a
+    user message the formatter leaves out (blank) is none, and another agent's assistant message, which the
+    multi-agent request sends as a user turn, is one. The count started it at the last USER message: a request of
+    1,239 tokens counted 36 (and trim let it through a budget of 1,000), and one of 49 counted 1,252. Two
+    conversations the formatter sends as one body count the same."""
+    signed = {"provider": "anthropic", "signature": "c2lnbmF0dXJl"}
+    call = ToolUseBlock(id="c1", name="search", input={})
+    turn = [
+        _msg("USER", TextBlock(text="question"), name="human"),
+        _msg("ASSISTANT", ThinkingBlock(thinking="reasoning " * 300, metadata=signed), call, name="bot"),
+        _msg("TOOL", ToolResultBlock(id="c1", name="search", output=[TextBlock(text="sunny")])),
+    ]
+    kw: dict[str, Any] = {"multi_agent": True, "agent_name": "bot"} if multi else {}
+    if multi:
+        one = [
+            *turn,
+            _msg("ASSISTANT", TextBlock(text="hello"), name="other"),
+            _msg("ASSISTANT", TextBlock(text="ok"), name="bot"),
+        ]
+        other = [*turn, _msg("USER", TextBlock(text="hello"), name="other"), one[-1]]
+    else:
+        one = turn
+        other = [*turn, _msg("USER", TextBlock(text=" " if case.startswith("blank") else ""))]
+    anthropic = get("anthropic")
+    assert anthropic.format_request(one, **kw).body == anthropic.format_request(other, **kw).body
+    assert count_tokens(one, provider="anthropic", **kw).total == count_tokens(other, provider="anthropic", **kw).total
+    # (the thinking is the current turn's, counted; after a user turn, another agent's too, a previous turn's)
+    earlier = count_tokens([*turn, _msg("USER", TextBlock(text="next"))], provider="anthropic", **kw).messages[1]
+    counted = count_tokens(one, provider="anthropic", **kw).messages[1]
+    assert counted == earlier if multi else counted > earlier + 250
+
+
 # ---- media ----------------------------------------------------------------------------------------------------
 
 

@@ -53,7 +53,11 @@ from agentmsg.providers._request.context import (
     as_options,
     block_label,
     current_turn,
+    has_result,
+    has_tool_use,
     is_carrier,
+    is_current_agent,
+    is_history_message,
     json_text,
     name_media,
     reasoning_item,
@@ -546,13 +550,41 @@ def _ts_type(schema: Any) -> str:
     return "any"
 
 
-def _last_user_turn(messages: Sequence[Msg]) -> int:
-    """The index of the last user message that is not only tool results (-1: none): where Anthropic's current turn
-    starts (``thinking="current"``; a user message of results alone continues the turn's tool loop)."""
+def _last_user_turn(messages: Sequence[Msg], drop: int, multi: bool, agent: str | None, history: bool) -> int:
+    """The index of the last message the request sends as a user turn holding more than tool results (-1: none):
+    where Anthropic's current turn starts (``thinking="current"``; a user turn of results alone continues the turn's
+    tool loop). As the formatter shapes the request (:class:`~agentmsg.context._frames.Frames`): a user message with
+    nothing to send (blank texts, where ``drop`` leaves them out) opens none; in multi-agent mode another speaker's
+    turn is a user turn (a user message, another agent's assistant message of no call and no result), its first
+    text sent with its label even when empty, and in the ``history`` layout a run of them is one user turn, opened by
+    the first that sends a text or a medium. (A user message the formatter leaves out, or another agent's turn,
+    counted the current turn's thinking as an earlier turn's: a request of 1,239 tokens counted 36.)"""
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
-        if m.role is _USER and any(type(b) is not ToolResultBlock for b in m.content):
-            return i
+        blocks: list[Any] = m.content
+        if history and is_history_message(m, agent):
+            if any(type(b) is TextBlock or type(b) in MEDIA for b in blocks):
+                return i
+            continue
+        if m.role is _USER:
+            labelled = multi
+        elif multi and m.role is _ASSISTANT and not is_current_agent(m, agent) and not has_tool_use(m):
+            if has_result(m):
+                continue
+            labelled = True
+        else:
+            continue
+        for b in blocks:
+            kind = type(b)
+            if kind is TextBlock:
+                if labelled or kept(b.text, drop):
+                    return i
+                labelled = False
+            elif kind is HintBlock:
+                if kept(b.hint, drop):
+                    return i
+            elif kind is not ToolResultBlock and kind is not ThinkingBlock:  # (a medium, a call: sent)
+                return i
     return -1
 
 
@@ -718,8 +750,10 @@ def _count(
     current = -1
     called: frozenset[int] = frozenset()
     mode = profile.thinking
+    multi = bool(multi_agent)
+    history = multi and opts.multi_agent_layout == "history"
     if mode == "current":
-        current = _last_user_turn(messages)
+        current = _last_user_turn(messages, dropping(profile), multi, agent_name, history)
     elif mode == "tool_turns":  # (as the formatter sends it back: reasoning_current_turn_only)
         current, called = current_turn(messages), tool_turns(messages)
     recent = mode == "current" or mode == "tool_turns"
@@ -729,8 +763,6 @@ def _count(
     per_name = profile.per_name
     counts: list[int] = []
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
-    multi = bool(multi_agent)
-    history = multi and opts.multi_agent_layout == "history"
     demote = opts.reasoning == "text"  # (reasoning from another provider, or unsent own, sent as text)
     frames = Frames(profile, messages, opts.repair, multi, agent_name, history, families, demote)
     fold = _Fold(t, opts.history_prompt) if history else None
