@@ -16,6 +16,7 @@ import textwrap
 import threading
 import types
 import warnings
+import zlib
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -423,6 +424,51 @@ def test_anthropics_current_turn_starts_where_the_request_sends_a_user_turn(case
 
 
 # ---- media ----------------------------------------------------------------------------------------------------
+
+
+def _pdf(pages: int, packed: bool) -> bytes:
+    """A PDF of ``pages`` pages: its page objects in the file (PDF 1.4), or ``packed`` in a compressed object stream
+    with a cross-reference stream (PDF 1.5 and later, as most writers now write them)."""
+    objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>"}
+    kids = b" ".join(b"%d 0 R" % (3 + k) for k in range(pages))
+    objects[2] = b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages
+    for k in range(pages):
+        objects[3 + k] = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"
+    if not packed:
+        return b"%PDF-1.4\n" + b"".join(b"%d 0 obj\n%s\nendobj\n" % (n, o) for n, o in objects.items()) + b"%%EOF\n"
+    offsets, data = [], b""
+    for n, o in objects.items():
+        offsets.append(b"%d %d" % (n, len(data)))
+        data += o + b"\n"
+    head = b" ".join(offsets) + b"\n"
+    stream = zlib.compress(head + data)
+    start = b"<< /Type /ObjStm /N %d /First %d /Filter /FlateDecode /Length %d >>" % (
+        len(objects),
+        len(head),
+        len(stream),
+    )
+    return b"%PDF-1.5\n99 0 obj\n" + start + b"\nstream\n" + stream + b"\nendstream\nendobj\n%%EOF\n"
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_pdf_costs_its_pages_wherever_its_page_objects_are(packed: bool) -> None:
+    """A PDF is priced per page (docs/context.md): its page objects are counted in the file and in its compressed
+    object streams, where PDF 1.5 and later writers keep them; a 50-page PDF written so counted 1 page."""
+
+    def cost(raw: bytes) -> int:
+        block = DataBlock(source=Base64Source(media_type="application/pdf", data=_images.b64(raw)))
+        return count_tokens([_msg("USER", block)], provider="gemini").total
+
+    one, fifty = cost(_pdf(1, packed)), cost(_pdf(50, packed))
+    assert fifty - one == 49 * get("gemini").spec.tokens.pdf_per_page  # type: ignore[union-attr]
+
+
+def test_a_pdf_stream_made_to_inflate_without_end_costs_a_bounded_read() -> None:
+    """An object stream that inflates to far more than the file (a deflate bomb) is read within a budget."""
+    bomb = zlib.compress(b"/Type /Page " * (1 << 22), 9)  # 48 MiB of page objects in about 50 kB
+    raw = b"%PDF-1.5\n<< /Type /ObjStm /Filter /FlateDecode >>\nstream\n" + bomb + b"\nendstream\n"
+    assert len(raw) < 1 << 17
+    assert _media.pdf_pages(raw) <= 16 * len(raw) // len(b"/Type /Page ") + 1
 
 
 @pytest.mark.parametrize(

@@ -19,12 +19,14 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
 import struct
+import zlib
 from typing import Any, Final
 
 from agentmsg.providers._request.media import inline_base64
 
-__all__ = ["DEFAULT_SECONDS", "DEFAULT_SIZE", "image_size", "inline_base64", "media_seconds"]
+__all__ = ["DEFAULT_SECONDS", "DEFAULT_SIZE", "image_size", "inline_base64", "media_seconds", "pdf_pages"]
 
 #: the size an image whose bytes are not at hand (a URL) is priced at
 DEFAULT_SIZE: Final = (1024, 1024)
@@ -142,6 +144,37 @@ def media_seconds(source: Any) -> float | None:
 
 
 # ---- the providers' image costs: (width, height) -> tokens ------------------------------------------------------
+
+
+#: a page object of a PDF (``/Type /Page``, not the ``/Pages`` of a page tree node)
+_PDF_PAGE: Final = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+#: the dictionary of a compressed object stream (PDF 1.5 and later), up to where its data starts
+_PDF_OBJECT_STREAM: Final = re.compile(rb"<<[^<>]*?/Type\s*/ObjStm[^<>]*>>\s*stream\r?\n")
+_PDF_FLATE: Final = re.compile(rb"/Filter\s*/FlateDecode(?![A-Za-z])")
+#: what a PDF's object streams may inflate to, in all (a stream that would inflate past it is read so far)
+PDF_INFLATE_MAX: Final = 64 << 20
+
+
+def pdf_pages(raw: bytes) -> int:
+    """The pages of a PDF, at least 1: its page objects (``/Type /Page``), looked for in the file and in its
+    compressed object streams (PDF 1.5 and later may keep every page object there: a 50-page file written so counted
+    1 page), each inflated within a budget (16 times the file, at most :data:`PDF_INFLATE_MAX` in all), so that a
+    stream made to inflate without end costs no more."""
+    pages = len(_PDF_PAGE.findall(raw))
+    budget = min(PDF_INFLATE_MAX, 16 * len(raw))
+    view = memoryview(raw)
+    for found in _PDF_OBJECT_STREAM.finditer(raw):
+        if budget <= 0:
+            break
+        if _PDF_FLATE.search(found.group(0)) is None:
+            continue
+        try:
+            inflated = zlib.decompressobj().decompress(view[found.end() :], budget)
+        except zlib.error:
+            continue
+        budget -= len(inflated)
+        pages += len(_PDF_PAGE.findall(inflated))
+    return max(1, pages)
 
 
 def openai_tiles(w: int, h: int, detail: str = "high") -> int:

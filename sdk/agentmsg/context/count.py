@@ -20,7 +20,6 @@ import base64
 import binascii
 import copy
 import math
-import re
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -143,7 +142,6 @@ _REASONING_ITEM_ERROR: Final = 1.0
 _ERROR_FLAG_ERROR: Final = 1.0
 #: tokens a data block is priced at when its content is not read (not text, not a PDF)
 _DEFAULT_FILE_TOKENS: Final = 1000
-_PDF_PAGE: Final = re.compile(rb"/Type\s*/Page[^s]")
 
 
 #: a provider whose spec has no profile of its own (``Spec.tokens`` None): an o200k estimate, within 50%
@@ -217,7 +215,7 @@ class _Tally:
         if raw is not None and (main == "text" or mime in _TEXT_MIMES):
             return self.words(raw.decode("utf-8", "replace")) + self.profile.per_result
         if raw is not None and mime == "application/pdf":
-            pages = max(1, len(_PDF_PAGE.findall(raw)))
+            pages = _media.pdf_pages(raw)
             return self.unsure_tokens(pages * self.profile.pdf_per_page, 0.35)
         return self.unsure_tokens(_DEFAULT_FILE_TOKENS, _UNKNOWN_MEDIA_ERROR)
 
