@@ -247,6 +247,21 @@ def test_lifetime_follows_the_markers_already_there() -> None:
     assert not [d for d in formatted("anthropic", got.messages, tools=got.tools).diagnostics if "cache" in d.rule]
 
 
+@pytest.mark.parametrize("first", [UserMessage("q1", metadata={"_cache_control": {"blocks": [3]}}), UserMessage([])])
+def test_a_marker_the_request_sends_nowhere_neither_counts_nor_binds_a_lifetime(first: Msg) -> None:
+    """A marker naming only blocks beyond its message, or on a message the formatter leaves out, is no breakpoint of
+    the request: it was counted against the limit and taken for a 5m one, so the marker placed before a 1h one got 5m
+    and the request was refused (``cache-ttl-order``, an error)."""
+    if not first.metadata:
+        first = first.copy(metadata={"_cache_control": True})
+    msgs = [first, AssistantMessage("answer"), UserMessage("q2", metadata={"_cache_control": {"ttl": "1h"}})]
+    got = place_cache_markers(msgs, provider="anthropic")
+    assert got.placed == (CacheMarker("turn", "/1", {"ttl": "1h"}),)
+    assert got.notes[0] == "1 breakpoint(s) already in the conversation or tools, kept"
+    rules = [d.rule for d in formatted("anthropic", got.messages).diagnostics]
+    assert "cache-ttl-order" not in rules and len(rules) == 1  # (the marker sent nowhere, or the message, said)
+
+
 @pytest.mark.parametrize("form", ["plain", "openai"])
 def test_a_tool_marker_is_seen_in_either_tool_form(form: str) -> None:
     """Tools in OpenAI's form carry their marker inside ``function``: the helper counted it against the limit but

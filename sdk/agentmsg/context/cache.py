@@ -12,6 +12,7 @@ before gpt-5.6, DeepSeek, Gemini without an explicit cache) cache prefixes on th
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -161,7 +162,7 @@ def place_cache_markers(
     if room <= 0 and len(placed) < 3:
         notes.append(f"{name} takes at most {limit} breakpoints: no room for more")
     if rule.lifetimes_in_order and placed:
-        placed = _lifetimes_in_order(msgs, tool_list or [], placed, notes)
+        placed = _lifetimes_in_order(msgs, tool_list or [], placed, notes, rule.blocks)
     return CachePlacement(msgs, tool_list, tuple(placed), tuple(notes))
 
 
@@ -171,7 +172,7 @@ def _ttl(value: Any) -> str:
 
 
 def _lifetimes_in_order(
-    msgs: list[Msg], tools: list[dict[str, Any]], placed: list[CacheMarker], notes: list[str]
+    msgs: list[Msg], tools: list[dict[str, Any]], placed: list[CacheMarker], notes: list[str], per_block: bool
 ) -> list[CacheMarker]:
     """A provider whose spec says ``lifetimes_in_order`` (Anthropic) refuses a 1h breakpoint after a 5m one (request
     order: tools, system, messages). A marker placed here (``placed`` is in request order) takes the lifetime of the
@@ -191,7 +192,7 @@ def _lifetimes_in_order(
         if f"/tools/{k}" not in ours and mark is not None:
             given.append((order(f"/tools/{k}"), _ttl(mark)))
     for i, m in enumerate(msgs):
-        if f"/{i}" not in ours and _marked(m.metadata):
+        if f"/{i}" not in ours and _marked(m.metadata) and _sent(m, per_block):  # (one sent nowhere binds none)
             given.append((order(f"/{i}"), _ttl(m.metadata[MARKER])))
     out = []
     for p in placed:
@@ -240,11 +241,11 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block
         if mark is None or isinstance(mark, str):
             continue
         if mark.blocks is None:
-            n += 1
+            n += _sends_one(m.content, per_block)
             continue
         named = meta[MARKER]["blocks"]
         if len(named) != len(mark.blocks):
-            twice = sorted({j for j in named if named.count(j) > 1})
+            twice = sorted(j for j, times in Counter(named).items() if times > 1)
             notes.append(
                 f"message {i}'s marker names block(s) {', '.join(map(str, twice))} more than once: one breakpoint each"
             )
@@ -253,6 +254,27 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block
         else:
             n += any(j < len(m.content) for j in mark.blocks)
     return n + sum(_tool_mark(t) is not None for t in tools)
+
+
+def _sends_one(content: Sequence[Any], per_block: bool) -> bool:
+    """Whether a marker on a whole message is sent: on its last part that takes one (:func:`_takes_marker`; where a
+    marker goes on the message's last content part, ``per_block`` False, not a tool call either). A message of none
+    (empty, blank texts, reasoning alone) sends none: the formatter leaves the marker out, or the message."""
+    return any(_takes_marker(b) and (per_block or type(b) is not ToolUseBlock) for b in content)
+
+
+def _sent(msg: Msg, per_block: bool) -> bool:
+    """Whether the marker a message holds is sent (a breakpoint of the request): on a part it names or the one it
+    lands on (:func:`_lands_on`), or on the message (:func:`_sends_one`); a marker naming only blocks beyond the
+    content, or on a message with nothing to take it, is sent nowhere."""
+    mark = parse_mark(msg.metadata[MARKER])
+    if mark is None or isinstance(mark, str):
+        return False
+    if mark.blocks is None:
+        return _sends_one(msg.content, per_block)
+    if per_block:
+        return bool(_lands_on(msg.content, mark.blocks))
+    return any(j < len(msg.content) for j in mark.blocks)
 
 
 def _lands_on(content: Sequence[Any], blocks: Sequence[int]) -> set[int]:
