@@ -245,6 +245,19 @@ def test_an_agentscope_python_assistant_message_points_at_no_provider_but_an_ant
     reply = fixtures.parent / "providers" / "anthropic" / "message_text.json"
     r = run("validate", str(reply))
     assert r.returncode == 1 and "read it with 'agentmsg parse --provider anthropic'" in r.stderr, r.stderr
+    # format, count and trim read the reply as a message too, its keys said, and name the command that reads it;
+    # not for AgentScope Python's messages (one of each version, three commands)
+    message = [sorted(fixtures.glob(f"{v}/assistant_*.json"))[0] for v in ("v1", "v2")]
+    for command, path in zip(
+        (["format"], ["count"], ["trim", "--budget", "100000"]), [*message, message[0]], strict=True
+    ):
+        r = run(*command, "--provider", "anthropic", str(path))
+        assert r.returncode == 0 and "agentmsg parse" not in r.stderr, (command, path, r.stderr)
+    for command in (["format"], ["count"], ["trim", "--budget", "100000"]):
+        r = run(*command, "--provider", "anthropic", str(reply))
+        hint = json.loads(r.stderr.splitlines()[-1])
+        assert r.returncode == 0 and hint["kind"] == "hint", (command, r.stderr)
+        assert hint["message"] == "it reads as a provider's reply: read it with 'agentmsg parse --provider anthropic'"
 
 
 def test_validate_of_a_lowercase_role_message_points_at_no_provider(tmp_path: Path) -> None:

@@ -86,6 +86,18 @@ def conversation_hint(data: bytes, path: str) -> str | None:
     return reply_hint(head, whole=len(head) == len(data))
 
 
+def say_reply_hint(diag: Diagnostics, data: bytes, path: str) -> None:
+    """After a conversation was read: when the input also reads as a provider's reply (one may read as a message in
+    AgentScope Python's shape, its other keys said as notes), the command that reads it, said as a hint
+    (kind ``hint``; the exit status stands), as an input read as no conversation says it. Only an input that starts
+    with an object is asked: a reply is one."""
+    if data.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] != b"{":
+        return
+    hint = conversation_hint(data, path)
+    if hint is not None:
+        diag.say(Problem("", "hint", hint), "hint", False)
+
+
 def run_command(
     args: argparse.Namespace,
     out: TextIO,

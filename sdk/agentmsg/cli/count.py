@@ -28,6 +28,7 @@ from agentmsg.cli._conversation import (
     read_conversation,
     read_inputs,
     run_command,
+    say_reply_hint,
     say_request,
 )
 from agentmsg.cli._install import package_command
@@ -70,6 +71,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     doc: dict[str, Any] = {"provider": args.provider, "model": model, **counted.to_dict()}
     out.write(orjson.dumps(doc).decode() + "\n")
     say_request(diag, args.provider, messages, args.model, tools)  # (what the request counted loses, as format says)
+    say_reply_hint(diag, data, args.messages)
     if counted.missing is not None:  # (the provider's tokenizer runs offline, but its package is not installed)
         hint = (
             f"the count is an estimate: {counted.missing}, which counts {args.provider}'s tokens exactly, is not "

@@ -29,6 +29,7 @@ from agentmsg.cli._conversation import (
     read_inputs,
     run_command,
     say_formatted,
+    say_reply_hint,
 )
 from agentmsg.cli._io import (
     EXIT_INVALID,
@@ -204,6 +205,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID
     say_formatted(diag, request.diagnostics)
+    say_reply_hint(diag, data, args.messages)
     if args.envelope:
         doc: Any = {
             "model": request.model,

@@ -24,6 +24,7 @@ from agentmsg.cli._conversation import (
     read_conversation,
     read_inputs,
     run_command,
+    say_reply_hint,
     say_request,
 )
 from agentmsg.cli._io import (
@@ -86,6 +87,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     for p in trimmed.diagnostics:
         diag.say(p, _kind(p.rule), False)
     say_request(diag, args.provider, trimmed.messages, args.model, tools)  # (of the trimmed conversation, as sent)
+    say_reply_hint(diag, data, args.conversation)
     if data.removeprefix(BOM).lstrip()[:1] == b"[":
         text = encode_messages(trimmed.messages) + b"\n"
     else:  # JSON Lines (or one message): one message per line
