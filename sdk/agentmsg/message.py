@@ -206,7 +206,16 @@ def members(messages: Sequence[Msg]) -> Sequence[Msg]:
     member_roles' own pass over the roles is not made before it."""
     if type(messages) is list and set(map(type, messages)) <= {Msg} and surely_writes(messages):
         return messages
-    return member_blocks(member_roles(messages))
+    out = member_roles(messages)
+    # What to_json would refuse (a field changed after construction to what its schema does not allow, NaN in a
+    # tool's input) is refused, under the message's index, as the formatters refuse it (check_messages): a text set
+    # to None raised a bare TypeError out of count_tokens, and a NaN was counted.
+    for i, m in enumerate(out):
+        try:
+            dumps_json(m, "msg")
+        except ValidationError as error:
+            raise type(error)([attrs.evolve(p, pointer=f"/{i}{p.pointer}") for p in error.problems], None) from None
+    return member_blocks(out)
 
 
 #: ChatUsage's attribute names that are not its JSON keys (``input_tokens`` / ``inputTokens``, ...)

@@ -1705,6 +1705,35 @@ def test_text_the_request_joins_to_text_before_it_counts_the_joining_newline(pro
         assert count_tokens(msgs, provider=provider).total == count_tokens(joined, provider=provider).total
 
 
+@pytest.mark.parametrize("entry", ["count_tokens", "trim", "place_cache_markers"])
+def test_a_message_changed_to_what_to_json_refuses_is_refused_as_the_formatters_refuse_it(entry: str) -> None:
+    """A field set after construction to what its schema does not allow: the formatters refuse it under the
+    message's index with to_json's rule; the count, trim and the cache helper raised a bare TypeError (a text or a
+    result's output set to None) or counted it (a NaN in a tool's input)."""
+    from agentmsg import context
+
+    cases: list[tuple[Callable[[Any], Any], str, str]] = [
+        (lambda m: m.content[1].input.__setitem__("x", float("nan")), "/1/content/1/input/x", "json-value"),
+        (lambda m: setattr(m.content[0], "text", None), "/1/content/0/text", "type"),
+        (lambda m: setattr(m.content[1], "name", None), "/1/content/1/name", "type"),
+        (lambda m: setattr(m, "content", None), "/1/content", "type"),
+        (lambda m: m.content.append(object()), "/1/content/2", "json-value"),
+    ]
+    for change, pointer, rule in cases:
+        msg = Msg(role="ASSISTANT", content=[TextBlock(text="hi"), ToolUseBlock(id="c1", name="f", input={})])
+        change(msg)
+        conversation = [UserMessage("q"), msg]
+        with pytest.raises(ValidationError) as formatted:
+            get("anthropic").format_request(conversation)
+        with pytest.raises(ValidationError) as exc:
+            if entry == "trim":
+                context.trim(conversation, 10_000, provider="anthropic")
+            else:
+                getattr(context, entry)(conversation, provider="anthropic")
+        said = [(p.pointer, p.rule) for p in exc.value.problems]
+        assert said == [(p.pointer, p.rule) for p in formatted.value.problems] == [(pointer, rule)], entry
+
+
 def test_options_that_are_not_the_formatters_are_refused_naming_them() -> None:
     """count_tokens takes the formatter's options (for ``repair``), as format_request does: anything else is a
     ValidationError at ``/options``, as format_request raises it."""
