@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.client
+import importlib.util
 import re
 import signal
 import socket
@@ -201,6 +202,49 @@ def test_connections_beyond_the_bound_are_closed_at_once() -> None:
             time.sleep(0.05)
         else:
             raise AssertionError("not served after the held connections closed")
+
+
+_UPGRADE = (
+    b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+    b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+)
+
+
+def test_websocket_upgrade_requests_leave_no_connection_counted() -> None:
+    """uvicorn hands an upgraded connection to its WebSocket protocol (when websockets or wsproto is installed), and
+    the bounded protocol never heard it end: each upgrade request, even one the app refuses (403), stayed counted,
+    and max_connections of them (1,000 for agentmsg serve) made the server close every connection after. The
+    connection is released at the upgrade; agentmsg serve reads an upgrade request as a plain one (ws="none")."""
+    ws = (
+        "websockets"
+        if importlib.util.find_spec("websockets")
+        else "wsproto"
+        if importlib.util.find_spec("wsproto")
+        else None
+    )
+    if ws is None:
+        pytest.skip("neither websockets nor wsproto is installed: uvicorn upgrades no connection")
+    with serving(viewer_app(events()), lambda a, **o: uvicorn_config(a, max_connections=3, ws=ws, **o)) as port:
+        for _ in range(6):  # twice the bound, each answered and closed
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(_UPGRADE)
+                sock.settimeout(5)
+                assert sock.recv(65536).startswith(b"HTTP/1.1 403")
+        for _ in range(100):  # the server sees them go
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if get(port, "/events", limit=5).events == events():
+                    break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("not served after upgrade requests")
+    plain = viewer_app(events())
+    with (
+        serving(plain, lambda a, **o: uvicorn_config(a, ws="none", **o)) as port,
+        socket.create_connection(("127.0.0.1", port)) as sock,
+    ):  # (agentmsg serve's: a plain request)
+        sock.sendall(_UPGRADE)
+        sock.settimeout(5)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
 
 
 def test_a_client_that_reads_nothing_is_dropped_after_the_write_timeout() -> None:

@@ -8,7 +8,9 @@ the connection being opened or of its previous response, closes at once the conn
 ``write_timeout`` seconds (uvicorn stops writing to it when its buffer is full, and the event stream waits: a
 client that never reads held its connection, and up to about 128 KiB of memory, for as long as it liked; a
 client that resumes, as ``@agentmsg/client`` does, loses nothing). A request that has reached the app (an
-event stream that lasts hours) is not timed otherwise.
+event stream that lasts hours) is not timed otherwise. A connection upgraded to a WebSocket (uvicorn hands it to
+its WebSocket protocol) is no longer counted or timed here; ``agentmsg serve``, which serves no WebSocket, has
+uvicorn read an upgrade request as a plain request (``ws="none"``).
 """
 
 from __future__ import annotations
@@ -61,11 +63,24 @@ def bounded_protocol(
         def connection_lost(self, exc: Exception | None) -> None:
             if self._refused:
                 return
+            self._release()
+            super().connection_lost(exc)
+
+        def handle_websocket_upgrade(self, *args: Any) -> None:
+            # The connection becomes a WebSocket's: uvicorn gives its transport to its WebSocket protocol, and this
+            # one hears no more of it (neither its end nor its reads). Released now: kept counted, each upgrade
+            # request (even one refused 403) held its place until 1,000 of them made the server accept no
+            # connection again; kept armed, a working WebSocket was cut at the header deadline.
+            self._release()
+            super().handle_websocket_upgrade(*args)
+
+        def _release(self) -> None:
+            if self._lost:
+                return
             self._lost = True
             self._disarm()
             self._unstall()
             state["open"] -= 1
-            super().connection_lost(exc)
 
         def _arm(self) -> None:
             self._disarm()
