@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import http.client
 import importlib.util
 import re
@@ -13,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any
@@ -122,6 +124,40 @@ def test_serve_stopped_ends_each_open_stream_with_its_end(sig: signal.Signals) -
     assert b"timeout graceful shutdown exceeded" not in err and b"Traceback" not in err, err.decode()
     if sig == signal.SIGINT:
         assert proc.returncode == 0
+
+
+def test_serve_stopped_with_a_client_that_reads_nothing_says_no_traceback(tmp_path: Any) -> None:
+    """A client that asks for a long stream and reads none of it: on Ctrl-C the app's send waited for the socket to
+    drain, uvicorn cancelled it at its graceful timeout and printed "Exception in ASGI application" and a
+    traceback. The connection is dropped at the shutdown, as at the write timeout: exit 0, one line on stderr."""
+    start = [{"type": "AGENT_START", "id": "s", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"}]
+    delta = {"type": "TEXT_BLOCK_DELTA", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r", "blockId": "t"}
+    deltas = (orjson.dumps({**delta, "id": f"e{i}", "delta": "x" * 300}) + b"\n" for i in range(50_000))
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(orjson.dumps(start[0]) + b"\n" + b"".join(deltas))  # (about 20 MB: more than loopback holds)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "serve", str(path), "--port", "0"], stderr=subprocess.PIPE
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(rb"viewer at http://127\.0\.0\.1:(\d+)/", proc.stderr.readline())
+        assert found
+        sock = socket.create_connection(("127.0.0.1", int(found.group(1))))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.sendall(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        sock.settimeout(30)
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")  # streaming; nothing more is read
+        held, still = -1, 0
+        while still < 5:  # until the server has sent what the sockets hold: its writes pause
+            time.sleep(0.1)
+            queued = int.from_bytes(fcntl.ioctl(sock, termios.FIONREAD, b"\0\0\0\0"), "little")
+            held, still = queued, still + 1 if queued == held else 0
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        sock.close()
+    finally:
+        stop(proc)
+    assert proc.returncode == 0 and b"Traceback" not in err and b"Exception in ASGI" not in err, err.decode()
 
 
 def closed_within(sock: socket.socket, seconds: float, trickle: bytes = b"") -> bool:

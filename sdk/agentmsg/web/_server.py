@@ -97,6 +97,16 @@ def bounded_protocol(
             if not self._lost and self._stall is None:
                 self._stall = asyncio.get_running_loop().call_later(write_timeout, self._stalled)
 
+        def shutdown(self) -> None:
+            # The server is shutting down (Ctrl-C, SIGTERM): a client that leaves what it is sent unread cannot take
+            # its stream's end, and the app's send waiting for the socket to drain was cancelled at the graceful
+            # timeout, its traceback printed ("Exception in ASGI application"). Dropped now, as at the write timeout.
+            if self._stall is not None:
+                self._unstall()
+                self._stalled()
+                return
+            super().shutdown()
+
         def resume_writing(self) -> None:
             self._unstall()
             super().resume_writing()
