@@ -231,6 +231,33 @@ def test_extra_headers_are_sent() -> None:
     assert r.headers["x-run"] == "r1\tcaf\xe9" and r.raw.endswith(b"event: end\ndata: {}\n\n")
 
 
+def test_an_endpoint_that_allows_another_origin_answers_its_preflight_and_refuses_with_its_headers() -> None:
+    """With ``Access-Control-Allow-Origin`` among its headers, a page on another origin could read a plain GET but no
+    resume (``Last-Event-ID`` is preflighted: OPTIONS got 405) and no POST of JSON (AG-UI's HttpAgent), and saw none
+    of the refusals (400, 409: no CORS header), not even the 409 that tells it to start over. Without it, OPTIONS is
+    still 405: no origin is allowed that the caller did not allow."""
+    stream = EventEndpoint(events(3), headers={"Access-Control-Allow-Origin": "https://app.example"})
+    asked = {"Origin": "https://app.example", "Access-Control-Request-Method": "GET"}
+    with serving(starlette_app(stream)) as port:
+        whole = get(port, "/events")
+        pre = get(
+            port, "/events", {**asked, "Access-Control-Request-Headers": "last-event-id, content-type"}, "OPTIONS"
+        )
+        odd = get(port, "/events", {**asked, "Access-Control-Request-Headers": "a b"}, "OPTIONS")
+        behind = get(port, "/events", {"Last-Event-ID": "99999"})
+        bad = get(port, "/events", {"Last-Event-ID": "+3"})
+        resumed = get(port, "/events", {"Last-Event-ID": "2"})
+    assert pre.status == 204 and pre.headers["access-control-allow-origin"] == "https://app.example"
+    assert pre.headers["access-control-allow-headers"] == "last-event-id, content-type"
+    assert pre.headers["access-control-allow-methods"] == "GET, HEAD, POST"
+    assert odd.status == 204 and "access-control-allow-headers" not in odd.headers  # (no token list: none echoed)
+    for refused, status in ((behind, 409), (bad, 400)):
+        assert refused.status == status and refused.headers["access-control-allow-origin"] == "https://app.example"
+    assert resumed.status == 200 and resumed.events == whole.events[2:] and len(whole.events) > 2
+    with serving(starlette_app(EventEndpoint(events(1)))) as port:
+        assert get(port, "/events", asked, "OPTIONS").status == 405
+
+
 def test_extra_headers_given_as_a_mapping_are_sent() -> None:
     """A dict of headers (as httpx and Starlette take them) was read as its keys, each unpacked as a pair: a
     ValueError from unpacking, or a header made of a two-letter name's letters."""

@@ -278,6 +278,8 @@ class EventEndpoint:
                     f"{name.decode()} is the event stream's own (its framing): it cannot be set",
                 )
         self._by_protocol: dict[str, list[tuple[bytes, bytes]]] = {}
+        #: the extra headers allow another origin: a CORS preflight (OPTIONS) is answered (:meth:`_preflight`)
+        self._cors = any(name == b"access-control-allow-origin" for name, _ in self._extra)
 
     def _protocols(self, protocols: Iterable[str | UIProtocol] | None) -> list[UIProtocol]:
         offered: list[UIProtocol] = []
@@ -491,6 +493,26 @@ class EventEndpoint:
         return self._pull
 
     # ---- ASGI ------------------------------------------------------------------------------------
+    async def _plain(
+        self, send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        """A refusal, with the caller's extra headers as the stream has them: a client on another origin reads it
+        only with them (CORS), and a 409 is what tells it to start over."""
+        await _plain(send, status, text, _merged(headers or [], self._extra))
+
+    async def _preflight(self, scope: Scope, send: Send) -> None:
+        """A CORS preflight (``OPTIONS``), answered when the extra headers allow another origin
+        (``Access-Control-Allow-Origin``): a GET that resumes (``Last-Event-ID``) or a POST of JSON (AG-UI's
+        ``HttpAgent``) is preflighted, and a 405 failed them. It allows the endpoint's methods and the request headers
+        the browser asks for (tokens), unless the extra headers say which."""
+        own = [(b"access-control-allow-methods", b"GET, HEAD, POST")]
+        asked = _list_header(scope, b"access-control-request-headers")
+        names = [n.strip() for n in (asked or "").split(",") if n.strip()]
+        if names and all(HEADER_NAME.fullmatch(n) for n in names):
+            own.append((b"access-control-allow-headers", ", ".join(names).encode("latin-1")))
+        own.append((b"access-control-max-age", b"600"))
+        await send({"type": "http.response.start", "status": 204, "headers": _merged(own, self._extra)})
+        await send({"type": "http.response.body", "body": b""})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -509,27 +531,30 @@ class EventEndpoint:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """An HTTP request: its response, the stream or a refusal."""
+        if scope["method"] == "OPTIONS" and self._cors:
+            await self._preflight(scope, send)
+            return
         if scope["method"] not in ("GET", "HEAD", "POST"):
-            await _plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
+            await self._plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
             return
         if self._closed:
-            await _plain(send, 503, "the event stream is closed: the server is shutting down\n")
+            await self._plain(send, 503, "the event stream is closed: the server is shutting down\n")
             return
         self._loop = asyncio.get_running_loop()  # (the latest: an endpoint served again in another loop)
         try:
             protocol = negotiate(self._offered, _query_protocol(scope, self._offered), _list_header(scope, b"accept"))
         except NotAcceptable as exc:
-            await _plain(send, 406, f"{exc}\n")
+            await self._plain(send, 406, f"{exc}\n")
             return
         except _Refused as exc:
-            await _plain(send, exc.status, f"{exc}\n")
+            await self._plain(send, exc.status, f"{exc}\n")
             return
         buffer = self._buffer(protocol)
         try:
             last_event_id = _last_event_id(scope)
             position = self._resume_position(buffer, last_event_id)
         except _Refused as exc:
-            await _plain(send, exc.status, f"{exc}\n")
+            await self._plain(send, exc.status, f"{exc}\n")
             return
         headers = self._by_protocol.get(protocol.name)
         if headers is None:
