@@ -72,7 +72,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _SYNC_BATCH = 256  # events pulled at once from a synchronous source
-_SEND_BYTES = 1 << 16  # frames coalesced into one send while catching up
+_SEND_BYTES = 1 << 16  # frames coalesced into one send while catching up; a longer frame is sent in pieces of it
 
 #: The default bound in bytes of the frames an :class:`EventEndpoint` keeps for resuming (each protocol's buffer)
 REPLAY_BYTES = 64 << 20
@@ -636,6 +636,8 @@ class EventEndpoint:
                 size = 0
                 while position < buffer.count and size < _SEND_BYTES:
                     frame = buffer.frames[position - buffer.dropped]
+                    if frames and len(frame) > _SEND_BYTES:  # (sent alone, next: joined, each client held a copy)
+                        break
                     frames.append(frame)
                     size += len(frame)
                     position += 1
@@ -643,7 +645,7 @@ class EventEndpoint:
                     if self.drop_every is not None and sent % self.drop_every == 0:
                         await _body(send, b"".join(frames))
                         return  # close here; the client resumes after `position`
-                await _body(send, b"".join(frames))
+                await _body(send, frames[0] if len(frames) == 1 else b"".join(frames))
                 continue
             if self._done:
                 trailer = buffer.protocol.trailer(self._error)
@@ -768,7 +770,14 @@ def _guarded(send: Send) -> Send:
 
 
 async def _body(send: Send, data: bytes) -> None:
-    await send({"type": "http.response.body", "body": data, "more_body": True})
+    """``data`` sent in pieces of at most :data:`_SEND_BYTES`: a server waits for the socket to drain before each
+    (uvicorn), so a client that reads nothing holds one piece beyond what the socket holds, not a whole event (a
+    20 MB tool result took 15 MB a connection until the write timeout)."""
+    if len(data) <= _SEND_BYTES:
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+        return
+    for start in range(0, len(data), _SEND_BYTES):
+        await send({"type": "http.response.body", "body": data[start : start + _SEND_BYTES], "more_body": True})
 
 
 async def _plain(send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
