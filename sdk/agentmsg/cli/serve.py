@@ -231,7 +231,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     if not ipaddress.ip_address(host).is_loopback:
         print(
-            f"agentmsg serve: warning: {args.host} is not a loopback address: anyone who can reach this machine "
+            f"agentmsg serve: warning: {args.host or shown} is not a loopback address: anyone who can reach this machine "
             "on that port can read the events (no authentication)",
             file=sys.stderr,
             flush=True,
