@@ -221,6 +221,50 @@ def test_a_run_of_assistant_messages_is_not_cut_where_its_thinking_would_move(pr
     assert out.removed == (2, 3, 4)
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "deepseek", "openai"])
+def test_reasoning_a_formatter_leaves_out_or_sends_only_in_tool_turns_rewrites_no_trimmed_turn(provider: str) -> None:
+    """For every provider the trimmed conversation formats for each as the untrimmed one. Two ways it did not: a
+    message that starts with another model's reasoning (which Anthropic and Gemini leave out) was taken to start the
+    turn with thinking and kept first, the turn's later thinking moved to its start (``thinking-moved``); and a turn's
+    call cut before its answer holding reasoning left a turn that called no tool, whose reasoning DeepSeek no longer
+    sends (``thinking-pruned``). Each budget from the whole count down is tried."""
+    from agentmsg.providers import NAMES, get
+
+    own = {"provider": "anthropic", "signature": "c2lnbmF0dXJl"}
+    moved = [
+        user("first question"),
+        assistant(ThinkingBlock(thinking="plan " * 40, metadata=own), TextBlock(text="let me look")),
+        assistant(
+            ThinkingBlock(thinking="another model's", metadata={"provider": "openai"}), TextBlock(text="calling")
+        ),
+        assistant(ThinkingBlock(thinking="more", metadata=own), call("c1")),
+        result("c1"),
+        user("second question"),
+        assistant(TextBlock(text="answer two")),
+    ]
+    pruned = [
+        user("first question"),
+        assistant(ThinkingBlock(thinking="I should search " * 20), call("c1")),
+        result("c1"),
+        assistant(ThinkingBlock(thinking="now I can answer"), TextBlock(text="answer one")),
+        user("second question"),
+        assistant(TextBlock(text="answer two")),
+    ]
+
+    def rules(messages: Sequence[Msg]) -> dict[str, set[str]]:
+        return {name: {p.rule for p in get(name).format_request(list(messages)).diagnostics} for name in NAMES}
+
+    for msgs in (moved, pruned):
+        untrimmed = rules(msgs)
+        for budget in range(count_tokens(msgs, provider=provider).total, 0, -3):
+            try:
+                out = trim(msgs, budget, provider=provider)
+            except TrimBudgetError:
+                break
+            for name, said in rules(out.messages).items():
+                assert said <= untrimmed[name], (budget, out.removed, name, said - untrimmed[name])
+
+
 def _format_rules(msgs: Sequence[Msg], **kw: Any) -> set[str]:
     from agentmsg.providers import get
 

@@ -46,9 +46,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import attrs
 
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.context._frames import DROPPED, REASONING, reasoning_sent
 from agentmsg.errors import Problem, ValidationError, require_count, wrong_type
 from agentmsg.message import Msg, MsgRole, members
-from agentmsg.providers._request.context import has_result, has_tool_use, is_current_agent
+from agentmsg.providers._request.context import as_options, has_result, has_tool_use, is_current_agent
 
 if TYPE_CHECKING:
     from agentmsg.providers import FormatOptions, Provider
@@ -232,7 +233,11 @@ def _sends_nothing(blocks: list[Any], labelled: bool) -> bool:
 
 
 def _glued(
-    msgs: Sequence[Msg], units: list[list[int]], multi: bool = False, agent: str | None = None
+    msgs: Sequence[Msg],
+    units: list[list[int]],
+    multi: bool = False,
+    agent: str | None = None,
+    sent: _Sent | None = None,
 ) -> list[list[int]]:
     """The units, each that starts a cut inside a run of assistant messages where the kept turn would start otherwise
     than the run did glued to the unit before it. The turn family sends such a run as one turn, whose thinking stays
@@ -244,35 +249,120 @@ def _glued(
     The run is what the request sends as one assistant turn: a user message that sends nothing (:func:`_sends_nothing`)
     is left out and does not end it. In multi-agent mode (``multi``, the current agent ``agent``) another speaker's
     message is a user turn (ending the run) unless it holds a tool call or result (an assistant turn) or sends nothing;
-    its reasoning is never sent, so it neither starts the turn with thinking nor holds any."""
+    its reasoning is never sent, so it neither starts the turn with thinking nor holds any. Each formatter of the turn
+    family is asked (``sent``, :class:`_Sent`; None: any thinking block is sent): a message starts with the
+    thinking it sends, the thinking it leaves out skipped (one that began with another model's reasoning, which
+    Anthropic leaves out, was kept first, and its turn's later thinking moved to the start)."""
     n = len(msgs)
     in_run = [False] * n  # message i is in a run: an assistant turn's, or one the request leaves out
-    thinks = [False] * n  # message i sends thinking in its assistant turn
+    current = [False] * n  # message i is the current agent's assistant message (its reasoning may be sent)
     for i, m in enumerate(msgs):
         role = m.role
         blocks: list[Any] = m.content
         if role is _ASSISTANT and (not multi or is_current_agent(m, agent)):
-            in_run[i] = True
-            thinks[i] = any(type(b) is ThinkingBlock for b in blocks)
+            in_run[i] = current[i] = True
         elif role is _USER or role is _ASSISTANT:
             in_run[i] = (role is _ASSISTANT and (has_tool_use(m) or has_result(m))) or _sends_nothing(blocks, multi)
-    # ahead[i]: message i, or one after it in its run (system messages aside), sends thinking
-    ahead = [False] * n
-    later = False
-    for i in range(n - 1, -1, -1):
-        if msgs[i].role is _SYSTEM:
-            continue
-        later = in_run[i] and (later or thinks[i])
-        ahead[i] = later
+    # moves[i]: kept first of its run's part, message i would start a turn a formatter of the turn family rewrites: it
+    # does not start with the reasoning that formatter sends, and it or a later message of its run holds some
+    moves = [False] * n
+    for formatter in sent.turns if sent is not None else (None,):
+        later = False
+        for i in range(n - 1, -1, -1):
+            if msgs[i].role is _SYSTEM:
+                continue
+            blocks = msgs[i].content
+            thinks = current[i] and any(type(b) is ThinkingBlock and _sends(sent, formatter, b) for b in blocks)
+            later = in_run[i] and (later or thinks)
+            if later and not (current[i] and _starts_with(sent, formatter, blocks)):
+                moves[i] = True
     out: list[list[int]] = []
     for u in units:
         first = u[0]
-        if out and ahead[first] and in_run[out[-1][-1]]:
-            blocks = msgs[first].content
-            if not (thinks[first] and type(blocks[0]) is ThinkingBlock):
-                out[-1].extend(u)  # (in place: a long run glued stays linear)
-                continue
+        if out and moves[first] and in_run[out[-1][-1]]:
+            out[-1].extend(u)  # (in place: a long run glued stays linear)
+            continue
         out.append(u)
+    return out
+
+
+def _sends(sent: _Sent | None, formatter: Any, block: ThinkingBlock) -> bool:
+    """Whether ``formatter`` (one of ``sent.turns``; None: every formatter) sends a thinking block as reasoning."""
+    return sent is None or formatter is None or sent.how(formatter, block) == REASONING
+
+
+def _starts_with(sent: _Sent | None, formatter: Any, blocks: Sequence[Any]) -> bool:
+    """Whether the first of these blocks that ``formatter`` sends is reasoning it sends (None: a first thinking
+    block); the thinking it leaves out skipped, one it sends as text a text."""
+    if sent is None or formatter is None:
+        return bool(blocks) and type(blocks[0]) is ThinkingBlock
+    for b in blocks:
+        if type(b) is not ThinkingBlock:
+            return False
+        how = sent.how(formatter, b)
+        if how != DROPPED:
+            return how == REASONING
+    return False
+
+
+class _Sent:
+    """What the registry's formatters make of a thinking block (:func:`~agentmsg.context._frames.reasoning_sent`), for
+    the rules that hold for every provider (a trimmed conversation formats for each as the untrimmed one): those of the
+    turn family (Anthropic, Gemini: ``TokenProfile.turns``), which move thinking to the start of a turn that does not
+    start with it, and those that send reasoning only in a turn that called tools (``thinking="tool_turns"``:
+    DeepSeek). ``demote``: the ``reasoning="text"`` option."""
+
+    def __init__(self, demote: bool) -> None:
+        from agentmsg.providers import NAMES, get
+
+        self.turns: list[tuple[Any, tuple[str, ...]]] = []
+        self.tool_turns: list[tuple[Any, tuple[str, ...]]] = []
+        for name in NAMES:
+            spec = get(name).spec
+            if spec.tokens is None:
+                continue
+            profile = spec.tokens.for_model(spec.default_model)
+            if profile.turns:
+                self.turns.append((profile, tuple(spec.families)))
+            if profile.thinking == "tool_turns":
+                self.tool_turns.append((profile, tuple(spec.families)))
+        self.demote = demote
+
+    def how(self, formatter: tuple[Any, tuple[str, ...]], block: ThinkingBlock) -> int:
+        """What one formatter (a ``(profile, families)`` of :attr:`turns`) makes of a thinking block."""
+        return reasoning_sent(block, formatter[0], formatter[1], self.demote)
+
+    def only_in_tool_turns(self, block: Any) -> bool:
+        """Whether a formatter that sends reasoning only in a turn that called tools sends this block as reasoning."""
+        return type(block) is ThinkingBlock and any(
+            reasoning_sent(block, profile, families, self.demote) == REASONING for profile, families in self.tool_turns
+        )
+
+
+@functools.lru_cache(maxsize=2)
+def _sent(demote: bool) -> _Sent:
+    return _Sent(demote)
+
+
+def _tool_turns_glued(
+    msgs: Sequence[Msg], units: list[list[int]], sent: _Sent, openers: Sequence[bool]
+) -> list[list[int]]:
+    """The units, each holding reasoning a formatter sends only in a turn that called tools (:class:`_Sent`:
+    DeepSeek's) glued to the unit before it in a turn that called tools: removed apart, the call's unit first, the
+    turn no longer called tools and the reasoning kept was no longer sent (``thinking-pruned``), where the untrimmed
+    conversation sent it. ``openers``: each unit opens a user turn."""
+    out: list[list[int]] = []
+    called = False  # the turn so far called a tool
+    for u, opens in zip(units, openers, strict=True):
+        if opens:
+            called = False
+            out.append(u)
+            continue
+        if called and out and any(sent.only_in_tool_turns(b) for x in u for b in msgs[x].content):
+            out[-1].extend(u)  # (in place: a long run glued stays linear)
+        else:
+            out.append(u)
+        called = called or any(has_tool_use(msgs[x]) for x in u)
     return out
 
 
@@ -332,6 +422,7 @@ class _Plan:
         multi: bool = False,
         agent: str | None = None,
         alone: Sequence[int] | None = None,
+        sent: _Sent | None = None,
     ) -> None:
         n = len(msgs)
         self.msgs = msgs
@@ -370,14 +461,21 @@ class _Plan:
             _quiet(m, multi) or (alone is not None and alone[i] == 0 and m.role is not _SYSTEM)
             for i, m in enumerate(msgs)
         ]
-        units = _quiet_glued(msgs, _glued(msgs, units, multi, agent), quiet)
+        units = _quiet_glued(msgs, _glued(msgs, units, multi, agent, sent), quiet)
+
         # turns: each unit of user turns opens one (one that sends something, with the quiet ones glued to it): USER
         # messages, and in multi-agent mode another speaker's, which the request sends as user turns
-        openers = [
-            all(quiet[x] or _user_turn(msgs[x], multi, agent) for x in u)
-            and not all(quiet[x] or _sends_nothing(msgs[x].content, multi) for x in u)
-            for u in units
-        ]
+        def opening(units: list[list[int]]) -> list[bool]:
+            return [
+                all(quiet[x] or _user_turn(msgs[x], multi, agent) for x in u)
+                and not all(quiet[x] or _sends_nothing(msgs[x].content, multi) for x in u)
+                for u in units
+            ]
+
+        openers = opening(units)
+        if sent is not None and sent.tool_turns:
+            units = _tool_turns_glued(msgs, units, sent, openers)
+            openers = opening(units)
         user_first, signature_chain = rules
         if signature_chain and units:
             last = max((k for k, o in enumerate(openers) if o), default=-1)
@@ -524,7 +622,13 @@ class _Trim:
         agent = request.get("agent_name")
         #: what each message sends itself, as the provider's count prices it (the default counter's; None: a caller's)
         alone = [c - r for c, r in zip(counts, repairs, strict=True)] if repairs is not None else None
-        self.plan = _Plan(self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent, alone)
+        # (what the registry's formatters make of each thinking block, for the rules that hold for every provider:
+        # asked of a conversation that holds one, the formatters' modules loaded once)
+        thinking = any(type(b) is ThinkingBlock for m in self.checked for b in m.content)
+        sent = _sent(as_options(request.get("options")).reasoning == "text") if thinking else None
+        self.plan = _Plan(
+            self.checked, counts, _families(provider), keep_last, _rules(provider), multi, agent, alone, sent
+        )
         self.kept_tokens = total
         self.summary: Msg | None = None
         #: the summary as the counter is given it (checked by members where the counter is the default)
