@@ -250,7 +250,7 @@ def test_websocket_upgrade_requests_leave_no_connection_counted() -> None:
     """uvicorn hands an upgraded connection to its WebSocket protocol (when websockets or wsproto is installed), and
     the bounded protocol never heard it end: each upgrade request, even one the app refuses (403), stayed counted,
     and max_connections of them (1,000 for agentmsg serve) made the server close every connection after. The
-    connection is released at the upgrade; agentmsg serve reads an upgrade request as a plain one (ws="none")."""
+    connection is released at the upgrade."""
     ws = (
         "websockets"
         if importlib.util.find_spec("websockets")
@@ -273,14 +273,6 @@ def test_websocket_upgrade_requests_leave_no_connection_counted() -> None:
             time.sleep(0.05)
         else:
             raise AssertionError("not served after upgrade requests")
-    plain = viewer_app(events())
-    with (
-        serving(plain, lambda a, **o: uvicorn_config(a, ws="none", **o)) as port,
-        socket.create_connection(("127.0.0.1", port)) as sock,
-    ):  # (agentmsg serve's: a plain request)
-        sock.sendall(_UPGRADE)
-        sock.settimeout(5)
-        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
 
 
 def test_a_client_that_reads_nothing_is_dropped_after_the_write_timeout() -> None:

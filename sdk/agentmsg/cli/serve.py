@@ -237,8 +237,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             flush=True,
         )
     # (uvicorn_config: a deadline on each request's headers, a bound on the connections open at once)
-    # (ws="none": it serves no WebSocket, and an upgrade request is read as a plain one)
-    config = uvicorn_config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1, ws="none")
+    config = uvicorn_config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
 
     class Server(uvicorn.Server):
         """uvicorn's server, closing the viewer as it begins to shut down (Ctrl-C, SIGTERM), before it waits for

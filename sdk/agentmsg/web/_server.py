@@ -9,8 +9,7 @@ the connection being opened or of its previous response, closes at once the conn
 client that never reads held its connection, and up to about 128 KiB of memory, for as long as it liked; a
 client that resumes, as ``@agentmsg/client`` does, loses nothing). A request that has reached the app (an
 event stream that lasts hours) is not timed otherwise. A connection upgraded to a WebSocket (uvicorn hands it to
-its WebSocket protocol) is no longer counted or timed here; ``agentmsg serve``, which serves no WebSocket, has
-uvicorn read an upgrade request as a plain request (``ws="none"``).
+its WebSocket protocol, which has timeouts of its own) is no longer counted or timed here.
 """
 
 from __future__ import annotations
