@@ -15,11 +15,15 @@ from agentmsg import (
     AssistantMessage,
     ContentBlock,
     HintBlock,
+    ImageBlock,
     Msg,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
     ToolUseBlock,
+    URLSource,
     UserMessage,
     ValidationError,
 )
@@ -260,6 +264,22 @@ def test_a_marker_the_request_sends_nowhere_neither_counts_nor_binds_a_lifetime(
     assert got.notes[0] == "1 breakpoint(s) already in the conversation or tools, kept"
     rules = [d.rule for d in formatted("anthropic", got.messages).diagnostics]
     assert "cache-ttl-order" not in rules and len(rules) == 1  # (the marker sent nowhere, or the message, said)
+
+
+def test_a_marker_on_calls_alone_counts_where_the_request_sends_it() -> None:
+    """DashScope's multimodal request sends a marker on a message of tool calls alone (on its ``[{"text": ""}]``): the
+    four already there are the four it takes, and the helper places none, where it took them for none and placed two
+    more, which the formatter then dropped (``cache-breakpoint-dropped``) with the caller's own."""
+    image = ImageBlock(source=URLSource(url="https://example.com/photo.png"))
+    msgs: list[Msg] = [SystemMessage("you are a bot"), UserMessage([TextBlock(text="what is in this photo?"), image])]
+    for i in range(4):
+        msgs.append(AssistantMessage([ToolUseBlock(id=f"c{i}", name="s", input={})], metadata={"_cache_control": True}))
+        msgs.append(ToolResultMessage([ToolResultBlock(id=f"c{i}", name="s", output=["r"])]))
+    msgs += [AssistantMessage("done"), UserMessage("next?")]
+    got = place_cache_markers(msgs, provider="dashscope")
+    assert got.placed == () and got.notes[0] == "4 breakpoint(s) already in the conversation or tools, kept"
+    request = formatted("dashscope", got.messages)
+    assert json.dumps(request.body).count("cache_control") == 4 and not request.diagnostics
 
 
 @pytest.mark.parametrize("form", ["plain", "openai"])

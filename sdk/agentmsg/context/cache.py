@@ -257,10 +257,12 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block
 
 
 def _sends_one(content: Sequence[Any], per_block: bool) -> bool:
-    """Whether a marker on a whole message is sent: on its last part that takes one (:func:`_takes_marker`; where a
-    marker goes on the message's last content part, ``per_block`` False, not a tool call either). A message of none
-    (empty, blank texts, reasoning alone) sends none: the formatter leaves the marker out, or the message."""
-    return any(_takes_marker(b) and (per_block or type(b) is not ToolUseBlock) for b in content)
+    """Whether a marker on a whole message is sent. Where markers go per block (Anthropic), on the last part that
+    takes one (:func:`_takes_marker`): a message of none (empty, blank texts, reasoning alone) sends none, the
+    formatter leaving it out, or the message. Where a marker goes on the message's last content part, it is taken to
+    be sent (a breakpoint counted): DashScope's multimodal request sends one on a message of calls alone (its
+    content ``[{"text": ""}]``), its text request none, and counting one not sent only leaves room unused."""
+    return not per_block or any(_takes_marker(b) for b in content)
 
 
 def _sent(msg: Msg, per_block: bool) -> bool:
