@@ -209,8 +209,14 @@ def members(messages: Sequence[Msg]) -> Sequence[Msg]:
     out = member_roles(messages)
     # What to_json would refuse (a field changed after construction to what its schema does not allow, NaN in a
     # tool's input) is refused, under the message's index, as the formatters refuse it (check_messages): a text set
-    # to None raised a bare TypeError out of count_tokens, and a NaN was counted.
+    # to None raised a bare TypeError out of count_tokens, and a NaN was counted. The C writer's check tells it of the
+    # whole list (UserMessage and the other subclasses too) without writing it; where it cannot, each message is
+    # written until the first refusal.
+    if surely_writes(out if type(out) is list else list(out)):
+        return member_blocks(out)
     for i, m in enumerate(out):
+        if surely_writes(m):  # (no verdict of the whole: often its size, strings counted 6 bytes a character)
+            continue
         try:
             dumps_json(m, "msg")
         except ValidationError as error:
