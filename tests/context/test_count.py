@@ -463,6 +463,31 @@ def test_a_pdf_costs_its_pages_wherever_its_page_objects_are(packed: bool) -> No
     assert fifty - one == 49 * get("gemini").spec.tokens.pdf_per_page  # type: ignore[union-attr]
 
 
+def test_a_pdf_of_many_object_streams_hands_zlib_each_stream_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each object stream was inflated from its start to the file's end, which zlib copied past the stream's end
+    every time (N streams before an image of 30 MiB: N copies of it, 2,000 streams 5.5 s): each gets its own bytes,
+    and a stream with no end after it is the last read. (Bytes handed to zlib counted, not time.)"""
+    handed: list[int] = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner = real()
+
+        def decompress(self, data: Any, max_length: int = 0) -> bytes:
+            handed.append(len(data))
+            return self.inner.decompress(data, max_length)
+
+    monkeypatch.setattr(zlib, "decompressobj", Counting)  # (the module _media calls it through)
+    stream = b"<< /Type /ObjStm /Filter /FlateDecode >>\nstream\n" + zlib.compress(b"/Type /Page ")
+    tail = b"9 0 obj\n<< /Length 1000000 >>\nstream\n" + b"\x00" * 1_000_000 + b"\nendstream\n"
+    raw = b"%PDF-1.5\n" + (stream + b"\nendstream\n") * 200 + tail
+    assert _media.pdf_pages(raw) == 200 and sum(handed) < 200 * len(stream) + 200
+    handed.clear()
+    unended = b"%PDF-1.5\n" + stream * 200 + tail.replace(b"endstream", b"")
+    assert _media.pdf_pages(unended) == 1 and len(handed) == 1
+
+
 def test_a_pdf_stream_made_to_inflate_without_end_costs_a_bounded_read() -> None:
     """An object stream that inflates to far more than the file (a deflate bomb) is read within a budget."""
     bomb = zlib.compress(b"/Type /Page " * (1 << 22), 9)  # 48 MiB of page objects in about 50 kB

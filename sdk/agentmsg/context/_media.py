@@ -168,12 +168,16 @@ def pdf_pages(raw: bytes) -> int:
             break
         if _PDF_FLATE.search(found.group(0)) is None:
             continue
+        # (the stream alone: zlib copies what follows its end, each time; with no end after it, the last one read)
+        end = raw.find(b"endstream", found.end())
         try:
-            inflated = zlib.decompressobj().decompress(view[found.end() :], budget)
+            inflated = zlib.decompressobj().decompress(view[found.end() : end if end >= 0 else len(raw)], budget)
         except zlib.error:
-            continue
+            inflated = b""
         budget -= len(inflated)
         pages += len(_PDF_PAGE.findall(inflated))
+        if end < 0:
+            break
     return max(1, pages)
 
 
