@@ -387,40 +387,46 @@ def test_anthropic_counts_only_the_current_turns_thinking() -> None:
 
 
 @pytest.mark.parametrize(
-    ("case", "multi"),
-    [("blank user message", False), ("empty user message", False), ("user text, another agent's", True)],
+    "case", ["blank user message", "empty user message", "another agent's", "hint in the results", "hint after"]
 )
-def test_anthropics_current_turn_starts_where_the_request_sends_a_user_turn(case: str, multi: bool) -> None:
+def test_anthropics_current_turn_starts_where_the_request_sends_a_user_turn(case: str) -> None:
     """The current turn, whose signed thinking Anthropic counts, starts at the last user turn the request sends: a
-    user message the formatter leaves out (blank) is none, and another agent's assistant message, which the
-    multi-agent request sends as a user turn, is one. The count started it at the last USER message: a request of
-    1,239 tokens counted 36 (and trim let it through a budget of 1,000), and one of 49 counted 1,252. Two
-    conversations the formatter sends as one body count the same."""
+    user message the formatter leaves out (blank) is none; another agent's assistant message, which the multi-agent
+    request sends as a user turn, is one, and so is a hint, sent as a text of the user turn after its message. The
+    count started it at the last USER message: a request of 1,239 tokens counted 36 (and trim let it through a budget
+    of 1,000), one of 49 counted 1,252, one of 17 counted 380. Two conversations the formatter sends as one body count
+    the same."""
     signed = {"provider": "anthropic", "signature": "c2lnbmF0dXJl"}
     call = ToolUseBlock(id="c1", name="search", input={})
+    results = ToolResultBlock(id="c1", name="search", output=[TextBlock(text="sunny")])
     turn = [
         _msg("USER", TextBlock(text="question"), name="human"),
         _msg("ASSISTANT", ThinkingBlock(thinking="reasoning " * 300, metadata=signed), call, name="bot"),
-        _msg("TOOL", ToolResultBlock(id="c1", name="search", output=[TextBlock(text="sunny")])),
+        _msg("TOOL", results),
     ]
+    multi = case == "another agent's"
     kw: dict[str, Any] = {"multi_agent": True, "agent_name": "bot"} if multi else {}
+    ok = _msg("ASSISTANT", TextBlock(text="ok"), name="bot")
     if multi:
-        one = [
-            *turn,
-            _msg("ASSISTANT", TextBlock(text="hello"), name="other"),
-            _msg("ASSISTANT", TextBlock(text="ok"), name="bot"),
-        ]
-        other = [*turn, _msg("USER", TextBlock(text="hello"), name="other"), one[-1]]
+        one = [*turn, _msg("ASSISTANT", TextBlock(text="hello"), name="other"), ok]
+        other = [*turn, _msg("USER", TextBlock(text="hello"), name="other"), ok]
+    elif case == "hint in the results":
+        one = [*turn[:2], _msg("TOOL", results, HintBlock(hint="be brief"))]
+        other = [*turn, _msg("USER", TextBlock(text="be brief"))]
+    elif case == "hint after":
+        hinted = _msg("ASSISTANT", TextBlock(text="ok"), HintBlock(hint="be brief"), name="bot")
+        one, other = [*turn, hinted], [*turn, ok, _msg("USER", TextBlock(text="be brief"))]
     else:
         one = turn
         other = [*turn, _msg("USER", TextBlock(text=" " if case.startswith("blank") else ""))]
     anthropic = get("anthropic")
     assert anthropic.format_request(one, **kw).body == anthropic.format_request(other, **kw).body
     assert count_tokens(one, provider="anthropic", **kw).total == count_tokens(other, provider="anthropic", **kw).total
-    # (the thinking is the current turn's, counted; after a user turn, another agent's too, a previous turn's)
+    # (the thinking is the current turn's, counted; after a user turn, another agent's or a hint's too, an earlier
+    # turn's)
     earlier = count_tokens([*turn, _msg("USER", TextBlock(text="next"))], provider="anthropic", **kw).messages[1]
     counted = count_tokens(one, provider="anthropic", **kw).messages[1]
-    assert counted == earlier if multi else counted > earlier + 250
+    assert counted == earlier if multi or case.startswith("hint") else counted > earlier + 250
 
 
 # ---- media ----------------------------------------------------------------------------------------------------
