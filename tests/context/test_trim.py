@@ -227,7 +227,8 @@ def test_reasoning_a_formatter_leaves_out_or_sends_only_in_tool_turns_rewrites_n
     message that starts with another model's reasoning (which Anthropic and Gemini leave out) was taken to start the
     turn with thinking and kept first, the turn's later thinking moved to its start (``thinking-moved``); and a turn's
     call cut before its answer holding reasoning left a turn that called no tool, whose reasoning DeepSeek no longer
-    sends (``thinking-pruned``). Each budget from the whole count down is tried."""
+    sends (``thinking-pruned``), also with a message between them or the reasoning before the call. Each budget from
+    the whole count down is tried."""
     from agentmsg.providers import NAMES, get
 
     own = {"provider": "anthropic", "signature": "c2lnbmF0dXJl"}
@@ -254,9 +255,19 @@ def test_reasoning_a_formatter_leaves_out_or_sends_only_in_tool_turns_rewrites_n
     def rules(messages: Sequence[Msg]) -> dict[str, set[str]]:
         return {name: {p.rule for p in get(name).format_request(list(messages)).diagnostics} for name in NAMES}
 
-    for msgs in (moved, pruned):
+    between = [*pruned[:3], assistant(TextBlock(text="Found it.")), *pruned[3:]]  # (a message between them)
+    before = [  # (reasoning before the call, in its own message)
+        user("first question"),
+        assistant(ThinkingBlock(thinking="I should look it up " * 10)),
+        assistant(TextBlock(text="looking"), call("c1")),
+        result("c1"),
+        assistant(ThinkingBlock(thinking="found"), TextBlock(text="answer one")),
+        user("second question"),
+        assistant(TextBlock(text="answer two")),
+    ]
+    for msgs in (moved, pruned, between, before):
         untrimmed = rules(msgs)
-        for budget in range(count_tokens(msgs, provider=provider).total, 0, -3):
+        for budget in range(count_tokens(msgs, provider=provider).total - 1, 0, -6):
             try:
                 out = trim(msgs, budget, provider=provider)
             except TrimBudgetError:

@@ -347,22 +347,30 @@ def _sent(demote: bool) -> _Sent:
 def _tool_turns_glued(
     msgs: Sequence[Msg], units: list[list[int]], sent: _Sent, openers: Sequence[bool]
 ) -> list[list[int]]:
-    """The units, each holding reasoning a formatter sends only in a turn that called tools (:class:`_Sent`:
-    DeepSeek's) glued to the unit before it in a turn that called tools: removed apart, the call's unit first, the
-    turn no longer called tools and the reasoning kept was no longer sent (``thinking-pruned``), where the untrimmed
-    conversation sent it. ``openers``: each unit opens a user turn."""
+    """The units, those of a turn that called tools holding reasoning a formatter sends only in such a turn
+    (:class:`_Sent`: DeepSeek's) glued with its calls' units, from the first of them to the last: the calls' units
+    removed and the reasoning kept (before or after them), the turn no longer called tools and the reasoning was no
+    longer sent (``thinking-pruned``), where the untrimmed conversation sent it. ``openers``: each unit opens a user
+    turn."""
     out: list[list[int]] = []
-    called = False  # the turn so far called a tool
+    turn: list[list[int]] = []  # the units of the turn so far
+
+    def close() -> None:
+        calls = [k for k, u in enumerate(turn) if any(has_tool_use(msgs[x]) for x in u)]
+        held = [k for k, u in enumerate(turn) if any(sent.only_in_tool_turns(b) for x in u for b in msgs[x].content)]
+        if calls and held:
+            low, high = min(calls[0], held[0]), max(calls[-1], held[-1])
+            glued = [x for u in turn[low : high + 1] for x in u]
+            out.extend([*turn[:low], glued, *turn[high + 1 :]])
+        else:
+            out.extend(turn)
+        turn.clear()
+
     for u, opens in zip(units, openers, strict=True):
         if opens:
-            called = False
-            out.append(u)
-            continue
-        if called and out and any(sent.only_in_tool_turns(b) for x in u for b in msgs[x].content):
-            out[-1].extend(u)  # (in place: a long run glued stays linear)
-        else:
-            out.append(u)
-        called = called or any(has_tool_use(msgs[x]) for x in u)
+            close()
+        turn.append(u)
+    close()
     return out
 
 
