@@ -357,7 +357,11 @@ def _tool_turns_glued(
 
     def close() -> None:
         calls = [k for k, u in enumerate(turn) if any(has_tool_use(msgs[x]) for x in u)]
-        held = [k for k, u in enumerate(turn) if any(sent.only_in_tool_turns(b) for x in u for b in msgs[x].content)]
+        held = (
+            [k for k, u in enumerate(turn) if any(sent.only_in_tool_turns(b) for x in u for b in msgs[x].content)]
+            if calls
+            else ()
+        )
         if calls and held:
             low, high = min(calls[0], held[0]), max(calls[-1], held[-1])
             glued = [x for u in turn[low : high + 1] for x in u]
