@@ -267,7 +267,10 @@ def test_json_text_at_the_readers_edges_reduces_alike(tmp_path: Path) -> None:
         two = f'{{"k/~\\"[{{": [0, {nested(depth)}], "b": {nested(depth)}}}'
         bodies[f"custom value {depth} deep twice"] = [event("CUSTOM", f',"name":"x","value":{two}')]
         # (a plain delta, which no schema check reads: the reader alone holds it to limits.max_depth)
-        bodies[f"delta with a key {depth} deep"] = [start, event("TEXT_BLOCK_DELTA", f',"blockId":"t","delta":"a","x":{nested(depth)}')]
+        bodies[f"delta with a key {depth} deep"] = [
+            start,
+            event("TEXT_BLOCK_DELTA", f',"blockId":"t","delta":"a","x":{nested(depth)}'),
+        ]
     cases = []
     for name, lines in bodies.items():
         body = [event("AGENT_START", "").replace('"m"', '"r"'), *lines, event("AGENT_END", "").replace('"m"', '"r"')]
