@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -178,3 +179,28 @@ def test_a_chunk_size_out_of_range_is_a_validation_error(chunk: Any, rule: str) 
     with pytest.raises(agentmsg.ValidationError) as info:
         emit_events(AssistantMessage("hello"), chunk_size=chunk)
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/chunk_size", rule)]
+
+
+def test_a_message_whose_agent_result_would_nest_too_deep_is_refused_before_any_event(tmp_path: Any) -> None:
+    """AGENT_RESULT holds the message one level deeper: a message at limits.max_depth (metadata 252 arrays deep)
+    made an event every reader skips, its metadata and timestamp lost, and `agentmsg events` wrote three events and
+    died of orjson's TypeError. It is refused before the first event (SizeLimitError, max-depth); one level less
+    comes back whole."""
+    from tests._support.cli import run
+
+    def message(depth: int) -> dict[str, Any]:
+        value: Any = 1
+        for _ in range(depth):
+            value = [value]
+        return {"id": "m", "role": "ASSISTANT", "content": [], "metadata": {"k": value}, "timestamp": None}
+
+    with pytest.raises(agentmsg.SizeLimitError) as refused:
+        iter_events(Msg.from_dict(message(252)))
+    assert [p.rule for p in refused.value.problems] == ["max-depth"]
+    assert refused.value.problems[0].pointer.startswith("/metadata/k/0/0")
+    kept = Msg.from_dict(message(251))
+    assert reduce_events(emit_events(kept)) == [kept]
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(message(252)), "utf-8")
+    r = run("events", str(path))
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr and "[max-depth]" in r.stderr

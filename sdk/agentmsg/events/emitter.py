@@ -18,8 +18,10 @@ from typing import Any
 
 import attrs
 
+from agentmsg._codec.jsontext import deep_value_pointer, deeper_than
+from agentmsg._codec.limits import limits
 from agentmsg._codec.timestamps import event_now
-from agentmsg.errors import ValidationError, require_count
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, require_count
 from agentmsg.events.types import AgentEventDict
 from agentmsg.message import Msg
 
@@ -246,6 +248,20 @@ def iter_events(
     whole = msg.to_dict()
     for index, block in enumerate(msg.content):
         _check_carried(block, index)
+    # The AGENT_RESULT event holds the message one level deeper: a message at limits.max_depth made an event every
+    # reader skips (its metadata and timestamp lost), and orjson could not write it (a TypeError out of the CLI).
+    if deeper_than(whole, limits.max_depth - 1):
+        raise SizeLimitError(
+            [
+                Problem(
+                    deep_value_pointer(whole, limits.max_depth - 1),
+                    "max-depth",
+                    f"the message nests {limits.max_depth} levels deep: its AGENT_RESULT event, which holds it one "
+                    f"level deeper, would pass limits.max_depth ({limits.max_depth})",
+                )
+            ],
+            "msg",
+        )
     return _iter_events(
         _Emit(msg, chunk_size, id_factory or (lambda: uuid.uuid4().hex), clock or event_now), msg, whole
     )
