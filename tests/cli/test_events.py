@@ -50,6 +50,27 @@ def test_events_then_reduce_round_trip_jsonl_and_sse(tmp_path: Path) -> None:
     assert json.loads(back.stdout.splitlines()[0]) == msg
 
 
+def test_reduce_says_each_error_of_a_message_on_one_line_of_its_own(tmp_path: Path) -> None:
+    """A message's errors reach reduce's stderr one line each: an error of no message or type (a message's own
+    metadata may hold one) was said as "None [None]", and an id or a message holding a line break wrote a line of
+    the stream's making."""
+    msg = {
+        "id": "m\nforged: error",
+        "role": "ASSISTANT",
+        "content": [],
+        "metadata": {"agentmsg_errors": [{}, {"message": "cut\nhere", "type": "provider_error"}]},
+    }
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(msg), "utf-8")
+    events = run("events", str(path))
+    r = run("reduce", "-", stdin=events.stdout)
+    assert r.returncode == 1 and "None" not in r.stderr
+    assert r.stderr.splitlines() == [
+        '-: error: message "m\\nforged: error": {} [error]',
+        '-: error: message "m\\nforged: error": "cut\\nhere" [provider_error]',
+    ]
+
+
 def test_reduce_reports_problems_and_keeps_data(tmp_path: Path) -> None:
     stream = tmp_path / "bad.jsonl"
     stream.write_text(

@@ -70,17 +70,22 @@ def _say_incomplete(
     the stream itself cut short; returns how many. With ``diag`` (--output-format), said there instead."""
     n = 0
     for msg in messages:
+        shown = msg.id if msg.id.isprintable() else orjson.dumps(msg.id).decode()  # (a line break forged a line)
         for error in msg.metadata.get("agentmsg_errors") or ():
             if isinstance(error, dict):
+                # (an error of no message or type, as a message's own metadata may hold: its JSON, not "None")
+                text, kind = error.get("message"), error.get("type")
+                text = text if isinstance(text, str) else orjson.dumps(error).decode()[:400]
+                text = text if text.isprintable() else orjson.dumps(text).decode()
+                kind = kind if isinstance(kind, str) and kind.isprintable() else "error"
                 if diag is not None:
-                    said = f"message {msg.id}: {error.get('message')}"
-                    diag.say(Problem("", str(error.get("type")), said), "error", True)
+                    diag.say(Problem("", kind, f"message {shown}: {text}"), "error", True)
                 else:
-                    err.write(f"{where}: error: message {msg.id}: {error.get('message')} [{error.get('type')}]\n")
+                    err.write(f"{where}: error: message {shown}: {text} [{kind}]\n")
                 n += 1
         if msg is cut:
             text = (
-                f"message {msg.id}: the stream ended inside the reply (no AGENT_END, or a block or "
+                f"message {shown}: the stream ended inside the reply (no AGENT_END, or a block or "
                 "model call still open): kept with what arrived, marked INTERRUPTED"
             )
             if diag is not None:
