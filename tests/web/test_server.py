@@ -251,16 +251,9 @@ def test_websocket_upgrade_requests_leave_no_connection_counted() -> None:
     the bounded protocol never heard it end: each upgrade request, even one the app refuses (403), stayed counted,
     and max_connections of them (1,000 for agentmsg serve) made the server close every connection after. The
     connection is released at the upgrade."""
-    ws = (
-        "websockets"
-        if importlib.util.find_spec("websockets")
-        else "wsproto"
-        if importlib.util.find_spec("wsproto")
-        else None
-    )
-    if ws is None:
+    if importlib.util.find_spec("websockets") is None and importlib.util.find_spec("wsproto") is None:
         pytest.skip("neither websockets nor wsproto is installed: uvicorn upgrades no connection")
-    with serving(viewer_app(events()), lambda a, **o: uvicorn_config(a, max_connections=3, ws=ws, **o)) as port:
+    with serving(viewer_app(events()), lambda a, **o: uvicorn_config(a, max_connections=3, **o)) as port:
         for _ in range(6):  # twice the bound, each answered and closed
             with socket.create_connection(("127.0.0.1", port)) as sock:
                 sock.sendall(_UPGRADE)
