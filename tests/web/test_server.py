@@ -219,6 +219,16 @@ def test_a_request_whose_headers_never_finish_is_closed_in_bounded_time() -> Non
     assert streamed.status == 200 and streamed.events == events(2)
 
 
+def _served_again(port: int, why: str) -> None:
+    """Polls until the server serves the stream whole again (it sees the closed connections go), or fails."""
+    for _ in range(100):
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            if get(port, "/events", limit=5).events == events():
+                return
+        time.sleep(0.05)
+    raise AssertionError(why)
+
+
 def test_connections_beyond_the_bound_are_closed_at_once() -> None:
     """Each connection holds a file descriptor: past max_connections (3 here) a new one is closed as it comes,
     and served again once others have gone."""
@@ -231,13 +241,7 @@ def test_connections_beyond_the_bound_are_closed_at_once() -> None:
         finally:
             for sock in (*held, extra):
                 sock.close()
-        for _ in range(100):  # the server sees them go
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                if get(port, "/events", limit=5).events == events():
-                    break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("not served after the held connections closed")
+        _served_again(port, "not served after the held connections closed")
 
 
 _UPGRADE = (
@@ -259,13 +263,7 @@ def test_websocket_upgrade_requests_leave_no_connection_counted() -> None:
                 sock.sendall(_UPGRADE)
                 sock.settimeout(5)
                 assert sock.recv(65536).startswith(b"HTTP/1.1 403")
-        for _ in range(100):  # the server sees them go
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                if get(port, "/events", limit=5).events == events():
-                    break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("not served after upgrade requests")
+        _served_again(port, "not served after upgrade requests")
 
 
 def test_a_client_that_reads_nothing_is_dropped_after_the_write_timeout() -> None:
