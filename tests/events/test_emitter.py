@@ -204,3 +204,26 @@ def test_a_message_whose_agent_result_would_nest_too_deep_is_refused_before_any_
     path.write_text(json.dumps(message(252)), "utf-8")
     r = run("events", str(path))
     assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr and "[max-depth]" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("block", "key"),
+    [
+        ({"type": "tool_use", "id": "", "name": "f"}, "toolCallId"),
+        ({"type": "tool_result", "id": "", "name": "f", "output": []}, "toolCallId"),
+        ({"type": "hint", "id": "", "hint": "x"}, "blockId"),
+    ],
+)
+def test_a_block_of_an_empty_id_is_refused_its_events_naming_it(block: dict[str, Any], key: str) -> None:
+    """The message schema takes an empty tool or hint id; the event schema asks the toolCallId or blockId that names
+    the block's events to be at least 1 character: emit_events made events it refuses (a strict reducer raised).
+    The message is refused, at the id (rule minLength); a one-character id is emitted and comes back."""
+    with pytest.raises(ValidationError) as refused:
+        emit_events(Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [block]}))
+    assert [(p.pointer, p.rule) for p in refused.value.problems] == [("/content/0/id", "minLength")]
+    assert key in refused.value.problems[0].message
+    kept = Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [{**block, "id": "c"}]})
+    events = emit_events(kept)
+    for event in events:
+        agentmsg.validate(event, "event")
+    assert reduce_events(events, strict=True) == [kept]

@@ -167,6 +167,10 @@ def _default(a: attrs.Attribute[Any]) -> Any:
     return factory() if callable(factory) and not getattr(d, "takes_self", False) else d
 
 
+#: the blocks whose events are named by the block's id, and the event key that names them
+_NAMED_BY_ID = {"tool_use": "toolCallId", "tool_result": "toolCallId", "hint": "blockId"}
+
+
 def _check_carried(block: Any, index: int) -> None:
     """Raise rather than drop: a block type without events, or a declared field set that no event carries."""
     cls: Any = type(block)
@@ -177,6 +181,16 @@ def _check_carried(block: Any, index: int) -> None:
             "no-event-carrier",
             f"no agent event carries a {tag!r} block: emit_events would drop it (a new block type needs an entry"
             " in agentmsg.events.emitter.EMITTERS and the reducers: README, 'Changing a schema')",
+            "msg",
+        )
+    if tag in _NAMED_BY_ID and getattr(block, "id", None) == "":
+        # (the message schema takes an empty id; the event schema's toolCallId and blockId are at least 1 character:
+        # its events broke the event schema, and a strict reducer refused them)
+        raise ValidationError.single(
+            f"/content/{index}/id",
+            "minLength",
+            f"a {tag} block of an empty id: its events name it ({_NAMED_BY_ID[tag]}), which the event schema asks to"
+            " be at least 1 character",
             "msg",
         )
     for name, wire, default in uncarried:
