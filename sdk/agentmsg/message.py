@@ -207,21 +207,26 @@ def members(messages: Sequence[Msg]) -> Sequence[Msg]:
     if type(messages) is list and set(map(type, messages)) <= {Msg} and surely_writes(messages):
         return messages
     out = member_roles(messages)
-    # What to_json would refuse (a field changed after construction to what its schema does not allow, NaN in a
-    # tool's input) is refused, under the message's index, as the formatters refuse it (check_messages): a text set
-    # to None raised a bare TypeError out of count_tokens, and a NaN was counted. The C writer's check tells it of the
-    # whole list (UserMessage and the other subclasses too) without writing it; where it cannot, each message is
-    # written until the first refusal.
-    if surely_writes(out if type(out) is list else list(out)):
-        return member_blocks(out)
-    for i, m in enumerate(out):
-        if surely_writes(m):  # (no verdict of the whole: often its size, strings counted 6 bytes a character)
+    # What to_json would refuse is refused as the formatters refuse it (check_messages): a text set to None raised a
+    # bare TypeError out of count_tokens, and a NaN was counted. The C writer's check tells it of the whole list
+    # (UserMessage and the other subclasses too) without writing it.
+    if not surely_writes(out if type(out) is list else list(out)):
+        refuse_unwritable(out)
+    return member_blocks(out)
+
+
+def refuse_unwritable(messages: Sequence[Msg]) -> None:
+    """Raise what ``to_json`` would refuse of any of ``messages`` (a field changed after construction to what its
+    schema does not allow, NaN in a tool's input), under the message's index, for a list the C writer's check gave
+    no verdict on as a whole (often its size: strings counted 6 bytes a character): that check of each message, and
+    each it gives none on written until the first refusal (20 messages of 4 MiB images were written whole)."""
+    for i, m in enumerate(messages):
+        if surely_writes(m):
             continue
         try:
             dumps_json(m, "msg")
         except ValidationError as error:
             raise type(error)([attrs.evolve(p, pointer=f"/{i}{p.pointer}") for p in error.problems], None) from None
-    return member_blocks(out)
 
 
 #: ChatUsage's attribute names that are not its JSON keys (``input_tokens`` / ``inputTokens``, ...)

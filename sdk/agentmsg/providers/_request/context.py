@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import attrs
 import orjson
 
-from agentmsg._codec.converter import dumps_json, surely_writes
+from agentmsg._codec.converter import surely_writes
 from agentmsg._codec.jsontext import (
     INT_MAX,
     INT_MIN,
@@ -53,7 +53,7 @@ from agentmsg.errors import (
     short_repr,
     wrong_type,
 )
-from agentmsg.message import Msg, MsgRole, member_blocks, member_roles
+from agentmsg.message import Msg, MsgRole, member_blocks, member_roles, refuse_unwritable
 from agentmsg.providers._request.media import MediaPolicy, MediaSession, data_url_mime, scheme_of
 
 __all__ = [
@@ -1307,13 +1307,7 @@ def check_messages(messages: Any) -> Sequence[Msg]:
     # class's (member_blocks), as constructors take them.
     if type(messages) is list and surely_writes(messages):
         return messages
-    for i, m in enumerate(messages):
-        if isinstance(m, Msg) and surely_writes(m):  # (no verdict of the whole: often its size, 6 bytes a character)
-            continue
-        try:
-            dumps_json(m, "msg")
-        except ValidationError as error:
-            raise type(error)([attrs.evolve(p, pointer=f"/{i}{p.pointer}") for p in error.problems], None) from None
+    refuse_unwritable(messages)
     return member_blocks(member_roles(messages))
 
 
