@@ -250,9 +250,11 @@ def _glued(
     is left out and does not end it. In multi-agent mode (``multi``, the current agent ``agent``) another speaker's
     message is a user turn (ending the run) unless it holds a tool call or result (an assistant turn) or sends nothing;
     its reasoning is never sent, so it neither starts the turn with thinking nor holds any. Each formatter of the turn
-    family is asked (``sent``, :class:`_Sent`; None: any thinking block is sent): a message starts with the
-    thinking it sends, the thinking it leaves out skipped (one that began with another model's reasoning, which
-    Anthropic leaves out, was kept first, and its turn's later thinking moved to the start)."""
+    family is asked (``sent``, :class:`_Sent`; None: the conversation holds no thinking, and nothing is glued): a
+    message starts with the thinking it sends, the thinking it leaves out skipped (one that began with another
+    model's reasoning, which Anthropic leaves out, was kept first, and its turn's later thinking moved to the start)."""
+    if sent is None:
+        return units
     n = len(msgs)
     in_run = [False] * n  # message i is in a run: an assistant turn's, or one the request leaves out
     current = [False] * n  # message i is the current agent's assistant message (its reasoning may be sent)
@@ -266,15 +268,15 @@ def _glued(
     # moves[i]: kept first of its run's part, message i would start a turn a formatter of the turn family rewrites: it
     # does not start with the reasoning that formatter sends, and it or a later message of its run holds some
     moves = [False] * n
-    for formatter in sent.turns if sent is not None else (None,):
+    for formatter in sent.turns:
         later = False
         for i in range(n - 1, -1, -1):
             if msgs[i].role is _SYSTEM:
                 continue
             blocks = msgs[i].content
-            thinks = current[i] and any(type(b) is ThinkingBlock and _sends(sent, formatter, b) for b in blocks)
+            thinks = current[i] and any(sent.how(formatter, b) == REASONING for b in blocks if type(b) is ThinkingBlock)
             later = in_run[i] and (later or thinks)
-            if later and not (current[i] and _starts_with(sent, formatter, blocks)):
+            if later and not (current[i] and sent.starts_with(formatter, blocks)):
                 moves[i] = True
     out: list[list[int]] = []
     for u in units:
@@ -284,25 +286,6 @@ def _glued(
             continue
         out.append(u)
     return out
-
-
-def _sends(sent: _Sent | None, formatter: Any, block: ThinkingBlock) -> bool:
-    """Whether ``formatter`` (one of ``sent.turns``; None: every formatter) sends a thinking block as reasoning."""
-    return sent is None or formatter is None or sent.how(formatter, block) == REASONING
-
-
-def _starts_with(sent: _Sent | None, formatter: Any, blocks: Sequence[Any]) -> bool:
-    """Whether the first of these blocks that ``formatter`` sends is reasoning it sends (None: a first thinking
-    block); the thinking it leaves out skipped, one it sends as text a text."""
-    if sent is None or formatter is None:
-        return bool(blocks) and type(blocks[0]) is ThinkingBlock
-    for b in blocks:
-        if type(b) is not ThinkingBlock:
-            return False
-        how = sent.how(formatter, b)
-        if how != DROPPED:
-            return how == REASONING
-    return False
 
 
 class _Sent:
@@ -331,6 +314,17 @@ class _Sent:
     def how(self, formatter: tuple[Any, tuple[str, ...]], block: ThinkingBlock) -> int:
         """What one formatter (a ``(profile, families)`` of :attr:`turns`) makes of a thinking block."""
         return reasoning_sent(block, formatter[0], formatter[1], self.demote)
+
+    def starts_with(self, formatter: tuple[Any, tuple[str, ...]], blocks: Sequence[Any]) -> bool:
+        """Whether the first of these blocks that one formatter sends is reasoning it sends; the thinking it leaves out
+        skipped, one it sends as text a text."""
+        for b in blocks:
+            if type(b) is not ThinkingBlock:
+                return False
+            how = self.how(formatter, b)
+            if how != DROPPED:
+                return how == REASONING
+        return False
 
     def only_in_tool_turns(self, block: Any) -> bool:
         """Whether a formatter that sends reasoning only in a turn that called tools sends this block as reasoning."""
