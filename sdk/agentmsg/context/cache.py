@@ -21,7 +21,7 @@ import attrs
 from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
-from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark, tool_mark
+from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, Mark, parse_mark, tool_mark
 
 if TYPE_CHECKING:
     from agentmsg.providers.base import Provider
@@ -240,43 +240,34 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block
         mark = parse_mark(meta[MARKER])
         if mark is None or isinstance(mark, str):
             continue
-        if mark.blocks is None:
-            n += _sends_one(m.content, per_block)
-            continue
-        named = meta[MARKER]["blocks"]
-        if len(named) != len(mark.blocks):
+        named = meta[MARKER].get("blocks") if mark.blocks is not None else None
+        if named is not None and mark.blocks is not None and len(named) != len(mark.blocks):
             twice = sorted(j for j, times in Counter(named).items() if times > 1)
             notes.append(
                 f"message {i}'s marker names block(s) {', '.join(map(str, twice))} more than once: one breakpoint each"
             )
-        if per_block:
-            n += len(_lands_on(m.content, mark.blocks))
-        else:
-            n += any(j < len(m.content) for j in mark.blocks)
+        n += _breakpoints(m.content, mark, per_block)
     return n + sum(_tool_mark(t) is not None for t in tools)
 
 
-def _sends_one(content: Sequence[Any], per_block: bool) -> bool:
-    """Whether a marker on a whole message is sent. Where markers go per block (Anthropic), on the last part that
-    takes one (:func:`_takes_marker`): a message of none (empty, blank texts, reasoning alone) sends none, the
-    formatter leaving it out, or the message. Where a marker goes on the message's last content part, it is taken to
-    be sent (a breakpoint counted): DashScope's multimodal request sends one on a message of calls alone (its
-    content ``[{"text": ""}]``), its text request none, and counting one not sent only leaves room unused."""
-    return not per_block or any(_takes_marker(b) for b in content)
+def _breakpoints(content: Sequence[Any], mark: Mark, per_block: bool) -> int:
+    """The breakpoints a message's marker (parsed: :func:`parse_mark`) makes in the request. Where markers go per
+    block (Anthropic): one per distinct block it lands on (:func:`_lands_on`), a whole-message marker on the last part
+    that takes one (:func:`_takes_marker`), so a message of none (empty, blank texts, reasoning alone) makes none.
+    Where a marker goes on the message's last content part: one, unless it names only blocks beyond the content (a
+    whole-message marker counts even on calls alone: DashScope's multimodal request sends it on their
+    ``[{"text": ""}]``, its text request does not, and counting one not sent only leaves room unused)."""
+    if mark.blocks is None:
+        return int(not per_block or any(_takes_marker(b) for b in content))
+    if per_block:
+        return len(_lands_on(content, mark.blocks))
+    return int(any(j < len(content) for j in mark.blocks))
 
 
 def _sent(msg: Msg, per_block: bool) -> bool:
-    """Whether the marker a message holds is sent (a breakpoint of the request): on a part it names or the one it
-    lands on (:func:`_lands_on`), or on the message (:func:`_sends_one`); a marker naming only blocks beyond the
-    content, or on a message with nothing to take it, is sent nowhere."""
+    """Whether the marker a message holds is sent (a breakpoint of the request, :func:`_breakpoints`)."""
     mark = parse_mark(msg.metadata[MARKER])
-    if mark is None or isinstance(mark, str):
-        return False
-    if mark.blocks is None:
-        return _sends_one(msg.content, per_block)
-    if per_block:
-        return bool(_lands_on(msg.content, mark.blocks))
-    return any(j < len(msg.content) for j in mark.blocks)
+    return mark is not None and not isinstance(mark, str) and _breakpoints(msg.content, mark, per_block) > 0
 
 
 def _lands_on(content: Sequence[Any], blocks: Sequence[int]) -> set[int]:

@@ -555,8 +555,9 @@ def _last_user_turn(messages: Sequence[Msg], drop: int, multi: bool, agent: str 
     nothing to send (blank texts, where ``drop`` leaves them out) opens none; in multi-agent mode another speaker's
     turn is a user turn (a user message, another agent's assistant message of no call and no result), its first
     text sent with its label even when empty, and in the ``history`` layout a run of them is one user turn, opened by
-    the first that sends a text or a medium; a hint of another message is a text of the user turn after it. (A user message the formatter leaves out, or another agent's turn,
-    counted the current turn's thinking as an earlier turn's: a request of 1,239 tokens counted 36.)"""
+    the first that sends a text or a medium; a hint of another message is a text of the user turn after it. (A user
+    message the formatter leaves out, or another agent's turn, counted the current turn's thinking as an earlier
+    turn's: a request of 1,239 tokens counted 36.)"""
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
         blocks: list[Any] = m.content
