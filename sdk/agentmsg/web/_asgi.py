@@ -645,7 +645,7 @@ class EventEndpoint:
                     if self.drop_every is not None and sent % self.drop_every == 0:
                         await _body(send, b"".join(frames))
                         return  # close here; the client resumes after `position`
-                await _body(send, frames[0] if len(frames) == 1 else b"".join(frames))
+                await _body(send, b"".join(frames))  # (one frame: the frame itself, not a copy)
                 continue
             if self._done:
                 trailer = buffer.protocol.trailer(self._error)
