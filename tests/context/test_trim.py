@@ -276,6 +276,44 @@ def test_reasoning_a_formatter_leaves_out_or_sends_only_in_tool_turns_rewrites_n
                 assert said <= untrimmed[name], (budget, out.removed, name, said - untrimmed[name])
 
 
+def test_a_turns_opener_with_reasoning_the_provider_leaves_out_after_it_still_opens_the_turn() -> None:
+    """A message of unsigned reasoning alone after a question sends nothing to Anthropic: it went with the question (a
+    unit that sends nothing goes with the one before it). DeepSeek sends that reasoning because the turn called a
+    tool, so it is glued to the call, and the question was glued with them: that unit opened no turn, the first turn
+    ran on to the second one's answer, and its answers went without its question, which was then kept before the
+    second question (``turns-merged``, which the untrimmed conversation does not say). Each budget from the whole
+    count down is tried; the kept conversation formats for Anthropic as the untrimmed one."""
+    from agentmsg.providers import get
+
+    msgs = [
+        user("first question " * 5),
+        assistant(call("c1")),
+        result("c1"),
+        assistant(TextBlock(text="answer one")),
+        user("second question " * 5),
+        assistant(ThinkingBlock(thinking="unsigned " * 20)),
+        assistant(call("c2")),
+        result("c2"),
+        assistant(TextBlock(text="answer two " * 3)),
+        user("third question"),
+        assistant(TextBlock(text="answer three")),
+    ]
+    untrimmed = _format_rules(msgs)
+    assert "turns-merged" not in untrimmed
+    tried = 0
+    for budget in range(count_tokens(msgs, provider="anthropic").total - 1, 0, -2):
+        try:
+            out = trim(msgs, budget, provider="anthropic")
+        except TrimBudgetError:
+            break
+        tried += 1
+        said = {p.rule for p in get("anthropic").format_request(list(out.messages)).diagnostics}
+        assert said <= untrimmed, (budget, out.removed, said - untrimmed)
+        if 3 in out.removed:  # the first turn's last answer went: its question with it
+            assert 0 in out.removed, (budget, out.removed)
+    assert tried > 5
+
+
 def _format_rules(msgs: Sequence[Msg], **kw: Any) -> set[str]:
     from agentmsg.providers import get
 

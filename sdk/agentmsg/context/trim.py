@@ -339,23 +339,32 @@ def _sent(demote: bool) -> _Sent:
 
 
 def _tool_turns_glued(
-    msgs: Sequence[Msg], units: list[list[int]], sent: _Sent, openers: Sequence[bool]
+    msgs: Sequence[Msg], units: list[list[int]], sent: _Sent, opens: Callable[[list[int]], bool]
 ) -> list[list[int]]:
     """The units, those of a turn that called tools holding reasoning a formatter sends only in such a turn
     (:class:`_Sent`: DeepSeek's) glued with its calls' units, from the first of them to the last: the calls' units
     removed and the reasoning kept (before or after them), the turn no longer called tools and the reasoning was no
-    longer sent (``thinking-pruned``), where the untrimmed conversation sent it. ``openers``: each unit opens a user
-    turn."""
+    longer sent (``thinking-pruned``), where the untrimmed conversation sent it. ``opens``: whether a unit opens a
+    user turn. The turn's opener holds such reasoning when a message the provider leaves out was glued to it (reasoning
+    alone, which Anthropic does not send): it is cut before that message, so that the opener still opens the turn (glued
+    whole with the calls, it opened none, and the turn before ran on into this one: ``turns-merged`` once trimmed)."""
     out: list[list[int]] = []
     turn: list[list[int]] = []  # the units of the turn so far
 
+    def holds(x: int) -> bool:
+        return any(sent.only_in_tool_turns(b) for b in msgs[x].content)
+
     def close() -> None:
+        if not any(has_tool_use(msgs[x]) for u in turn for x in u):
+            out.extend(turn)
+            turn.clear()
+            return
+        first = turn[0]
+        cut = next((i for i, x in enumerate(first) if holds(x)), 0)
+        if cut and opens(first) and opens(first[:cut]):
+            turn[0:1] = [first[:cut], first[cut:]]
         calls = [k for k, u in enumerate(turn) if any(has_tool_use(msgs[x]) for x in u)]
-        held = (
-            [k for k, u in enumerate(turn) if any(sent.only_in_tool_turns(b) for x in u for b in msgs[x].content)]
-            if calls
-            else ()
-        )
+        held = [k for k, u in enumerate(turn) if any(holds(x) for x in u)]
         if calls and held:
             low, high = min(calls[0], held[0]), max(calls[-1], held[-1])
             glued = [x for u in turn[low : high + 1] for x in u]
@@ -364,8 +373,8 @@ def _tool_turns_glued(
             out.extend(turn)
         turn.clear()
 
-    for u, opens in zip(units, openers, strict=True):
-        if opens:
+    for u in units:
+        if opens(u):
             close()
         turn.append(u)
     close()
@@ -471,17 +480,14 @@ class _Plan:
 
         # turns: each unit of user turns opens one (one that sends something, with the quiet ones glued to it): USER
         # messages, and in multi-agent mode another speaker's, which the request sends as user turns
-        def opening(units: list[list[int]]) -> list[bool]:
-            return [
-                all(quiet[x] or _user_turn(msgs[x], multi, agent) for x in u)
-                and not all(quiet[x] or _sends_nothing(msgs[x].content, multi) for x in u)
-                for u in units
-            ]
+        def opens(u: list[int]) -> bool:
+            return all(quiet[x] or _user_turn(msgs[x], multi, agent) for x in u) and not all(
+                quiet[x] or _sends_nothing(msgs[x].content, multi) for x in u
+            )
 
-        openers = opening(units)
         if sent is not None and sent.tool_turns:
-            units = _tool_turns_glued(msgs, units, sent, openers)
-            openers = opening(units)
+            units = _tool_turns_glued(msgs, units, sent, opens)
+        openers = [opens(u) for u in units]
         user_first, signature_chain = rules
         if signature_chain and units:
             last = max((k for k, o in enumerate(openers) if o), default=-1)
