@@ -314,6 +314,43 @@ def test_a_turns_opener_with_reasoning_the_provider_leaves_out_after_it_still_op
     assert tried > 5
 
 
+def test_an_answer_another_provider_sends_nothing_of_goes_with_the_unit_before_it() -> None:
+    """An answer of reasoning alone that Anthropic leaves out (unsigned) sends something to Gemini, which sends it as a
+    thought: trimmed for Gemini, the answer before it went and it was kept alone after the question, and Anthropic
+    then sent the question and the next one as one turn (``turns-merged``, which the untrimmed conversation does
+    not say). For every provider it now goes with the unit before it. Each budget from the whole count down is tried,
+    each trimmed conversation formatted for every provider."""
+    from agentmsg.providers import NAMES, get
+
+    own = {"provider": "anthropic", "signature": "c2lnbmF0dXJl"}
+    msgs = [
+        user("first question " * 5),
+        assistant(ThinkingBlock(thinking="unsigned " * 10), ThinkingBlock(thinking="signed " * 10, metadata=own)),
+        assistant(ThinkingBlock(thinking="more unsigned " * 10)),
+        user("second question " * 5),
+        assistant(TextBlock(text="answer two " * 3), call("c1")),
+        result("c1"),
+        assistant(TextBlock(text="answer three")),
+    ]
+
+    def rules(messages: Sequence[Msg]) -> dict[str, set[str]]:
+        return {name: {p.rule for p in get(name).format_request(list(messages)).diagnostics} for name in NAMES}
+
+    untrimmed = rules(msgs)
+    assert "turns-merged" not in untrimmed["anthropic"]
+    tried = 0
+    for budget in range(count_tokens(msgs, provider="gemini").total - 1, 0, -2):
+        try:
+            out = trim(msgs, budget, provider="gemini")
+        except TrimBudgetError:
+            break
+        tried += 1
+        assert 1 not in out.removed or 2 in out.removed, (budget, out.removed)
+        for name, said in rules(out.messages).items():
+            assert said <= untrimmed[name], (budget, out.removed, name, said - untrimmed[name])
+    assert tried > 5
+
+
 def _format_rules(msgs: Sequence[Msg], **kw: Any) -> set[str]:
     from agentmsg.providers import get
 

@@ -326,6 +326,14 @@ class _Sent:
                 return how == REASONING
         return False
 
+    def left_out(self, blocks: Sequence[Any]) -> bool:
+        """Whether a formatter of the turn family sends none of these blocks: reasoning alone, each of which it leaves
+        out (Anthropic: unsigned reasoning, another model's). Such an assistant message sends nothing to that provider,
+        so that the turns around it meet there, whatever the provider trimmed for sends of it."""
+        if not blocks or any(type(b) is not ThinkingBlock for b in blocks):
+            return False
+        return any(all(self.how(f, b) == DROPPED for b in blocks) for f in self.turns)
+
     def only_in_tool_turns(self, block: Any) -> bool:
         """Whether a formatter that sends reasoning only in a turn that called tools sends this block as reasoning."""
         return type(block) is ThinkingBlock and any(
@@ -472,8 +480,17 @@ class _Plan:
         # itself, the provider's count, count_tokens's, less the repair results it counts) any other it leaves out,
         # which its count prices at 0 (no framing either). (An empty message after a call left open counts the error
         # result the repair option sends before it: on its own, kept without the call, it sent nothing.)
+        # (and, for every provider, an assistant message a formatter of the turn family sends nothing of: kept alone
+        # between two questions, they meet there: turns-merged, where the untrimmed conversation did not say it)
         quiet = [
-            _quiet(m, multi) or (alone is not None and alone[i] == 0 and m.role is not _SYSTEM)
+            _quiet(m, multi)
+            or (alone is not None and alone[i] == 0 and m.role is not _SYSTEM)
+            or (
+                sent is not None
+                and m.role is _ASSISTANT
+                and (not multi or is_current_agent(m, agent))
+                and sent.left_out(m.content)
+            )
             for i, m in enumerate(msgs)
         ]
         units = _quiet_glued(msgs, _glued(msgs, units, multi, agent, sent), quiet)
