@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -474,6 +475,132 @@ def test_mid_stream_snapshot_does_not_claim_a_normal_end(server: ReplayServer) -
     assert final.usage is not None and final.metadata["_chat_usage"] == final.to_dict()["usage"]
     untimed = {**final.metadata, "_chat_usage": {k: v for k, v in final.metadata["_chat_usage"].items() if k != "time"}}
     assert untimed == expected(TEXT_SSE).metadata and content(final) == content(expected(TEXT_SSE))
+
+
+def _seen(events: list[Any]) -> Msg:
+    """The message of the events a caller has seen so far, as a snapshot says it (INTERRUPTED until an end)."""
+    return reduce_events(events)[0]
+
+
+@pytest.mark.parametrize("pieces", [1, 2, 7], ids=["whole", "halves", "sevenths"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_snapshot_holds_the_events_yielded_so_far_however_the_body_comes(
+    server: ReplayServer, mode: str, pieces: int
+) -> None:
+    """``stream.message`` read after each event is the message of the events yielded so far, however many events
+    one read of the body holds. The client folded a read's events before yielding the first: the snapshot ran ahead
+    of what the caller had seen (text not yet yielded), and was None for every event after the one read that held
+    the reply's end, which the caller had not reached (a UI that shows it lost the reply's text)."""
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, chunk_size=-(-len(TEXT_SSE) // pieces)))
+    seen: list[Any] = []
+    checked: list[tuple[Msg | None, Msg]] = []
+
+    def look(stream: Any, event: Any) -> None:
+        seen.append(event)
+        checked.append((stream.message, _seen(seen)))
+
+    if mode == "sync":
+        with client(server).stream(CONVO) as stream:
+            for e in stream:
+                look(stream, e)
+    else:
+
+        async def run() -> None:
+            ac = AsyncClient("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", timeout=5.0)
+            async with ac.stream(CONVO) as astream:
+                async for e in astream:
+                    look(astream, e)
+            await ac.aclose()
+
+        asyncio.run(run())
+    assert len(checked) > 20
+    for got, want in checked:
+        assert got is not None
+        assert got.text_content == want.text_content
+        assert got.generate_reason == want.generate_reason
+
+
+def test_a_snapshot_read_from_another_thread_while_the_loop_runs_takes_nothing_twice(server: ReplayServer) -> None:
+    """A thread that reads ``stream.message`` over and over (a GUI's timer) while another iterates: the reducer
+    takes each event once whoever asks, never in two threads at once (the reader takes the events yielded only
+    while the loop is not running: its feed made slow here, the loop waits for it), each snapshot a prefix of the
+    reply, the final message the reply's."""
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, chunk_size=97))
+    want = expected(TEXT_SSE).text_content
+    stream = client(server).stream(CONVO)
+    texts: list[str] = []
+    stop = threading.Event()
+    feeding: list[str] = []
+    overlaps: list[str] = []
+    trusted = stream.reducer._trusted_feed
+
+    def watched() -> Any:
+        feed = trusted()
+
+        def fold(events: Any) -> None:
+            if feeding:
+                overlaps.append(threading.current_thread().name)
+            feeding.append(threading.current_thread().name)
+            try:
+                if threading.current_thread() is poller:
+                    time.sleep(0.01)  # (the loop, were it not kept out, would fold meanwhile)
+                feed(events)
+            finally:
+                feeding.pop()
+
+        return fold
+
+    stream.reducer._trusted_feed = watched
+
+    def poll() -> None:
+        while not stop.is_set():
+            m = stream.message
+            if m is not None:
+                texts.append(m.text_content)
+
+    poller = threading.Thread(target=poll, name="poller")
+    poller.start()
+    try:
+        with stream:
+            for e in stream:
+                if e["type"] == "TEXT_BLOCK_DELTA":
+                    time.sleep(0)  # (the poller gets the GIL between events)
+    finally:
+        stop.set()
+        poller.join(5)
+    assert stream.done and stream.message is not None and stream.message.text_content == want
+    assert texts and all(want.startswith(t) for t in texts) and overlaps == []
+
+
+@pytest.mark.parametrize("pieces", [1, 2], ids=["whole", "halves"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_leaving_at_the_first_delta_keeps_what_was_yielded(server: ReplayServer, mode: str, pieces: int) -> None:
+    """A caller that leaves the loop at the first text delta (a stop button) gets the message of what it saw,
+    INTERRUPTED. A body that came in one read gave the whole reply and MODEL_STOP, in two the first half's text."""
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, chunk_size=-(-len(TEXT_SSE) // pieces)))
+    seen: list[Any] = []
+    if mode == "sync":
+        with client(server).stream(CONVO) as stream:
+            for e in stream:
+                seen.append(e)
+                if e["type"] == "TEXT_BLOCK_DELTA":
+                    break
+        final = stream.message
+    else:
+
+        async def run() -> Msg | None:
+            ac = AsyncClient("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", timeout=5.0)
+            async with ac.stream(CONVO) as astream:
+                async for e in astream:
+                    seen.append(e)
+                    if e["type"] == "TEXT_BLOCK_DELTA":
+                        break
+            await ac.aclose()
+            return astream.message
+
+        final = asyncio.run(run())
+    assert final is not None and final.generate_reason == agentmsg.GenerateReason.INTERRUPTED
+    assert final.text_content == _seen(seen).text_content == seen[-1]["delta"]
 
 
 def test_a_200_that_is_no_stream_says_what_came(server: ReplayServer) -> None:

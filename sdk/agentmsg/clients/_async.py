@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
@@ -239,6 +240,7 @@ class AsyncReplyStream(StreamState):
         self._reader: asyncio.Task[Any] | None = None  # the task waiting inside the stream for the network
         self._stopping = False  # aclose() from another task cancelled the reader
         self._ended: asyncio.Event | None = None  # set when the stream ends, for that aclose()
+        self._thread: int | None = None  # the thread of the loop's event loop, once it runs (see _peek)
 
     def __aiter__(self) -> AsyncGenerator[dict[str, Any], None]:
         if self._gen is None:
@@ -297,6 +299,13 @@ class AsyncReplyStream(StreamState):
             raise APIConnectionError("the stream was closed before any reply came", provider=self.client.provider)
         return self._message
 
+    def _peek(self) -> None:
+        """``message`` read while events are yielded: the reducer takes those yielded so far, in the event loop's
+        thread, where the loop cannot run meanwhile (read from another thread, the snapshot is what it took)."""
+        gen = self._gen
+        if threading.get_ident() == self._thread and not getattr(gen, "ag_running", False):
+            self._catch_up(False)
+
     def _stopped(self, exc: BaseException) -> bool:
         """Whether a cancellation is the one :meth:`aclose` made from another task, and no other (the loop then
         ends quietly; another cancellation goes on). Python 3.10 cannot tell them apart (no ``Task.uncancel``):
@@ -307,6 +316,7 @@ class AsyncReplyStream(StreamState):
         return uncancel is not None and uncancel() == 0
 
     async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
+        self._thread = threading.get_ident()
         try:
             self._reader = asyncio.current_task()
             try:
@@ -348,18 +358,26 @@ class AsyncReplyStream(StreamState):
                                 over = True  # the bytes up to the limit are read, no further
                                 chunk = chunk[: len(chunk) - max(0, size - cap)]
                             events = feed(chunk)
-                            if events:  # the parser's events, valid by construction: to the reducer
+                            if self._heading:
+                                self._head_of(chunk)
+                            if events:
                                 self._parsed = True
-                                fold(events)
+                                # The parser's events, valid by construction, yielded, then to the reducer (those
+                                # yielded so far taken by ``message`` when it is read meanwhile: _catch_up)
+                                self._lag, self._lag_at, self._lag_feed = events, 0, fold  # (_lagging, inline)
+                                lagging = self._lag_it = iter(events)
+                                for e in lagging:
+                                    yield e
+                                taken, self._lag = self._lag_at, None
+                                if not taken:
+                                    fold(events)
+                                elif taken < len(events):  # (``message`` read meanwhile took the others)
+                                    fold(events[taken:])
                                 room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
                                 if room < 0:
                                     room = self._room(cap)
                                     if room < 0:
                                         over = grown = True  # the message built is past the limit: read no further
-                            if self._heading:
-                                self._head_of(chunk)
-                            for e in events:
-                                yield e
                             if over:
                                 break
                         else:  # every chunk read taken: cleared (the reading task reads on), and more waited for
@@ -384,9 +402,9 @@ class AsyncReplyStream(StreamState):
             finally:
                 self._client._bodies.discard(body)
                 await _release(response, body.task)
-            self._closing_events(closing)
+            lagging = self._closing_events(closing)
             try:
-                for e in closing:
+                for e in lagging:
                     yield e
             except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):  # left during the closing events
                 self._end(parser)

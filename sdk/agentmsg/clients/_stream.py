@@ -5,7 +5,8 @@ was cancelled, and the :class:`~agentmsg.clients.BrokenStreamError` of a stream 
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from operator import length_hint
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import httpx
@@ -343,6 +344,14 @@ class StreamState:
         self._parsed = False  # whether the parser made anything of the body before its closing events
         self._over: int | None = None  # the limit (bytes) the reply went over: read no further
         self._cause: BaseException | None = None  # what broke the body's read: the error raised is raised from it
+        #: The events being yielded that the reducer has not taken yet (see :meth:`_catch_up`): the list, the
+        #: iterator the loop yields them from, how many of them were taken, and the reducer's feed for them. The
+        #: loop takes a read's events once they are all yielded (a call a read, not one an event), and
+        #: ``message`` the ones yielded so far: a snapshot holds what the caller has seen, no more.
+        self._lag: list[dict[str, Any]] | None = None
+        self._lag_it: Iterator[dict[str, Any]] = iter(())
+        self._lag_at = 0
+        self._lag_feed: Callable[[list[dict[str, Any]]], None] | None = None
 
     @property
     def request(self) -> FormattedRequest:
@@ -370,17 +379,52 @@ class StreamState:
     @property
     def message(self) -> Msg | None:
         """The reduced message once the stream has ended (INTERRUPTED when it was cut or cancelled).
-        While it runs, a snapshot of the message so far (None before the reply began), which is the reply
-        as it would stand were the stream cut there: its generate reason is INTERRUPTED (a missing one
-        would read MODEL_STOP, a normal end that has not happened) unless an event already gave one.
+        While it runs, a snapshot of the message of the events yielded so far (None before the reply began; those
+        of a read not yet yielded not in it), which is the reply as it would stand were the stream cut there: its
+        generate reason is INTERRUPTED (a missing one would read MODEL_STOP, a normal end that has not happened)
+        unless an event already gave one; once the reply's AGENT_END is yielded, that reply's message.
         ``done`` tells a snapshot from the final message."""
         if self._done:
             return self._message
+        if self._lag is not None:
+            self._peek()
         snapshot = self.reducer.snapshot()
         if snapshot is not None:
             # A fresh message built for this call: setting a valid enum value needs no re-validation.
             snapshot.metadata.setdefault(METADATA_GENERATE_REASON, GenerateReason.INTERRUPTED.value)
-        return snapshot
+            return snapshot
+        done = self.reducer.messages()  # the reply ended (its AGENT_END yielded): that message, as it ended
+        return done[-1] if done else None
+
+    def _peek(self) -> None:
+        """``message`` read while events are yielded: the reducer takes those yielded so far, where the loop is not
+        running (the shells say when: a thread or task reading it while the loop runs sees what was taken)."""
+        self._catch_up(False)
+
+    def _lagging(self, events: list[dict[str, Any]], feed: Callable[[list[dict[str, Any]]], None]) -> Iterator[Any]:
+        """Events about to be yielded, which ``feed`` gives the reducer as they are seen (:meth:`_catch_up`): the
+        iterator to yield them from."""
+        self._lag, self._lag_at, self._lag_feed = events, 0, feed
+        it = self._lag_it = iter(events)
+        return it
+
+    def _catch_up(self, whole: bool) -> None:
+        """The reducer takes the lagging events the loop yielded (``whole``: all of them: the loop went past them, or
+        they all arrived), and, ``whole``, lets them go. (An event taken off the iterator counts as yielded: the
+        loop stopped between taking it and yielding it only when closed from another thread, and it arrived.)"""
+        lag = self._lag
+        if lag is None:
+            return
+        at = self._lag_at
+        end = len(lag) if whole else len(lag) - length_hint(self._lag_it)
+        if whole:
+            self._lag = None
+        else:
+            self._lag_at = end
+        if end > at:
+            feed = self._lag_feed
+            assert feed is not None  # (set with the lag)
+            feed(lag if at == 0 and end == len(lag) else lag[at:end])
 
     # ---- what the shells call, in this order -------------------------------------------------------------
 
@@ -439,15 +483,22 @@ class StreamState:
             limit=cap,
         )
 
-    def _closing_events(self, closing: list[dict[str, Any]]) -> None:
-        """The closing events (the parser's end, or a broken stream's), fed before they are yielded."""
+    def _closing_events(self, closing: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """The closing events (the parser's end, or a broken stream's), fed as they are yielded: the iterator the loop
+        yields them from."""
         self._closing = closing
-        if closing:
-            self.reducer.feed_many(closing, trusted=True)
+        return self._lagging(closing, self._feed_closing)
+
+    def _feed_closing(self, events: list[dict[str, Any]]) -> None:
+        self.reducer.feed_many(events, trusted=True)
 
     def _cancelled(self, parser: StreamParser) -> None:
-        """The caller left (or cancelled) the stream: the message ends INTERRUPTED with what arrived."""
-        self._closing_events(parser.error("cancelled by the caller", kind="cancelled"))
+        """The caller left (or cancelled) the stream: the message ends INTERRUPTED with what arrived (the events
+        yielded: those the loop had not reached are not kept)."""
+        self._catch_up(False)
+        self._lag = None
+        self._closing = closing = parser.error("cancelled by the caller", kind="cancelled")
+        self.reducer.feed_many(closing, trusted=True)
         self._end(parser)
 
     def _closed(self, parser: StreamParser) -> None:
@@ -459,6 +510,7 @@ class StreamState:
             raise self._broken(self.error) from cause
 
     def _end(self, parser: StreamParser) -> None:
+        self._catch_up(True)  # (the closing events, all arrived: those the caller left before too)
         self._cause = None  # (not held by the stream: its traceback's frames hold the stream)
         msgs = self.reducer.finish()
         self._message = msgs[-1] if msgs else None

@@ -171,7 +171,7 @@ class ReplyStream(StreamState):
         """:meth:`close` by the one ``close()`` that runs now, by ``deadline`` (``time.monotonic()``) at most."""
         token = object()
         with self._closer:
-            holder = self._turn.setdefault(_TURN, token)
+            holder = self._take(token)
             if holder is token:  # not running (this thread's loop, or another's between events)
                 self._close_here()
                 return
@@ -188,7 +188,7 @@ class ReplyStream(StreamState):
                 _shut(self._net)
             while True:
                 given.clear()
-                holder = self._turn.setdefault(_TURN, token)
+                holder = self._take(token)
                 if holder is token:
                     self._close_here()
                     return
@@ -253,7 +253,7 @@ class ReplyStream(StreamState):
         turn = self._turn
         take = turn.setdefault  # (bound once, the stop read inline: a call to each cost about 1.5% of a chunk)
         try:
-            if take(_TURN, _LOOP) is not _LOOP or self._stopped:  # closed before its first step: nothing sent
+            if (take(_TURN, _LOOP) is not _LOOP and self._take() is not _LOOP) or self._stopped:  # closed first
                 self._wait_closing()
                 return
             started = time.monotonic()
@@ -293,17 +293,18 @@ class ReplyStream(StreamState):
                             over = True  # the bytes up to the limit are read, no further
                             chunk = chunk[: len(chunk) - max(0, size - cap)]
                         events = feed(chunk)
-                        if events:  # the parser's events, valid by construction: to the reducer
-                            self._parsed = True
-                            fold(events)
-                            room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
-                            if room < 0:
-                                room = self._room(cap)
-                                if room < 0:
-                                    over = grown = True  # the message built is past the limit: read no further
                         if self._heading:
                             self._head_of(chunk)
-                        for e in events:
+                        if not events:
+                            if over:
+                                break
+                            continue
+                        self._parsed = True
+                        # The parser's events, valid by construction, yielded, then to the reducer (those yielded
+                        # so far taken by ``message`` when it is read meanwhile: _catch_up)
+                        self._lag, self._lag_at, self._lag_feed = events, 0, fold  # (_lagging, inline)
+                        lagging = self._lag_it = iter(events)
+                        for e in lagging:
                             if self._stopped:
                                 raise _Stop
                             try:
@@ -314,8 +315,18 @@ class ReplyStream(StreamState):
                             except BaseException:  # (at the yield, let go: collected, closed, thrown in, a signal)
                                 self._take_back()
                                 raise
-                            if take(_TURN, _LOOP) is not _LOOP or self._stopped:  # (closed meanwhile)
-                                raise _Stop
+                            if (take(_TURN, _LOOP) is not _LOOP and self._take() is not _LOOP) or self._stopped:
+                                raise _Stop  # (closed meanwhile)
+                        taken, self._lag = self._lag_at, None
+                        if not taken:
+                            fold(events)
+                        elif taken < len(events):  # (``message`` read meanwhile took the others)
+                            fold(events[taken:])
+                        room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                        if room < 0:
+                            room = self._room(cap)
+                            if room < 0:
+                                over = grown = True  # the message built is past the limit: read no further
                         if over:
                             break
                     self._check()  # (a socket shut down may read as the body's end)
@@ -325,7 +336,7 @@ class ReplyStream(StreamState):
                     with_request(exc, response)
                     closing = self._read_failed(parser, exc)
             except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
-                if take(_TURN, _LOOP) is _LOOP:  # (else close() ended the stream between two events, or ends it)
+                if take(_TURN, _LOOP) is _LOOP or self._take() is _LOOP:  # (else close() ended it, or ends it)
                     cut, self._cut = self._cut, None
                     if cut is not None:
                         cut(isinstance(exc, GeneratorExit))
@@ -334,16 +345,16 @@ class ReplyStream(StreamState):
                     return
                 raise
             except BaseException:
-                if take(_TURN, _LOOP) is _LOOP:
+                if take(_TURN, _LOOP) is _LOOP or self._take() is _LOOP:
                     self._cut = None
                     self._let_go(held, False)
                 raise
             self._cut = None
             self._let_go(held, False)
-            self._closing_events(closing)
+            lagging = self._closing_events(closing)
             self._cut = functools.partial(self._cut_closing, parser)
             try:
-                for e in closing:
+                for e in lagging:
                     if self._stopped:
                         raise _Stop
                     try:
@@ -354,10 +365,10 @@ class ReplyStream(StreamState):
                     except BaseException:
                         self._take_back()
                         raise
-                    if take(_TURN, _LOOP) is not _LOOP or self._stopped:
+                    if (take(_TURN, _LOOP) is not _LOOP and self._take() is not _LOOP) or self._stopped:
                         raise _Stop
             except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
-                if take(_TURN, _LOOP) is _LOOP:
+                if take(_TURN, _LOOP) is _LOOP or self._take() is _LOOP:
                     cut, self._cut = self._cut, None
                     if cut is not None:
                         cut(False)
@@ -376,6 +387,31 @@ class ReplyStream(StreamState):
                 if self._stopped:
                     self._give()
 
+    def _take(self, owner: object = None) -> object:
+        """``_turn`` taken for ``owner`` (the loop's, by default) unless another holds it, as ``setdefault`` does, once
+        a ``message`` read in another thread (:meth:`_peek`) has let it go: who holds it then."""
+        owner = _LOOP if owner is None else owner
+        turn = self._turn
+        holder = turn.setdefault(_TURN, owner)
+        while holder is _PEEK:
+            with self._lock:  # (held by the peek while it holds the turn)
+                pass
+            holder = turn.setdefault(_TURN, owner)
+        return holder
+
+    def _peek(self) -> None:
+        """``message`` read while events are yielded: the reducer takes those yielded so far, ``_turn`` held meanwhile
+        (and ``_lock``: the loop, a ``close()`` waits for it). While the loop runs, in another thread, it holds the
+        turn: the snapshot is then what the reducer took, the events of the read being yielded not yet."""
+        turn = self._turn
+        with self._lock:
+            if turn.setdefault(_TURN, _PEEK) is not _PEEK:
+                return
+            try:
+                self._catch_up(False)
+            finally:
+                del turn[_TURN]
+
     def _give(self) -> None:
         """The loop let ``_turn`` go once stopped: a ``close()`` from another thread waiting for it takes it."""
         with self._lock:
@@ -386,7 +422,7 @@ class ReplyStream(StreamState):
     def _take_back(self) -> None:
         """The loop, left at a yield (an exception thrown in, a signal), takes ``_turn`` back to end the stream,
         unless a ``close()`` took it meanwhile: that close() ends the stream, and is waited for."""
-        if self._turn.setdefault(_TURN, _LOOP) is not _LOOP:
+        if self._take() is not _LOOP:
             self._wait_closing()
 
     def _wait_closing(self) -> None:
@@ -432,6 +468,8 @@ class ReplyStream(StreamState):
 #: The key of :attr:`ReplyStream._turn`, and its value while the stream's loop holds it
 _TURN: Final = "turn"
 _LOOP: Final = object()
+#: ... and while ``message``, read between two events, has the reducer take those yielded (ReplyStream._peek)
+_PEEK: Final = object()
 
 #: httpcore's trace events that give a new connection's network stream (``return_value``)
 _NEW_NETWORK = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
