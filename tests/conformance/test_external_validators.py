@@ -37,9 +37,32 @@ def _vector_files() -> list[dict[str, Any]]:
     return [load_vectors(p.name) for p in sorted(VECTORS.glob("*.json"))]
 
 
+def _message(**more: Any) -> dict[str, Any]:
+    return {"id": "m1", "role": "USER", "content": [{"type": "text", "text": "hi"}], **more}
+
+
+#: Instances beside the vectors, with agentmsg's verdict, that the tools of this module (ECMA-262 patterns) must
+#: give too: strings a pattern ending in ``$`` checks, with a line break after their end. Python's ``re`` (and
+#: Java's) match ``$`` before a final line break; ECMA-262's does not. (python-jsonschema, whose ``pattern`` is
+#: Python's ``re``, accepts them: README, "Other validators".) check-jsonschema
+#: checks patterns as ECMA-262 does, unless a schema embedded in the bundle names its dialect (``$schema``):
+#: python-jsonschema then checked it with its own validator class, and Python's ``re``.
+EDGES = {
+    "msg": [
+        ("edge-timestamp-line-break-after", _message(timestamp="2025-01-01 12:00:00.000\n")),
+        (
+            "edge-base64-line-break-after",
+            _message(
+                content=[{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA\n"}}]
+            ),
+        ),
+    ]
+}
+
+
 def _write_instances(folder: Path) -> dict[str, dict[Path, tuple[str, bool, bool]]]:
     """Every case's instance as a file of its own, by kind: path -> (case id, agentmsg's verdict, its verdict
-    with ``strict=True``: the closed variant, unknown keys rejected)."""
+    with ``strict=True``: the closed variant, unknown keys rejected); and the :data:`EDGES`."""
     out: dict[str, dict[Path, tuple[str, bool, bool]]] = {}
     for doc in _vector_files():
         kind = doc["kind"]
@@ -51,6 +74,16 @@ def _write_instances(folder: Path) -> dict[str, dict[Path, tuple[str, bool, bool
             assert verdict is case["valid"], (kind, case["id"])
             strict = agentmsg.is_valid(case["instance"], kind, strict=True)
             out.setdefault(kind, {})[path] = (case["id"], verdict, strict)
+    for kind, edges in EDGES.items():
+        for i, (case_id, instance) in enumerate(edges):
+            path = folder / kind / f"edge-{i:03d}.json"
+            path.write_text(json.dumps(instance), encoding="utf-8")
+            out[kind][path] = (
+                case_id,
+                agentmsg.is_valid(instance, kind),
+                agentmsg.is_valid(instance, kind, strict=True),
+            )
+    assert [out["msg"][folder / "msg" / f"edge-{i:03d}.json"][1] for i in range(2)] == [False, False]
     assert any(not v for files in out.values() for _, v, _ in files.values())
     assert any(v and not s for files in out.values() for _, v, s in files.values())
     return out
@@ -200,7 +233,7 @@ def test_check_jsonschema_gives_agentmsgs_verdict_on_every_vector(
                 errors = [e for e in report["errors"] if Path(e["filename"]) == path]
                 assert (path in accepted) is (strict_verdict if strict else verdict), (kind, strict, case_id, errors)
                 agreed += 1
-    assert agreed == 2 * sum(len(d["cases"]) for d in _vector_files())
+    assert agreed == 2 * (sum(len(d["cases"]) for d in _vector_files()) + sum(map(len, EDGES.values())))
 
 
 def _ajv(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -249,4 +282,4 @@ def test_ajv_cli_in_strict_mode_gives_agentmsgs_verdict_on_every_vector(
             for path, (case_id, verdict, strict_verdict) in files.items():
                 assert said[path] is (strict_verdict if strict else verdict), (kind, strict, case_id)
                 agreed += 1
-    assert agreed == 2 * sum(len(d["cases"]) for d in _vector_files())
+    assert agreed == 2 * (sum(len(d["cases"]) for d in _vector_files()) + sum(map(len, EDGES.values())))

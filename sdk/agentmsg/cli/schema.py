@@ -19,13 +19,20 @@ def bundle(name: str, *, strict: bool = False) -> dict[str, Any]:
     ``strict``, of the closed variants."""
     docs = closed_schema_documents() if strict else schema_documents()
     root = docs[KINDS[name]]
+    dialect = "https://json-schema.org/draft/2020-12/schema"
+    # (an embedded schema leaves out its $schema, the bundle's: python-jsonschema, meeting one, checks that schema
+    # with its own validator class for the dialect, not the caller's, so check-jsonschema's ECMA-262 patterns gave
+    # way to Python's re there, whose $ matches before a final line break: "AAAA\n" passed as base64)
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": dialect,
         "$id": urljoin(root["$id"], f"bundle/{KINDS[name]}"),  # beside the schemas: .../v1/bundle/msg.schema.json
         "title": f"{root.get('title', name)} (bundle)",
         "description": f"Self-contained bundle of {root['$id']} and every schema it uses.",
         "$ref": root["$id"],
-        "$defs": {file.removesuffix(".schema.json"): doc for file, doc in sorted(docs.items())},
+        "$defs": {
+            file.removesuffix(".schema.json"): {k: v for k, v in doc.items() if k != "$schema" or v != dialect}
+            for file, doc in sorted(docs.items())
+        },
     }
 
 
