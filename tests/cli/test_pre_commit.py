@@ -68,6 +68,9 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, content in files.items():
         (repo / name).parent.mkdir(exist_ok=True)
         (repo / name).write_text(content, "utf-8")
+    # a file pre-commit takes for binary (a NUL byte), and a symbolic link to a broken file: skipped as not text
+    (repo / "bad/nul.jsonl").write_bytes(b"\x00\n" + events.encode())
+    (repo / "bad/link.json").symlink_to("message.json")
     # what try-repo runs: this repository at HEAD, or with uncommitted changes a shadow clone holding them, committed
     # (pre-commit's own step, here once for the module, so that the store installs the hook once)
     hook_repo, rev = _repo_ref(str(tmp_path_factory.mktemp("precommit-shadow")), str(ROOT), None)
@@ -108,3 +111,6 @@ def test_the_hook_passes_good_files_and_fails_broken_ones(scratch: Path) -> None
     ):
         assert line in bad.stdout, bad.stdout
     assert "good/message.json" not in bad.stdout
+    for name in ("bad/link.json", "bad/nul.jsonl"):  # (each alone: checked, not skipped, and refused)
+        bad = try_repo(scratch, name)
+        assert bad.returncode == 1 and "Failed" in bad.stdout and f"{name}:" in bad.stdout, (name, bad.stdout)
