@@ -88,6 +88,33 @@ def test_json_lines_problems_name_the_files_line(tmp_path: Path) -> None:
     assert (row["instance"], row["line"], row["pointer"]) == (1, starts[1], "/content/0/type")  # the item's line
 
 
+def test_an_empty_array_gets_the_verdict_of_the_command_it_stands_for(tmp_path: Path) -> None:
+    """``[]`` passed ``validate --provider anthropic``, which ``format --provider anthropic`` refuses
+    (empty-conversation), and ``validate --kind event``, which ``reduce`` refuses (empty): each now gets that
+    command's verdict and rule. Without a provider, ``[]`` is a conversation the schemas take."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    for args, rule in (
+        (["--provider", "anthropic"], "empty-conversation"),
+        (["--provider", "openai"], "empty-conversation"),
+        (["--kind", "event"], "empty"),
+    ):
+        r = run("validate", *args, str(empty))
+        assert r.returncode == 1 and r.stdout.rstrip().endswith(f"[{rule}]"), (args, r.stdout, r.stderr)
+        standing_for = run(
+            "format" if "--provider" in args else "reduce", *args[:2] * ("--provider" in args), str(empty)
+        )
+        assert standing_for.returncode == 1 and (
+            f"[{rule}]" in standing_for.stderr or f'"rule":"{rule}"' in standing_for.stderr
+        ), (
+            args,
+            standing_for.stderr,
+        )
+    assert run("validate", str(empty)).returncode == 0
+    assert [f.problem.rule for f in agentmsg.check(b"[]", provider="gemini").findings] == ["empty-conversation"]
+    assert [f.problem.rule for f in agentmsg.check(b"[]", kind="event").findings] == ["empty"]
+
+
 def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> None:
     """--output-format github: one workflow command per problem (::error, ::notice for a note), with the
     file's line when known; messages and properties escaped as GitHub's toolkit does."""

@@ -610,8 +610,13 @@ class Across:
 
     def problems(self) -> tuple[list[Problem], list[Problem]]:
         if self._reducer is not None:
-            return self._event_problems(self._reducer, self._said), []
-        if self._messages and not self._invalid:
+            found = self._event_problems(self._reducer, self._said)
+            if not self._count and not found:  # (`[]`: no event, as `agentmsg reduce` says it)
+                found.append(Problem("", "empty", "no events in the input"))
+            return found, []
+        # (no message at all, `[]`, is a conversation the schema takes; a provider's formatter takes none:
+        # empty-conversation, as `agentmsg format` says it)
+        if self._messages is not None and not self._invalid and (self._messages or self.provider is not None):
             return conversation_problems(b"[" + b",".join(self._messages) + b"]", self.provider)
         return [], []
 

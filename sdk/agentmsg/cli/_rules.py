@@ -97,7 +97,7 @@ RULES: dict[str, tuple[str, str, str]] = {
     ),
     "additionalProperties": (
         "a key the schema does not declare, refused (`--strict`, closed schemas)",
-        "`/content/0/colour: additional property`",
+        "`/content/0: Additional properties are not allowed ('colour' was unexpected)` (at the object; the key named)",
         "remove the key, or drop `--strict` to accept it as a note ([unknown-key])",
     ),
     "anyOf": (
