@@ -1504,6 +1504,8 @@ def test_another_providers_tools_and_citations_are_said_the_text_sent(provider: 
         ("/1/content/3", "citations-dropped"),
     ]
     gemini_said = [("/3/content/0", "provider-tool-dropped"), ("/3/content/1", "provider-tool-dropped")]
+    # (a whole sentence: it ended "; the text is")
+    assert all(p.message.endswith("; the text is sent") for p in request.diagnostics if p.rule == "citations-dropped")
     assert said == (
         gemini_said
         if provider == "anthropic"
@@ -1551,7 +1553,7 @@ def test_a_responses_message_items_carrier_is_no_provider_tool(provider: str) ->
             "/1/content/1",
             "field-dropped",
             f"the message item's phase 'commentary' from openai-responses not sent to {provider}: only"
-            " openai-responses takes it back; its text is",
+            " openai-responses takes it back; its text is sent",
         )
     ]
     assert "Checking." in request.body_bytes().decode() and "commentary" not in request.body_bytes().decode()

@@ -1100,14 +1100,14 @@ def carrier_dropped(ctx: Context, meta: Mapping[str, Any], pointer: str | tuple[
             ctx.report(
                 pointer,
                 "field-dropped",
-                f"the message item's {' and '.join(lost)}{whose} not sent to {ctx.provider}: {why}; its text is",
+                f"the message item's {' and '.join(lost)}{whose} not sent to {ctx.provider}: {why}; its text is sent",
             )
         return
     if PROVIDER_BLOCK in meta:
         what = carried_kind(meta[PROVIDER_BLOCK])
         ctx.report(pointer, "provider-tool-dropped", f"{what}{whose} not sent to {ctx.provider}: {why}")
     else:
-        ctx.report(pointer, "citations-dropped", f"citations{whose} not sent to {ctx.provider}: {why}; the text is")
+        ctx.report(pointer, "citations-dropped", f"citations{whose} not sent to {ctx.provider}: {why}; the text is sent")
 
 
 def grounding_dropped(ctx: Context, msg: Msg, i: int) -> None:
