@@ -603,6 +603,26 @@ def test_leaving_at_the_first_delta_keeps_what_was_yielded(server: ReplayServer,
     assert final.text_content == _seen(seen).text_content == seen[-1]["delta"]
 
 
+def test_call_with_strict_refuses_before_sending_what_the_formatter_would_change(server: ReplayServer) -> None:
+    """A text in a TOOL message (the schema takes it; no provider sends it) after an unanswered call: ``call()``
+    sends the request without them (its diagnostics say so); ``call(strict=True)`` refuses it, nothing sent,
+    as docs/streams.md says."""
+    from agentmsg import AssistantMessage, ToolResultMessage, ToolUseBlock, ValidationError
+
+    convo = [
+        UserMessage("weather?"),
+        AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={})]),
+        ToolResultMessage("Sunny"),
+    ]
+    with pytest.raises(ValidationError) as info:
+        client(server).call(convo, strict=True)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [
+        ("/2/content/0", "block-dropped"),
+        ("/1/content/0", "tool-use-orphan"),
+    ]
+    assert server.requests == []
+
+
 def test_a_200_that_is_no_stream_says_what_came(server: ReplayServer) -> None:
     """A proxy's HTML page (or an empty body) answered with 200 broke the stream as 'the stream ended before
     the provider finished the reply', nothing more: the error now says what the body was."""
