@@ -88,6 +88,17 @@ def test_json_lines_problems_name_the_files_line(tmp_path: Path) -> None:
     assert (row["instance"], row["line"], row["pointer"]) == (1, starts[1], "/content/0/type")  # the item's line
 
 
+def test_a_file_name_that_begins_with_two_colons_starts_no_workflow_command(tmp_path: Path) -> None:
+    """Text output begins each line with the file's name; a name beginning ``::`` made that line a GitHub Actions
+    workflow command in a step's log (``::error file=x::y``: an annotation of the file's making). It is shown
+    ``./::...``, the same file; the github format escapes it as a property."""
+    (tmp_path / "::error file=x::y.json").write_text('{"id": "m1", "role": "user", "content": []}')
+    r = run("validate", "::error file=x::y.json", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout
+    assert not any(line.startswith("::") for line in r.stdout.splitlines()), r.stdout
+    assert r.stdout.startswith("./::error file=x::y.json:/role: "), r.stdout
+
+
 def test_an_empty_array_gets_the_verdict_of_the_command_it_stands_for(tmp_path: Path) -> None:
     """``[]`` passed ``validate --provider anthropic``, which ``format --provider anthropic`` refuses
     (empty-conversation), and ``validate --kind event``, which ``reduce`` refuses (empty): each now gets that

@@ -76,8 +76,17 @@ def said_path(path: str) -> str:
     """A file name as a command prints it to the terminal (its messages, its text reports): :func:`shown_path`'s,
     with control characters (ESC, CR, a newline: a hostile directory's) escaped as :func:`one_line` escapes them,
     so that a name cannot split a line nor drive the terminal. Machine output (JSON, SARIF, JUnit) keeps
-    :func:`shown_path`'s: its own escaping holds them."""
-    return one_line(shown_path(path))
+    :func:`shown_path`'s: its own escaping holds them. A name that begins with ``::`` is shown as ``./::...`` (the
+    same file): a line of text output begins with the name, and a GitHub Actions step's log runs a line that
+    begins with ``::`` as a workflow command (``::error file=...::``, ``::add-mask::``, ``::stop-commands::``)."""
+    return said_name(shown_path(path))
+
+
+def said_name(where: str) -> str:
+    """A file name already shown (:func:`shown_path`) as a line of text output begins with it: its control characters
+    escaped (:func:`one_line`), ``./`` before one that begins with ``::`` (see :func:`said_path`)."""
+    said = one_line(where)
+    return "./" + said if said.startswith("::") else said
 
 
 def write_output(path: str, data: bytes) -> None:
@@ -445,7 +454,7 @@ def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: Te
     instance; ``note: `` before the message for notes); returns how many were printed."""
     n = 0
     head = "note: " if note else ""
-    where = one_line(where)  # (a file's name as shown: its control characters escaped, as said_path does)
+    where = said_name(where)  # (a file's name as shown: its control characters escaped, as said_path does)
     for p in problems:
         pointer = clip(prefix + p.pointer, POINTER_LIMIT)
         where_at = f"{where}:{pointer}" if pointer else where
@@ -465,7 +474,7 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
         return EXIT_OK
     source = e.get("source")
-    where = one_line(where)
+    where = said_name(where)
     head = f"{where}: {one_line(str(source))}: " if source else f"{where}: "
     if name == ERROR_EVENT:
         err.write(f"{head}error: {clip(str(value.get('message')))} [{value.get('type')}]\n")

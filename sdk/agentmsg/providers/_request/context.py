@@ -1107,7 +1107,9 @@ def carrier_dropped(ctx: Context, meta: Mapping[str, Any], pointer: str | tuple[
         what = carried_kind(meta[PROVIDER_BLOCK])
         ctx.report(pointer, "provider-tool-dropped", f"{what}{whose} not sent to {ctx.provider}: {why}")
     else:
-        ctx.report(pointer, "citations-dropped", f"citations{whose} not sent to {ctx.provider}: {why}; the text is sent")
+        ctx.report(
+            pointer, "citations-dropped", f"citations{whose} not sent to {ctx.provider}: {why}; the text is sent"
+        )
 
 
 def grounding_dropped(ctx: Context, msg: Msg, i: int) -> None:
