@@ -623,6 +623,36 @@ def test_call_with_strict_refuses_before_sending_what_the_formatter_would_change
     assert server.requests == []
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_payload_that_cannot_be_read_is_among_the_streams_problems(server: ReplayServer, mode: str) -> None:
+    """One payload of the body is no JSON: the reply goes on without it (its text lost), said as a CUSTOM event and
+    a note of the message; ``stream.problems`` lists it (rule ``json``) where ``stream.error`` (what broke the
+    stream) is None. A clean body has none."""
+    events = TEXT_SSE.split(b"\n\n")
+    events[5] = events[5].replace(b"data: {", b"data: {{", 1)
+    for body, rules in ((TEXT_SSE, []), (b"\n\n".join(events), ["json"])):
+        server.add("/chat/completions", Reply(body=body, sse=True))
+        if mode == "sync":
+            with client(server).stream(CONVO) as stream:
+                for _ in stream:
+                    pass
+        else:
+
+            async def run() -> Any:
+                ac = AsyncClient("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", timeout=5.0)
+                async with ac.stream(CONVO) as astream:
+                    async for _ in astream:
+                        pass
+                await ac.aclose()
+                return astream
+
+            stream = asyncio.run(run())
+        assert [p.rule for p in stream.problems] == rules and stream.error is None
+        assert stream.message is not None
+        notes = stream.message.metadata.get("agentmsg_notes", [])
+        assert [n["rule"] for n in notes if n["rule"] == "json"] == rules
+
+
 def test_a_200_that_is_no_stream_says_what_came(server: ReplayServer) -> None:
     """A proxy's HTML page (or an empty body) answered with 200 broke the stream as 'the stream ended before
     the provider finished the reply', nothing more: the error now says what the body was."""

@@ -335,7 +335,7 @@ class AsyncReplyStream(StreamState):
             # delivered here), but a Ctrl-C handled as a call here begins or returns may be: it closes the response.
             try:
                 self._responded(response)
-                parser = self.client.parser(self.request, started)
+                parser = self._parser = self.client.parser(self.request, started)
                 encoded = self._encoded  # (else the bytes received are the bytes read)
                 feed, fold = parser.feed, self.reducer._trusted_feed()
                 cap, size, over, grown = limits.max_bytes, 0, False, False

@@ -352,6 +352,7 @@ class StreamState:
         self._lag_it: Iterator[dict[str, Any]] = iter(())
         self._lag_at = 0
         self._lag_feed: Callable[[list[dict[str, Any]]], None] | None = None
+        self._parser: StreamParser | None = None  # the body's parser, once the response came (see problems)
 
     @property
     def request(self) -> FormattedRequest:
@@ -370,6 +371,14 @@ class StreamState:
     def diagnostics(self) -> tuple[Problem, ...]:
         """The formatter's diagnostics for the request sent (known once :attr:`request` is)."""
         return tuple(self.request.diagnostics)
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """What the provider's parser found wrong in the body so far (a payload that is not JSON, an event out of
+        order, ...): each is also a CUSTOM ``agentmsg.problem`` event of the stream and a note in the message's
+        metadata (``agentmsg_notes``); empty for a clean body. :attr:`error` says only what broke the stream."""
+        parser = self._parser
+        return () if parser is None else tuple(parser.problems)
 
     @property
     def done(self) -> bool:

@@ -262,7 +262,7 @@ class ReplyStream(StreamState):
                 # The response is the loop's from here (``_sent``, which ``_send`` set): what stops the loop before
                 # the body's ``try`` owns it (a Ctrl-C handled as a call below begins or returns) closes it.
                 self._responded(response)
-                parser = self.client.parser(self.request, started)
+                parser = self._parser = self.client.parser(self.request, started)
                 closing: list[dict[str, Any]] = []
                 encoded = self._encoded  # (else the bytes received are the bytes read)
                 chunks = raw_chunks(response, encoded)  # content-decoded (a gzipped stream)
