@@ -1186,3 +1186,58 @@ def test_a_bad_endpoint_setting_is_a_validation_error(option: dict[str, Any], po
         EventEndpoint(events(1), **option)
     assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
     assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError) == (rule == "type")
+
+
+def test_a_protocols_first_request_after_many_events_lets_the_loop_run() -> None:
+    """A protocol's buffer is made at its first request, from every event kept: with 100,000 events the first
+    ``?protocol=ag-ui`` held the event loop (every other client) about a second. It is now made in slices, the loop
+    let run between two (a task counting its turns runs several times before the response starts), two first
+    requests at once share one buffer, and the stream is the whole translation."""
+    n = 6_000
+    app = EventEndpoint(events(n))
+    plain = {"type": "http", "method": "GET", "path": "/events", "query_string": b"", "headers": []}
+    ag_ui = {**plain, "query_string": b"protocol=ag-ui"}
+    turns = 0
+    started: list[int] = []
+
+    async def first_request() -> bytes:
+        body: list[bytes] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                started.append(turns)
+            body.append(message.get("body", b""))
+
+        await app(ag_ui, receive, send)
+        return b"".join(body)
+
+    async def main() -> list[bytes]:
+        nonlocal turns
+        await _exchange(app, plain)  # (every event read into the endpoint's buffer)
+        stop = False
+
+        async def ticker() -> None:
+            nonlocal turns
+            while not stop:
+                turns += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.ensure_future(ticker())
+        await asyncio.sleep(0)
+        turns = 0
+        both = await asyncio.gather(first_request(), first_request())
+        stop = True
+        await task
+        return list(both)
+
+    both = asyncio.run(main())
+    assert min(started) >= n // 1_000 - 1, started  # (a turn a slice at least)
+    encoder = agentmsg.ui.get("ag-ui").encoder()
+    want = [x for e in events(n) for x in encoder.feed(e)] + encoder.close()
+    for body in both:
+        got = [e.json() for e in SSEDecoder().feed(body) if e.data and e.event != "end"]
+        assert [g["type"] for g in got] == [w["type"] for w in want]
+    assert len(app._translated) == 1

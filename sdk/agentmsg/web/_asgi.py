@@ -164,6 +164,9 @@ class _Buffer:
         return self.first
 
 
+#: Events a protocol's new buffer translates before it lets the loop run (EventEndpoint._buffer): about 10 ms
+_TRANSLATE_SLICE = 1_000
+
 #: 19 digits in a row: perhaps an integer beyond 64 bits, which orjson reads as a float (rounded)
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
@@ -253,6 +256,7 @@ class EventEndpoint:
         # is translated from when it is first asked for (the events before it are read back from these).
         self._base = _Buffer(self._agentscope, replay, translate=False, replay_bytes=self._replay_bytes)
         self._translated: dict[str, _Buffer] = {}
+        self._building: dict[str, asyncio.Future[None]] = {}  # a protocol's buffer being made (see _buffer)
         self._done = False
         self._error: str | None = None
         self._pull: asyncio.Task[None] | None = None
@@ -398,19 +402,42 @@ class EventEndpoint:
         for buffer in self._translated.values():
             buffer.finish(error)
 
-    def _buffer(self, protocol: UIProtocol) -> _Buffer:
-        """The buffer of ``protocol``'s frames, made (and fed every AgentEvent still kept) when first asked for."""
+    async def _buffer(self, protocol: UIProtocol) -> _Buffer:
+        """The buffer of ``protocol``'s frames, made (and fed every AgentEvent still kept) when first asked for: in
+        slices of :data:`_TRANSLATE_SLICE` events, the loop let run between two (the first AG-UI client after
+        100,000 events held every other client about a second), the events that come meanwhile translated too; a
+        second request for the protocol meanwhile waits for that buffer."""
         if protocol is self._agentscope:
             return self._base
-        buffer = self._translated.get(protocol.name)
-        if buffer is None:
+        while True:
+            buffer = self._translated.get(protocol.name)
+            if buffer is not None:
+                return buffer
+            building = self._building.get(protocol.name)
+            if building is None:
+                break
+            await asyncio.shield(building)  # (made, or its maker left: then made here)
+        done = self._building[protocol.name] = asyncio.get_running_loop().create_future()
+        try:
             buffer = _Buffer(protocol, self._replay, translate=True, replay_bytes=self._replay_bytes)
-            for frame in self._base.frames[self._base.oldest() - self._base.dropped :]:
-                buffer.add(_event_of(frame))
+            base = self._base
+            at = base.oldest()  # (events before ``at`` are translated, or were dropped from the base)
+            while at < base.count:
+                at = max(at, base.oldest())  # (dropped meanwhile: gone for every protocol)
+                stop = min(base.count, at + _TRANSLATE_SLICE)
+                for frame in base.frames[at - base.dropped : stop - base.dropped]:
+                    buffer.add(_event_of(frame))
+                at = stop
+                if at < base.count:
+                    await asyncio.sleep(0)
+            # (no await from the last look at base.count: every later event is added to it by _add)
             if self._done:
                 buffer.finish(self._error)
             self._translated[protocol.name] = buffer
-        return buffer
+            return buffer
+        finally:
+            del self._building[protocol.name]
+            done.set_result(None)
 
     async def _read_more(self) -> None:
         """Read the next event(s) from the source into the buffer (one task at a time)."""
@@ -549,7 +576,7 @@ class EventEndpoint:
         except _Refused as exc:
             await self._plain(send, exc.status, f"{exc}\n")
             return
-        buffer = self._buffer(protocol)
+        buffer = await self._buffer(protocol)
         try:
             last_event_id = _last_event_id(scope)
             position = self._resume_position(buffer, last_event_id)
