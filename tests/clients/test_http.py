@@ -603,6 +603,119 @@ def test_leaving_at_the_first_delta_keeps_what_was_yielded(server: ReplayServer,
     assert final.text_content == _seen(seen).text_content == seen[-1]["delta"]
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_leaving_before_a_read_is_yielded_whole_keeps_its_unseen_part_out(server: ReplayServer, mode: str) -> None:
+    """The body in one read: the parser has read the whole reply (its calls, its end) when the caller leaves after
+    a few events. The parser's closing events closed what the reducer never took: calls the caller never saw became
+    tool_use blocks with no arguments, and a reply the parser saw end ended TOOL_CALLS with a call of arguments
+    ``{}``, which an agent loop would run. Now only their notes go to the reducer, which ends the reply as cut:
+    INTERRUPTED, with what was yielded (a call cut in its arguments keeps their text, not an input)."""
+    body = (FIX / "anthropic/stream_sdk_tool_use.sse").read_bytes()
+    server.add("/v1/messages", Reply(body=body, sse=True, chunk_size=len(body)))
+
+    def leave_at(e: Any) -> bool:
+        return bool(e["type"] == "TOOL_CALL_DELTA")
+
+    seen: list[Any] = []
+    if mode == "sync":
+        c = Client("anthropic", base_url=server.url, api_key="k", model="m", timeout=5.0)
+        with c.stream(CONVO) as stream:
+            for e in stream:
+                seen.append(e)
+                if leave_at(e):
+                    break
+        final = stream.message
+    else:
+
+        async def run() -> Msg | None:
+            ac = AsyncClient("anthropic", base_url=server.url, api_key="k", model="m", timeout=5.0)
+            async with ac.stream(CONVO) as astream:
+                async for e in astream:
+                    seen.append(e)
+                    if leave_at(e):
+                        break
+            await ac.aclose()
+            return astream.message
+
+        final = asyncio.run(run())
+    assert final is not None and final.generate_reason == agentmsg.GenerateReason.INTERRUPTED
+    (call,) = [b for b in final.content if b.type == "tool_use"]
+    assert call.input == {} and call.content == seen[-1]["delta"]  # (the text of its arguments so far)
+    assert final.text_content == _seen(seen).text_content
+    server.add("/v1/messages", Reply(body=body, sse=True, chunk_size=len(body)))
+    c = Client("anthropic", base_url=server.url, api_key="k", model="m", timeout=5.0)
+    with c.stream(CONVO) as stream:
+        for e in stream:
+            if e["type"] == "MODEL_CALL_START":
+                break
+    assert stream.message is not None and stream.message.content == []  # (no call it never saw)
+
+
+def test_close_from_another_thread_as_a_read_is_parsed_keeps_only_the_events_yielded(server: ReplayServer) -> None:
+    """``close()`` from another thread while the loop parses a read: the loop took the read's first event off its
+    list, saw the stop, and left; that event counted as yielded, and the final message held text the caller never
+    saw. The stop is now looked at before an event is taken."""
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, chunk_size=400))
+    c = client(server)
+    stream = c.stream(CONVO)
+    make = c.parser
+    reads = [0]
+
+    def parser(*a: Any, **k: Any) -> Any:
+        p = make(*a, **k)
+        feed = p.feed
+
+        def feed_and_close(chunk: bytes) -> Any:
+            events = feed(chunk)
+            reads[0] += 1
+            if reads[0] == 3:  # (a GUI's stop lands while this read is parsed)
+                closing = threading.Thread(target=stream.close, daemon=True)
+                closing.start()
+                while not stream._stopped:
+                    time.sleep(0.001)
+            return events
+
+        p.feed = feed_and_close
+        return p
+
+    c.parser = parser
+    seen = list(stream)
+    assert stream.done and stream.message is not None
+    assert stream.message.generate_reason == agentmsg.GenerateReason.INTERRUPTED
+    assert stream.message.text_content == _seen(seen).text_content
+
+
+def test_a_ctrl_c_as_a_snapshot_takes_the_turn_leaves_the_stream_closable(server: ReplayServer) -> None:
+    """A KeyboardInterrupt handled as ``message`` (read between two events) has just taken the stream's turn left it
+    taken for good: ``close()`` then spun for ever. The turn is now taken inside the ``try`` that gives it back."""
+    import signal
+
+    from agentmsg.clients import _sync
+
+    class Turn(dict[str, object]):
+        fired = False
+
+        def setdefault(self, key: str, value: object = None) -> object:
+            got = dict.setdefault(self, key, value)
+            if value is _sync._PEEK and got is _sync._PEEK and not Turn.fired:
+                Turn.fired = True
+                signal.raise_signal(signal.SIGINT)  # (a Ctrl-C handled as the call returns)
+            return got
+
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
+    stream = client(server).stream(CONVO)
+    stream._turn = Turn()
+    with pytest.raises(KeyboardInterrupt):
+        for n, _ in enumerate(stream, 1):
+            if n == 3:
+                _ = stream.message
+    assert Turn.fired and stream._turn.get("turn") is not _sync._PEEK
+    closing = threading.Thread(target=stream.close, daemon=True)
+    closing.start()
+    closing.join(5)
+    assert not closing.is_alive() and stream.done
+
+
 def test_call_with_strict_refuses_before_sending_what_the_formatter_would_change(server: ReplayServer) -> None:
     """A text in a TOOL message (the schema takes it; no provider sends it) after an unanswered call: ``call()``
     sends the request without them (its diagnostics say so); ``call(strict=True)`` refuses it, nothing sent,

@@ -4,6 +4,7 @@ was cancelled, and the :class:`~agentmsg.clients.BrokenStreamError` of a stream 
 
 from __future__ import annotations
 
+import copy
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from operator import length_hint
@@ -402,8 +403,8 @@ class StreamState:
             # A fresh message built for this call: setting a valid enum value needs no re-validation.
             snapshot.metadata.setdefault(METADATA_GENERATE_REASON, GenerateReason.INTERRUPTED.value)
             return snapshot
-        done = self.reducer.messages()  # the reply ended (its AGENT_END yielded): that message, as it ended
-        return done[-1] if done else None
+        done = self.reducer.messages()  # the reply ended (its AGENT_END yielded): that message, as it ended (a copy,
+        return copy.deepcopy(done[-1]) if done else None  # as a snapshot is: the final message is not the caller's)
 
     def _peek(self) -> None:
         """``message`` read while events are yielded: the reducer takes those yielded so far, where the loop is not
@@ -503,10 +504,16 @@ class StreamState:
 
     def _cancelled(self, parser: StreamParser) -> None:
         """The caller left (or cancelled) the stream: the message ends INTERRUPTED with what arrived (the events
-        yielded: those the loop had not reached are not kept)."""
+        yielded: those the loop had not reached are not kept). Where it left before some events of a read, the
+        parser's closing events close what the reducer never took (a call the caller never saw, ended with no
+        arguments; a reply the parser saw end, which the caller did not): only their notes and error are fed, and
+        the reducer's finish closes the reply as cut (INTERRUPTED), with what was yielded."""
+        behind = self._lag is not None and length_hint(self._lag_it) > 0
         self._catch_up(False)
         self._lag = None
         self._closing = closing = parser.error("cancelled by the caller", kind="cancelled")
+        if behind:
+            closing = [e for e in closing if e.get("type") == "CUSTOM"]
         self.reducer.feed_many(closing, trusted=True)
         self._end(parser)
 

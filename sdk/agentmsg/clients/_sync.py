@@ -304,9 +304,11 @@ class ReplyStream(StreamState):
                         # so far taken by ``message`` when it is read meanwhile: _catch_up)
                         self._lag, self._lag_at, self._lag_feed = events, 0, fold  # (_lagging, inline)
                         lagging = self._lag_it = iter(events)
+                        # (the stop looked at before an event is taken off ``lagging``, as after each yield below: an
+                        # event taken off counts as yielded, _catch_up; one taken when close() came was kept unseen)
+                        if self._stopped:
+                            raise _Stop
                         for e in lagging:
-                            if self._stopped:
-                                raise _Stop
                             try:
                                 del turn[_TURN]
                                 if self._stopped:  # (a close() from another thread came meanwhile: it waits)
@@ -405,12 +407,12 @@ class ReplyStream(StreamState):
         turn: the snapshot is then what the reducer took, the events of the read being yielded not yet."""
         turn = self._turn
         with self._lock:
-            if turn.setdefault(_TURN, _PEEK) is not _PEEK:
-                return
-            try:
-                self._catch_up(False)
+            try:  # (the turn taken inside: a Ctrl-C as setdefault returns left it taken for good, close() spinning)
+                if turn.setdefault(_TURN, _PEEK) is _PEEK:
+                    self._catch_up(False)
             finally:
-                del turn[_TURN]
+                if turn.get(_TURN) is _PEEK:
+                    del turn[_TURN]
 
     def _give(self) -> None:
         """The loop let ``_turn`` go once stopped: a ``close()`` from another thread waiting for it takes it."""
