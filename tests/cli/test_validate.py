@@ -92,11 +92,12 @@ def test_a_file_name_that_begins_with_two_colons_starts_no_workflow_command(tmp_
     """Text output begins each line with the file's name; a name beginning ``::`` made that line a GitHub Actions
     workflow command in a step's log (``::error file=x::y``: an annotation of the file's making). It is shown
     ``./::...``, the same file; the github format escapes it as a property."""
-    (tmp_path / "::error file=x::y.json").write_text('{"id": "m1", "role": "user", "content": []}')
-    r = run("validate", "::error file=x::y.json", cwd=tmp_path)
-    assert r.returncode == 1 and r.stdout
-    assert not any(line.startswith("::") for line in r.stdout.splitlines()), r.stdout
-    assert r.stdout.startswith("./::error file=x::y.json:/role: "), r.stdout
+    for name in ("::error file=x::y.json", "  ::error file=x::y.json"):  # (GitHub strips a line's leading blanks)
+        (tmp_path / name).write_text('{"id": "m1", "role": "user", "content": []}')
+        r = run("validate", name, cwd=tmp_path)
+        assert r.returncode == 1 and r.stdout
+        assert not any(line.lstrip().startswith("::") for line in r.stdout.splitlines()), r.stdout
+        assert r.stdout.startswith(f"./{name}:/role: "), r.stdout
 
 
 def test_an_empty_array_gets_the_verdict_of_the_command_it_stands_for(tmp_path: Path) -> None:

@@ -86,7 +86,8 @@ def said_name(where: str) -> str:
     """A file name already shown (:func:`shown_path`) as a line of text output begins with it: its control characters
     escaped (:func:`one_line`), ``./`` before one that begins with ``::`` (see :func:`said_path`)."""
     said = one_line(where)
-    return "./" + said if said.startswith("::") else said
+    # (GitHub's runner strips a line's leading whitespace before it looks for "::")
+    return "./" + said if said.lstrip().startswith("::") else said
 
 
 def write_output(path: str, data: bytes) -> None:
