@@ -249,7 +249,7 @@ def test_a_messages_phase_goes_back_on_its_text() -> None:
     assert rules(request) == [("/1/content/0", "field-dropped")]  # (no tool the provider ran: its id and phase)
     assert request.diagnostics[0].message == (
         "the message item's phase 'commentary' and id 'msg_1' from openai-responses not sent to openai-responses: no"
-        " assistant text is sent right before it; its text is"
+        " assistant text is sent right before it; its text is sent"
     )
     # another provider's formatter says the phase (it has no place for it); not the id (a message's, not sent
     # anywhere else: tests/providers/shared/test_request.py)
