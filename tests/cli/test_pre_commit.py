@@ -3,7 +3,7 @@ tool as a user's project runs it: ``pre-commit run`` in a scratch git repository
 hook, on good files (passes) and on subtly broken ones (fails, saying the problem with its rule). The config is the
 one ``pre-commit try-repo <this repository> agentmsg-validate`` writes (this repository, or with uncommitted changes
 pre-commit's shadow copy of it, at its commit); pre-commit installs agentmsg from it into its own environment (pip),
-as it does for a user. (``try-repo`` itself installs into a fresh store each run: one install per run.)"""
+as it does for a user, once a commit (its store in .make/pre-commit/<commit>)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from tests.conftest import ROOT
 pytestmark = [pytest.mark.no_kernel, pytest.mark.xdist_group("pre-commit")]
 
 T = "2026-01-01T00:00:00Z"
+#: pre-commit's store of each scratch repository (see scratch)
+HOMES: dict[Path, Path] = {}
 
 
 def msg(i: str, role: str, *content: dict[str, Any]) -> dict[str, Any]:
@@ -42,8 +44,8 @@ def test_the_manifest_declares_the_hook() -> None:
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A git repository with good and broken files of each kind, and pre-commit's cache (its environment with
-    agentmsg installed once for the module)."""
+    """A git repository with good and broken files of each kind, and pre-commit's store for it (its environment
+    with agentmsg installed once a commit: see below)."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     repo = tmp_path_factory.mktemp("precommit-repo")
@@ -75,6 +77,15 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # (pre-commit's own step, here once for the module, so that the store installs the hook once)
     hook_repo, rev = _repo_ref(str(tmp_path_factory.mktemp("precommit-shadow")), str(ROOT), None)
     config = {"repos": [{"repo": hook_repo, "rev": rev, "hooks": [{"id": "agentmsg-validate"}]}]}
+    # pre-commit's store (the hook's environment, agentmsg built and installed into it: most of the test's time)
+    # kept in .make/pre-commit/<rev> (make clean removes it): a run at the same commit of a clean tree reuses it
+    # (the commit is the hook's whole source), a dirty tree's shadow commit is new each run; others' are removed
+    stores = ROOT / ".make" / "pre-commit"
+    if stores.is_dir():
+        for old in stores.iterdir():
+            if old.name != rev:
+                shutil.rmtree(old, ignore_errors=True)
+    HOMES[repo] = stores / rev
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), "utf-8")
     git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
@@ -84,8 +95,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def try_repo(repo: Path, *files: str) -> subprocess.CompletedProcess[str]:
     """``pre-commit run`` of this repository's hook (the scratch repository's config) on ``files`` (``--files``),
-    pre-commit's cache next to the scratch repository (one environment for the module's runs)."""
-    env = {**os.environ, "PRE_COMMIT_HOME": str(repo.parent / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
+    pre-commit's store the one :func:`scratch` names (one environment for the module's runs, and the commit's)."""
+    env = {**os.environ, "PRE_COMMIT_HOME": str(HOMES[repo]), "PRE_COMMIT_COLOR": "never"}
     env.pop("VIRTUAL_ENV", None)
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "run", "agentmsg-validate", "--files", *files],
