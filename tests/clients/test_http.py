@@ -608,8 +608,9 @@ def test_leaving_before_a_read_is_yielded_whole_keeps_its_unseen_part_out(server
     """The body in one read: the parser has read the whole reply (its calls, its end) when the caller leaves after
     a few events. The parser's closing events closed what the reducer never took: calls the caller never saw became
     tool_use blocks with no arguments, and a reply the parser saw end ended TOOL_CALLS with a call of arguments
-    ``{}``, which an agent loop would run. Now only their notes go to the reducer, which ends the reply as cut:
-    INTERRUPTED, with what was yielded (a call cut in its arguments keeps their text, not an input)."""
+    ``{}``, which an agent loop would run. Now only their notes and the model call's end (the reply's usage) go to
+    the reducer, which ends the reply as cut: INTERRUPTED, with what was yielded (a call cut in its arguments keeps
+    their text, not an input)."""
     body = (FIX / "anthropic/stream_sdk_tool_use.sse").read_bytes()
     server.add("/v1/messages", Reply(body=body, sse=True, chunk_size=len(body)))
 
@@ -642,6 +643,8 @@ def test_leaving_before_a_read_is_yielded_whole_keeps_its_unseen_part_out(server
     (call,) = [b for b in final.content if b.type == "tool_use"]
     assert call.input == {} and call.content == seen[-1]["delta"]  # (the text of its arguments so far)
     assert final.text_content == _seen(seen).text_content
+    # (the reply's usage, which came in the read, kept: the closing events' model call end carried it)
+    assert final.usage is not None and (final.usage.input_tokens, final.usage.output_tokens) == (377, 65)
     server.add("/v1/messages", Reply(body=body, sse=True, chunk_size=len(body)))
     c = Client("anthropic", base_url=server.url, api_key="k", model="m", timeout=5.0)
     with c.stream(CONVO) as stream:

@@ -507,13 +507,16 @@ class StreamState:
         yielded: those the loop had not reached are not kept). Where it left before some events of a read, the
         parser's closing events close what the reducer never took (a call the caller never saw, ended with no
         arguments; a reply the parser saw end, which the caller did not): only their notes and error are fed, and
-        the reducer's finish closes the reply as cut (INTERRUPTED), with what was yielded."""
-        behind = self._lag is not None and length_hint(self._lag_it) > 0
+        the model call's end that carries the reply's usage (the closing events', else the read's own), and the
+        reducer's finish closes the reply as cut (INTERRUPTED), with what was yielded."""
+        lag = self._lag
+        unseen = lag[len(lag) - length_hint(self._lag_it) :] if lag is not None else []
         self._catch_up(False)
         self._lag = None
         self._closing = closing = parser.error("cancelled by the caller", kind="cancelled")
-        if behind:
-            closing = [e for e in closing if e.get("type") == "CUSTOM"]
+        if unseen:
+            ends = [e for e in (*unseen, *closing) if e.get("type") == "MODEL_CALL_END"]
+            closing = [e for e in closing if e.get("type") == "CUSTOM"] + ends[-1:]
         self.reducer.feed_many(closing, trusted=True)
         self._end(parser)
 
