@@ -423,7 +423,10 @@ class EventEndpoint:
             base = self._base
             at = base.oldest()  # (events before ``at`` are translated, or were dropped from the base)
             while at < base.count:
-                at = max(at, base.oldest())  # (dropped meanwhile: gone for every protocol)
+                if at < base.oldest():  # (dropped meanwhile, a huge event past replay_bytes: begun again from there,
+                    # the encoder's state of events gone left behind with them, as a buffer made now would be)
+                    buffer = _Buffer(protocol, self._replay, translate=True, replay_bytes=self._replay_bytes)
+                    at = base.oldest()
                 stop = min(base.count, at + _TRANSLATE_SLICE)
                 for frame in base.frames[at - base.dropped : stop - base.dropped]:
                     buffer.add(_event_of(frame))
