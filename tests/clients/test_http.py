@@ -572,33 +572,39 @@ def test_a_snapshot_read_from_another_thread_while_the_loop_runs_takes_nothing_t
     assert texts and all(want.startswith(t) for t in texts) and overlaps == []
 
 
+def _left_at(server: ReplayServer, provider: str, mode: str, kind: str) -> tuple[Msg | None, list[Any]]:
+    """A ``provider`` stream (``mode``: sync or async) left, inside ``with``, at its first event of type ``kind``: its
+    final message and the events yielded."""
+    seen: list[Any] = []
+    kw: dict[str, Any] = {"base_url": server.url, "api_key": "sk-test", "model": "m", "timeout": 5.0}
+    if mode == "sync":
+        with Client(provider, **kw).stream(CONVO) as stream:
+            for e in stream:
+                seen.append(e)
+                if e["type"] == kind:
+                    break
+        return stream.message, seen
+
+    async def run() -> Msg | None:
+        ac = AsyncClient(provider, **kw)
+        async with ac.stream(CONVO) as astream:
+            async for e in astream:
+                seen.append(e)
+                if e["type"] == kind:
+                    break
+        await ac.aclose()
+        return astream.message
+
+    return asyncio.run(run()), seen
+
+
 @pytest.mark.parametrize("pieces", [1, 2], ids=["whole", "halves"])
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_leaving_at_the_first_delta_keeps_what_was_yielded(server: ReplayServer, mode: str, pieces: int) -> None:
     """A caller that leaves the loop at the first text delta (a stop button) gets the message of what it saw,
     INTERRUPTED. A body that came in one read gave the whole reply and MODEL_STOP, in two the first half's text."""
     server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, chunk_size=-(-len(TEXT_SSE) // pieces)))
-    seen: list[Any] = []
-    if mode == "sync":
-        with client(server).stream(CONVO) as stream:
-            for e in stream:
-                seen.append(e)
-                if e["type"] == "TEXT_BLOCK_DELTA":
-                    break
-        final = stream.message
-    else:
-
-        async def run() -> Msg | None:
-            ac = AsyncClient("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", timeout=5.0)
-            async with ac.stream(CONVO) as astream:
-                async for e in astream:
-                    seen.append(e)
-                    if e["type"] == "TEXT_BLOCK_DELTA":
-                        break
-            await ac.aclose()
-            return astream.message
-
-        final = asyncio.run(run())
+    final, seen = _left_at(server, "openai", mode, "TEXT_BLOCK_DELTA")
     assert final is not None and final.generate_reason == agentmsg.GenerateReason.INTERRUPTED
     assert final.text_content == _seen(seen).text_content == seen[-1]["delta"]
 
@@ -613,32 +619,7 @@ def test_leaving_before_a_read_is_yielded_whole_keeps_its_unseen_part_out(server
     their text, not an input)."""
     body = (FIX / "anthropic/stream_sdk_tool_use.sse").read_bytes()
     server.add("/v1/messages", Reply(body=body, sse=True, chunk_size=len(body)))
-
-    def leave_at(e: Any) -> bool:
-        return bool(e["type"] == "TOOL_CALL_DELTA")
-
-    seen: list[Any] = []
-    if mode == "sync":
-        c = Client("anthropic", base_url=server.url, api_key="k", model="m", timeout=5.0)
-        with c.stream(CONVO) as stream:
-            for e in stream:
-                seen.append(e)
-                if leave_at(e):
-                    break
-        final = stream.message
-    else:
-
-        async def run() -> Msg | None:
-            ac = AsyncClient("anthropic", base_url=server.url, api_key="k", model="m", timeout=5.0)
-            async with ac.stream(CONVO) as astream:
-                async for e in astream:
-                    seen.append(e)
-                    if leave_at(e):
-                        break
-            await ac.aclose()
-            return astream.message
-
-        final = asyncio.run(run())
+    final, seen = _left_at(server, "anthropic", mode, "TOOL_CALL_DELTA")
     assert final is not None and final.generate_reason == agentmsg.GenerateReason.INTERRUPTED
     (call,) = [b for b in final.content if b.type == "tool_use"]
     assert call.input == {} and call.content == seen[-1]["delta"]  # (the text of its arguments so far)

@@ -276,6 +276,17 @@ def test_reasoning_a_formatter_leaves_out_or_sends_only_in_tool_turns_rewrites_n
                 assert said <= untrimmed[name], (budget, out.removed, name, said - untrimmed[name])
 
 
+def _every_trim(msgs: Sequence[Msg], provider: str) -> list[Trimmed]:
+    """``trim`` of ``msgs`` for ``provider`` at every other budget from the whole count down, until one cannot be met."""
+    out: list[Trimmed] = []
+    for budget in range(count_tokens(msgs, provider=provider).total - 1, 0, -2):
+        try:
+            out.append(trim(msgs, budget, provider=provider))
+        except TrimBudgetError:
+            break
+    return out
+
+
 def test_a_turns_opener_with_reasoning_the_provider_leaves_out_after_it_still_opens_the_turn() -> None:
     """A message of unsigned reasoning alone after a question sends nothing to Anthropic: it went with the question (a
     unit that sends nothing goes with the one before it). DeepSeek sends that reasoning because the turn called a
@@ -300,18 +311,13 @@ def test_a_turns_opener_with_reasoning_the_provider_leaves_out_after_it_still_op
     ]
     untrimmed = _format_rules(msgs)
     assert "turns-merged" not in untrimmed
-    tried = 0
-    for budget in range(count_tokens(msgs, provider="anthropic").total - 1, 0, -2):
-        try:
-            out = trim(msgs, budget, provider="anthropic")
-        except TrimBudgetError:
-            break
-        tried += 1
+    trims = _every_trim(msgs, "anthropic")
+    for out in trims:
         said = {p.rule for p in get("anthropic").format_request(list(out.messages)).diagnostics}
-        assert said <= untrimmed, (budget, out.removed, said - untrimmed)
+        assert said <= untrimmed, (out.removed, said - untrimmed)
         if 3 in out.removed:  # the first turn's last answer went: its question with it
-            assert 0 in out.removed, (budget, out.removed)
-    assert tried > 5
+            assert 0 in out.removed, out.removed
+    assert len(trims) > 5
 
 
 def test_an_answer_another_provider_sends_nothing_of_goes_with_the_unit_before_it() -> None:
@@ -338,17 +344,12 @@ def test_an_answer_another_provider_sends_nothing_of_goes_with_the_unit_before_i
 
     untrimmed = rules(msgs)
     assert "turns-merged" not in untrimmed["anthropic"]
-    tried = 0
-    for budget in range(count_tokens(msgs, provider="gemini").total - 1, 0, -2):
-        try:
-            out = trim(msgs, budget, provider="gemini")
-        except TrimBudgetError:
-            break
-        tried += 1
-        assert 1 not in out.removed or 2 in out.removed, (budget, out.removed)
+    trims = _every_trim(msgs, "gemini")
+    for out in trims:
+        assert 1 not in out.removed or 2 in out.removed, out.removed
         for name, said in rules(out.messages).items():
-            assert said <= untrimmed[name], (budget, out.removed, name, said - untrimmed[name])
-    assert tried > 5
+            assert said <= untrimmed[name], (out.removed, name, said - untrimmed[name])
+    assert len(trims) > 5
 
 
 def _format_rules(msgs: Sequence[Msg], **kw: Any) -> set[str]:

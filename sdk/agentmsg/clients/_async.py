@@ -368,16 +368,10 @@ class AsyncReplyStream(StreamState):
                                 lagging = self._lag_it = iter(events)
                                 for e in lagging:
                                     yield e
-                                taken, self._lag = self._lag_at, None
-                                if not taken:
-                                    fold(events)
-                                elif taken < len(events):  # (``message`` read meanwhile took the others)
-                                    fold(events[taken:])
-                                room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                                # (at most what the message grew by: the read's bytes and EVENT_ROOM an event)
+                                room = self._read_taken(events, fold, len(chunk) + EVENT_ROOM * len(events), room, cap)
                                 if room < 0:
-                                    room = self._room(cap)
-                                    if room < 0:
-                                        over = grown = True  # the message built is past the limit: read no further
+                                    over = grown = True  # the message built is past the limit: read no further
                             if over:
                                 break
                         else:  # every chunk read taken: cleared (the reading task reads on), and more waited for

@@ -411,6 +411,20 @@ class StreamState:
         running (the shells say when: a thread or task reading it while the loop runs sees what was taken)."""
         self._catch_up(False)
 
+    def _read_taken(
+        self, events: list[dict[str, Any]], fold: Callable[[list[dict[str, Any]]], None], grew: int, room: int, cap: int
+    ) -> int:
+        """A read's events all yielded: the reducer takes those ``message`` did not take meanwhile. ``room``: the bytes
+        the message could still grow by within ``cap`` before this read, which grew it by ``grew`` at most; returns
+        what is left, measured (:meth:`_room`) when the read could have used it up: negative, past the limit."""
+        taken, self._lag = self._lag_at, None
+        if not taken:
+            fold(events)
+        elif taken < len(events):  # (``message`` read meanwhile took the others)
+            fold(events[taken:])
+        room -= grew
+        return self._room(cap) if room < 0 else room
+
     def _lagging(self, events: list[dict[str, Any]], feed: Callable[[list[dict[str, Any]]], None]) -> Iterator[Any]:
         """Events about to be yielded, which ``feed`` gives the reducer as they are seen (:meth:`_catch_up`): the
         iterator to yield them from."""

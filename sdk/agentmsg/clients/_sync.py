@@ -319,16 +319,10 @@ class ReplyStream(StreamState):
                                 raise
                             if (take(_TURN, _LOOP) is not _LOOP and self._take() is not _LOOP) or self._stopped:
                                 raise _Stop  # (closed meanwhile)
-                        taken, self._lag = self._lag_at, None
-                        if not taken:
-                            fold(events)
-                        elif taken < len(events):  # (``message`` read meanwhile took the others)
-                            fold(events[taken:])
-                        room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                        # (at most what the message grew by: the read's bytes and EVENT_ROOM an event)
+                        room = self._read_taken(events, fold, len(chunk) + EVENT_ROOM * len(events), room, cap)
                         if room < 0:
-                            room = self._room(cap)
-                            if room < 0:
-                                over = grown = True  # the message built is past the limit: read no further
+                            over = grown = True  # the message built is past the limit: read no further
                         if over:
                             break
                     self._check()  # (a socket shut down may read as the body's end)
