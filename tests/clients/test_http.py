@@ -19,6 +19,7 @@ import agentmsg
 import agentmsg.clients
 from agentmsg import Msg, UserMessage, reduce_events
 from agentmsg.clients import (
+    APIConnectionError,
     AsyncClient,
     AuthenticationError,
     BadRequestError,
@@ -748,6 +749,42 @@ def test_a_payload_that_cannot_be_read_is_among_the_streams_problems(server: Rep
         assert stream.message is not None
         notes = stream.message.metadata.get("agentmsg_notes", [])
         assert [n["rule"] for n in notes if n["rule"] == "json"] == rules
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_call_on_a_stream_sent_anyway_that_breaks_keeps_what_arrived(server: ReplayServer, mode: str) -> None:
+    """``call()`` on a server that streams anyway reads the stream; one that broke off raised APIConnectionError
+    with nothing of what had arrived, where ``stream()`` keeps it. It now raises BrokenStreamError, its ``partial``
+    the message of what arrived (INTERRUPTED), as a stream's. A JSON body cut short has no message: as before."""
+    cut = TEXT_SSE.index(b"\n\n", len(TEXT_SSE) // 2) + 2
+    expected_text = reduce_events(list(openai_mod.parse_stream(TEXT_SSE[:cut])))[0].text_content
+    assert expected_text and expected_text != expected(TEXT_SSE).text_content
+
+    def call() -> Any:
+        if mode == "sync":
+            return client(server, max_retries=0).call(CONVO)
+
+        async def run() -> Any:
+            ac = AsyncClient("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", max_retries=0)
+            try:
+                return await ac.call(CONVO)
+            finally:
+                await ac.aclose()
+
+        return asyncio.run(run())
+
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, disconnect_after=cut))
+    with pytest.raises(BrokenStreamError) as info:
+        call()
+    partial = info.value.partial
+    assert "the response body broke" in str(info.value)
+    assert partial is not None and partial.generate_reason == agentmsg.GenerateReason.INTERRUPTED
+    assert partial.text_content == expected_text
+    whole = b'{"id": "x", "object": "chat.completion", "choices": []}'
+    server.add("/chat/completions", Reply(body=whole, disconnect_after=len(whole) // 2))
+    with pytest.raises(APIConnectionError) as broke:
+        call()
+    assert not isinstance(broke.value, BrokenStreamError)
 
 
 def test_a_200_that_is_no_stream_says_what_came(server: ReplayServer) -> None:

@@ -42,7 +42,7 @@ from agentmsg.clients._errors import (
     unsendable,
 )
 from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks, araw_chunks, past_limit, with_request
-from agentmsg.clients._whole import read_whole
+from agentmsg.clients._whole import cut_stream, read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
 from agentmsg.providers._request.context import as_options
@@ -581,18 +581,20 @@ class AsyncClient(BaseClient):
 
     async def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
-        response, body = await self._reply(request)
+        response, body = await self._reply(request, started)
         return read_whole(self, request, body, started, response)
 
-    async def _reply(self, request: FormattedRequest) -> tuple[httpx.Response, bytes]:
+    async def _reply(self, request: FormattedRequest, whole: float | None = None) -> tuple[httpx.Response, bytes]:
         """The 2xx response to ``request`` and its whole body, the response closed, as :meth:`Client._reply` (no call
         between the response and the ``try`` that closes it: a Ctrl-C handled at one left it open)."""
         cap = limits.max_bytes
         response = await self._send(request)
+        arrived = bytearray()
         try:
-            body = await read_body(response, cap)
+            body = await read_body(response, cap, arrived)
         except httpx.HTTPError as exc:
-            raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
+            cut = None if whole is None else cut_stream(self, request, bytes(arrived), whole, response, exc)
+            raise (cut or body_broke(self.provider, exc, response.status_code, response.headers)) from exc
         finally:
             await _release(response)
         if past_limit(response, len(body), cap):

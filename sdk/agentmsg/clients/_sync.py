@@ -32,7 +32,7 @@ from agentmsg.clients._errors import (
     unsendable,
 )
 from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks, past_limit, raw_chunks, with_request
-from agentmsg.clients._whole import read_whole
+from agentmsg.clients._whole import cut_stream, read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.errors import require_seconds
 from agentmsg.providers import FormatOptions, FormattedRequest
@@ -677,21 +677,25 @@ class Client(BaseClient):
 
     def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
-        response, body = self._reply(request)
+        response, body = self._reply(request, started)
         return read_whole(self, request, body, started, response)
 
-    def _reply(self, request: FormattedRequest) -> tuple[httpx.Response, bytes]:
+    def _reply(self, request: FormattedRequest, whole: float | None = None) -> tuple[httpx.Response, bytes]:
         """The 2xx response to ``request`` (:meth:`_send`) and its whole body (a call's reply, a count), the response
         closed: raises :class:`ReplyTooLargeError` past ``limits.max_bytes`` (decoded or received),
-        :class:`APIConnectionError` (:class:`APITimeoutError`) when it broke off. No call comes between the
+        :class:`APIConnectionError` (:class:`APITimeoutError`) when it broke off, or with ``whole`` (a call's: the
+        time it started), a body the server streamed anyway, :class:`BrokenStreamError` with what arrived
+        (:func:`~agentmsg.clients._whole.cut_stream`). No call comes between the
         response and the ``try`` that closes it: a Ctrl-C handled at one (as the body's read began) left it open,
         its connection taken from the pool."""
         cap = limits.max_bytes
         response = self._send(request)
+        arrived = bytearray()
         try:
-            body = read_body(response, cap)
+            body = read_body(response, cap, arrived)
         except httpx.HTTPError as exc:
-            raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
+            cut = None if whole is None else cut_stream(self, request, bytes(arrived), whole, response, exc)
+            raise (cut or body_broke(self.provider, exc, response.status_code, response.headers)) from exc
         finally:
             response.close()
         if past_limit(response, len(body), cap):

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import httpx
+
 from agentmsg import Msg, Reducer, ValidationError
-from agentmsg.clients._errors import BrokenStreamError, json_bytes, provider_message, request_id
+from agentmsg.clients._errors import BrokenStreamError, json_bytes, provider_message, reason, request_id
 from agentmsg.providers import FormattedRequest
 
 if TYPE_CHECKING:
-    import httpx
-
     from agentmsg.clients._config import BaseClient
 
-__all__ = ["read_whole"]
+__all__ = ["cut_stream", "read_whole"]
 
 
 def read_whole(
@@ -73,3 +73,30 @@ def read_whole(
             request_id=body_id or header_id,
         )
     return msg
+
+
+def cut_stream(
+    client: BaseClient, request: FormattedRequest, body: bytes, started: float, response: httpx.Response, exc: Exception
+) -> BrokenStreamError | None:
+    """A non-streaming reply the server streamed anyway (content-type text/event-stream, as :func:`read_whole` reads
+    it) whose body broke off (``exc``) after ``body`` had arrived: the :class:`BrokenStreamError` a stream's break
+    raises, its ``partial`` the message of what arrived (INTERRUPTED), as ``stream()`` keeps it. None for any
+    other body (a JSON reply cut short has no message: the caller raises what it raised)."""
+    declared = response.headers.get("content-type") or ""
+    if declared.split(";", 1)[0].strip().lower() != "text/event-stream" or not body.strip():
+        return None
+    parser = client.parser(request, started)
+    message = f"the response body broke: {reason(exc)}"
+    events = parser.feed(body) + parser.error(
+        message, kind="timeout" if isinstance(exc, httpx.TimeoutException) else "disconnect"
+    )
+    reducer = Reducer._of(False, None, client.name)
+    reducer.feed_many(events, trusted=True)
+    messages = reducer.finish()
+    return BrokenStreamError(
+        message,
+        provider=client.provider,
+        status_code=response.status_code,
+        partial=messages[0] if messages else None,
+        request_id=request_id(response.headers),
+    )
