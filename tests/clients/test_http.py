@@ -636,6 +636,18 @@ def test_leaving_before_a_read_is_yielded_whole_keeps_its_unseen_part_out(server
     assert stream.message is not None and stream.message.content == []  # (no call it never saw)
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_leaving_before_a_call_the_parser_holds_back_keeps_no_such_call(server: ReplayServer, mode: str) -> None:
+    """OpenAI's parser holds a tool call back until its first arguments come (its start is not yet an event): a
+    caller that left then, every event of its reads yielded, got a tool_use it never saw (no input, pending) from
+    the parser's closing events. Those of a block or call whose start was not yielded are not fed now."""
+    body = (FIX / "openai/stream_single_tool_call.sse").read_bytes()
+    server.add("/chat/completions", Reply(body=body, sse=True, chunk_size=13))
+    final, seen = _left_at(server, "openai", mode, "MODEL_CALL_START")
+    assert [e["type"] for e in seen] == ["AGENT_START", "MODEL_CALL_START"]
+    assert final is not None and final.content == [] and final.generate_reason == agentmsg.GenerateReason.INTERRUPTED
+
+
 def test_close_from_another_thread_as_a_read_is_parsed_keeps_only_the_events_yielded(server: ReplayServer) -> None:
     """``close()`` from another thread while the loop parses a read: the loop took the read's first event off its
     list, saw the stop, and left; that event counted as yielded, and the final message held text the caller never

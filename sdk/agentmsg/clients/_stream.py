@@ -323,6 +323,15 @@ def with_request(exc: BaseException, response: httpx.Response) -> None:
             exc.request = response.request
 
 
+#: The start events of a reply and of its model call (the others start a block, a call or a result)
+_REPLY_STARTS: Final = frozenset({"AGENT_START", "MODEL_CALL_START"})
+
+
+def _part(event: dict[str, Any]) -> Any:
+    """The block, call or result an event is of (its ``toolCallId`` or ``blockId``; None: the reply's own)."""
+    return event.get("toolCallId", event.get("blockId"))
+
+
 class StreamState:
     """What a stream knows of its reply; :class:`~agentmsg.clients.ReplyStream` and
     :class:`~agentmsg.clients.AsyncReplyStream` read the body into it."""
@@ -531,6 +540,15 @@ class StreamState:
         if unseen:
             ends = [e for e in (*unseen, *closing) if e.get("type") == "MODEL_CALL_END"]
             closing = [e for e in closing if e.get("type") == "CUSTOM"] + ends[-1:]
+        else:  # (a block or call the parser held back, its start not yet an event: the caller never saw it either)
+            held = {
+                _part(e)
+                for e in closing
+                if e.get("type") not in _REPLY_STARTS and str(e.get("type")).endswith("_START")
+            }
+            held.discard(None)
+            if held:
+                closing = [e for e in closing if _part(e) not in held]
         self.reducer.feed_many(closing, trusted=True)
         self._end(parser)
 
