@@ -332,6 +332,16 @@ def _part(event: dict[str, Any]) -> Any:
     return event.get("toolCallId", event.get("blockId"))
 
 
+def read_broke(parser: StreamParser, exc: Exception) -> list[dict[str, Any]]:
+    """The closing events of a body whose read broke (``exc``): a read timeout, a body that could not be decoded (a
+    content coding not inflated here, compressed data that is not: the connection was whole), else a disconnect."""
+    if isinstance(exc, httpx.TimeoutException):
+        return parser.error(reason(exc), kind="timeout")
+    if isinstance(exc, httpx.DecodingError):
+        return parser.error(f"the body could not be decoded: {reason(exc)}", kind="decoding")
+    return parser.error(f"the connection broke: {reason(exc)}", kind="disconnect")
+
+
 class StreamState:
     """What a stream knows of its reply; :class:`~agentmsg.clients.ReplyStream` and
     :class:`~agentmsg.clients.AsyncReplyStream` read the body into it."""
@@ -489,11 +499,7 @@ class StreamState:
             closed.__cause__ = self._cause
             self._cause = closed
             return parser.error(closed_while_read(by_client), kind="client_closed")
-        if isinstance(exc, httpx.TimeoutException):
-            return parser.error(reason(exc), kind="timeout")
-        if isinstance(exc, httpx.DecodingError):
-            return parser.error(f"the body could not be decoded: {reason(exc)}", kind="decoding")
-        return parser.error(f"the connection broke: {reason(exc)}", kind="disconnect")
+        return read_broke(parser, exc)
 
     def _room(self, cap: int) -> int:
         """Bytes the message being built may still grow by within ``cap`` (its JSON's size measured now, a

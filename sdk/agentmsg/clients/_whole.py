@@ -79,24 +79,34 @@ def cut_stream(
     client: BaseClient, request: FormattedRequest, body: bytes, started: float, response: httpx.Response, exc: Exception
 ) -> BrokenStreamError | None:
     """A non-streaming reply the server streamed anyway (content-type text/event-stream, as :func:`read_whole` reads
-    it) whose body broke off (``exc``) after ``body`` had arrived: the :class:`BrokenStreamError` a stream's break
-    raises, its ``partial`` the message of what arrived (INTERRUPTED), as ``stream()`` keeps it. None for any
-    other body (a JSON reply cut short has no message: the caller raises what it raised)."""
+    it: not a JSON reply so labelled) whose body broke off (``exc``) after ``body`` had arrived: the
+    :class:`BrokenStreamError` a stream's break raises, its ``partial`` the message of what arrived (INTERRUPTED),
+    closed as ``stream()`` closes a broken read (a timeout, a body that could not be decoded, a disconnect). None
+    where no content came whole, and for any other body (a JSON reply cut short has no message): the caller raises
+    what it raised."""
+    from agentmsg.clients._stream import read_broke
+
     declared = response.headers.get("content-type") or ""
-    if declared.split(";", 1)[0].strip().lower() != "text/event-stream" or not body.strip():
+    if declared.split(";", 1)[0].strip().lower() != "text/event-stream":
+        return None
+    try:
+        text = json_bytes(body)
+    except UnicodeDecodeError:
+        text = body  # (cut inside a character of UTF-16 or UTF-32: the stream reader says what it can)
+    if text.lstrip()[:1] in (b"", b"{", b"["):
         return None
     parser = client.parser(request, started)
-    message = f"the response body broke: {reason(exc)}"
-    events = parser.feed(body) + parser.error(
-        message, kind="timeout" if isinstance(exc, httpx.TimeoutException) else "disconnect"
-    )
+    events = parser.feed(text) + read_broke(parser, exc)
     reducer = Reducer._of(False, None, client.name)
     reducer.feed_many(events, trusted=True)
     messages = reducer.finish()
+    if not messages or not messages[0].content:
+        return None
+    errors = parser.builder.errors
     return BrokenStreamError(
-        message,
+        str(errors[0].get("message")) if errors else f"the response body broke: {reason(exc)}",
         provider=client.provider,
         status_code=response.status_code,
-        partial=messages[0] if messages else None,
+        partial=messages[0],
         request_id=request_id(response.headers),
     )
