@@ -364,8 +364,7 @@ class AsyncReplyStream(StreamState):
                                 self._parsed = True
                                 # The parser's events, valid by construction, yielded, then to the reducer (those
                                 # yielded so far taken by ``message`` when it is read meanwhile: _catch_up)
-                                self._lag, self._lag_at, self._lag_feed = events, 0, fold  # (_lagging, inline)
-                                lagging = self._lag_it = iter(events)
+                                lagging = self._lagging(events, fold)
                                 for e in lagging:
                                     yield e
                                 # (at most what the message grew by: the read's bytes and EVENT_ROOM an event)

@@ -302,8 +302,7 @@ class ReplyStream(StreamState):
                         self._parsed = True
                         # The parser's events, valid by construction, yielded, then to the reducer (those yielded
                         # so far taken by ``message`` when it is read meanwhile: _catch_up)
-                        self._lag, self._lag_at, self._lag_feed = events, 0, fold  # (_lagging, inline)
-                        lagging = self._lag_it = iter(events)
+                        lagging = self._lagging(events, fold)
                         # (the stop looked at before an event is taken off ``lagging``, as after each yield below: an
                         # event taken off counts as yielded, _catch_up; one taken when close() came was kept unseen)
                         if self._stopped:

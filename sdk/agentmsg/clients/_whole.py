@@ -3,11 +3,11 @@ headers in, the message or the error out)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from agentmsg import Msg, Reducer, ValidationError
+from agentmsg import AssistantMessage, Msg, Reducer, ValidationError
 from agentmsg.clients._errors import BrokenStreamError, json_bytes, provider_message, reason, request_id
 from agentmsg.providers import FormattedRequest
 
@@ -29,7 +29,6 @@ def read_whole(
     status = response.status_code
     header_id = request_id(response.headers)
     declared = response.headers.get("content-type")
-    content_type = (declared or "").split(";", 1)[0].strip().lower()
 
     def not_a_reply(why: str) -> BrokenStreamError:
         _message, parsed, body_id = provider_message(body, content_type=declared)
@@ -46,7 +45,7 @@ def read_whole(
     except UnicodeDecodeError as exc:
         raise not_a_reply(f"it is no {exc.encoding} text ({exc.reason} at byte {exc.start:,})") from exc
     try:
-        if content_type == "text/event-stream" and text.lstrip()[:1] not in (b"{", b"["):  # (a JSON reply: read as one)
+        if _streamed(response, text):
             parser = client.parser(request, started)
             events = parser.feed(text) + parser.close()
         else:
@@ -56,9 +55,7 @@ def read_whole(
     except ValidationError as exc:
         raise not_a_reply(str(exc)) from exc
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
-    reducer = Reducer._of(False, None, client.name)  # (Reducer(name=...), made as reduce_events makes it)
-    reducer.feed_many(events, trusted=True)
-    messages = reducer.finish()
+    messages = _reduced(client, events)
     if not messages:  # (a reply whose only choices are not the first: choices[0].index 1, say)
         raise not_a_reply("it has no first choice (index 0)")
     msg = messages[0]
@@ -86,20 +83,14 @@ def cut_stream(
     what it raised."""
     from agentmsg.clients._stream import read_broke
 
-    declared = response.headers.get("content-type") or ""
-    if declared.split(";", 1)[0].strip().lower() != "text/event-stream":
-        return None
     try:
         text = json_bytes(body)
     except UnicodeDecodeError:
         text = body  # (cut inside a character of UTF-16 or UTF-32: the stream reader says what it can)
-    if text.lstrip()[:1] in (b"", b"{", b"["):
+    if not _streamed(response, text):
         return None
     parser = client.parser(request, started)
-    events = parser.feed(text) + read_broke(parser, exc)
-    reducer = Reducer._of(False, None, client.name)
-    reducer.feed_many(events, trusted=True)
-    messages = reducer.finish()
+    messages = _reduced(client, parser.feed(text) + read_broke(parser, exc))
     if not messages or not messages[0].content:
         return None
     errors = parser.builder.errors
@@ -110,3 +101,17 @@ def cut_stream(
         partial=messages[0],
         request_id=request_id(response.headers),
     )
+
+
+def _streamed(response: httpx.Response, text: bytes) -> bool:
+    """Whether a non-streaming reply's body is read as a stream: the server streamed anyway (content-type
+    text/event-stream), and the body is no JSON reply so labelled (read as one)."""
+    declared = response.headers.get("content-type") or ""
+    return declared.split(";", 1)[0].strip().lower() == "text/event-stream" and text.lstrip()[:1] not in (b"{", b"[")
+
+
+def _reduced(client: BaseClient, events: list[dict[str, Any]]) -> list[AssistantMessage]:
+    """The messages of a reply's events (``Reducer(name=...)``, made as ``reduce_events`` makes it)."""
+    reducer = Reducer._of(False, None, client.name)
+    reducer.feed_many(events, trusted=True)
+    return reducer.finish()
